@@ -1,0 +1,26 @@
+"""gpumemlab: implements, measures and explains CUDA memory-optimization techniques.
+
+Library functions are imported lazily so that the analyzer and ``--help`` never load CUDA:
+``gpumemlab.matmul``, ``gpumemlab.sum``, ``gpumemlab.transpose``, ``gpumemlab.copy``.
+"""
+
+from importlib import import_module
+
+__version__ = "0.1.0"
+
+# public name -> (module, attribute)
+_LAZY = {
+    "matmul": ("gpumemlab.ops.matmul", "matmul"),
+    "sum": ("gpumemlab.ops.reduce", "sum"),
+    "transpose": ("gpumemlab.ops.transpose", "transpose"),
+    "copy": ("gpumemlab.ops.copy", "copy"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        mod, attr = _LAZY[name]
+        return getattr(import_module(mod), attr)
+    raise AttributeError(f"module 'gpumemlab' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Measurement harness: timer, statistics, ceilings, verification, records."""

@@ -1,0 +1,128 @@
+"""Hardware ceilings: what the datasheet formula promises and what this device really does.
+
+Theoretical numbers come from device attributes (never typed in); measured ones from copies,
+a read-only sum and cuBLAS SGEMM timed with the same harness as every experiment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..gpu import runtime
+from ..kernels import copy as K
+from .stats import gb_per_s, gflop_per_s
+from .timer import L2Flusher, TimerConfig, time_gpu
+from .verify import check_close, check_equal_device, device_random_nonzero, poison
+
+# FP32 lanes per SM by compute capability (CUDA Programming Guide, arithmetic instruction throughput).
+FP32_LANES_PER_SM = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
+                     (9, 0): 128, (10, 0): 128, (10, 3): 128, (12, 0): 128, (12, 1): 128}
+
+
+def theoretical_dram_gbps(info: dict) -> float:
+    """memory clock x bus width x 2 (double data rate)."""
+    return info["memory_clock_khz"] * 1e3 * (info["memory_bus_width_bits"] / 8) * 2 / 1e9
+
+
+def fp32_peak_gflops(info: dict) -> float | None:
+    """SMs x clock x FP32 lanes x 2 (one FMA = 2 flops)."""
+    lanes = FP32_LANES_PER_SM.get(tuple(info["cc"]))
+    if lanes is None:
+        return None
+    return info["sm_count"] * info["sm_clock_khz"] * 1e3 * lanes * 2 / 1e9
+
+
+def _entry(value, unit: str, how: str) -> dict:
+    return dict(value=value, unit=unit, how=how)
+
+
+def measure_ceilings(session, quick: bool = False) -> dict:
+    """Measure and return the ceilings dict; also stores it on ``session.ceilings``."""
+    import cupy
+
+    info = session.device
+    out = {"dram_theoretical_gbps": _entry(theoretical_dram_gbps(info), "GB/s",
+                                           "memory clock x bus width x 2")}
+    peak = fp32_peak_gflops(info)
+    if peak:
+        out["fp32_peak_gflops"] = _entry(peak, "GFLOP/s", "SMs x boost clock x FP32 lanes x 2")
+    cfg = TimerConfig(min_samples=10, min_time_s=0.02 if quick else 0.1, max_time_s=0.5)
+    flusher = session.flusher()
+    stream = session.stream
+
+    n = session.fit_elements(session.dram_bytes(8.0) // 4, 8, "copy ceiling")
+    n -= n % 16
+    src = device_random_nonzero(n, np.float32, 7)
+    dst = cupy.empty_like(src)
+    nbytes = 2 * src.nbytes
+
+    def memcpy():
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+
+    poison(dst)
+    memcpy()
+    check_equal_device(dst, src, what="cudaMemcpy D2D")
+    t_memcpy = time_gpu(memcpy, stream=stream, flusher=flusher, cfg=cfg).stats.median
+    out["memcpy_gbps"] = _entry(gb_per_s(nbytes, t_memcpy), "GB/s",
+                                f"cudaMemcpyAsync D2D of {src.nbytes / 2**20:.0f} MiB, read+write, cold L2")
+
+    best = None
+    for unroll in K.UNROLLS:
+        kernel = runtime.get_kernel(K.copy_vec("float4", unroll))
+        nv = n // 4
+        grid = max(1, -(-nv // (256 * unroll)))
+
+        def run(kernel=kernel, grid=grid, nv=nv):
+            runtime.launch(kernel, grid, 256, dst, src, np.int64(nv))
+
+        poison(dst)
+        run()
+        check_equal_device(dst, src, what=f"copy_vec<float4, {unroll}>")
+        t = time_gpu(run, stream=stream, flusher=flusher, cfg=cfg).stats.median
+        if best is None or t < best[0]:
+            best = (t, unroll)
+    out["copy_kernel_gbps"] = _entry(gb_per_s(nbytes, best[0]), "GB/s",
+                                     f"copy_vec<float4, {best[1]}>, read+write, cold L2")
+    copy_best = max(out["memcpy_gbps"]["value"], out["copy_kernel_gbps"]["value"])
+    out["copy_gbps"] = _entry(copy_best, "GB/s", "best measured device copy (read+write)")
+
+    # read-only: float4 loads summed per thread; the per-thread partials are a negligible write
+    block, unroll = 256, 4
+    nv = n // 4
+    grid = 4 * info["sm_count"] * max(1, info["max_threads_per_sm"] // (4 * block))
+    partial = cupy.empty(grid * block, dtype=cupy.float32)
+    kernel = runtime.get_kernel(K.read_sum(unroll))
+
+    def read():
+        runtime.launch(kernel, grid, block, partial, src, np.int64(nv))
+
+    poison(partial)
+    read()
+    total = float(partial.astype(cupy.float64).sum())
+    want = float(src.astype(cupy.float64).sum())
+    check_close(np.array([total]), np.array([want]), what="read_sum", rtol=1e-4, atol=1e-3 * np.sqrt(n))
+    t_read = time_gpu(read, stream=stream, flusher=flusher, cfg=cfg).stats.median
+    out["read_gbps"] = _entry(gb_per_s(src.nbytes, t_read), "GB/s", f"read_sum<{unroll}> (float4 loads), cold L2")
+    del src, dst, partial
+
+    out["sgemm_cublas_gflops"] = _entry(*_cublas_sgemm(stream, 2048 if quick else 4096, cfg))
+    session.ceilings = out
+    return out
+
+
+def _cublas_sgemm(stream, size: int, cfg: TimerConfig):
+    import cupy
+
+    from ..ops.blas import cublas_sgemm, tf32_disabled
+
+    a = device_random_nonzero((size, size), np.float32, 11)
+    b = device_random_nonzero((size, size), np.float32, 12)
+    c = cupy.empty((size, size), dtype=cupy.float32)
+    tf32_disabled()
+    cublas_sgemm(a, b, c)
+    ref = a[:64].astype(cupy.float64) @ b.astype(cupy.float64)
+    err = float(cupy.linalg.norm(c[:64] - ref) / cupy.linalg.norm(ref))
+    if not err < 1e-5:
+        raise RuntimeError(f"cuBLAS SGEMM check failed (relative error {err:.2e}): TF32 may be on")
+    t = time_gpu(lambda: cublas_sgemm(a, b, c), stream=stream, cfg=cfg).stats.median
+    return gflop_per_s(2 * size**3, t), "GFLOP/s", f"cuBLAS SGEMM {size}^3, FP32 (TF32 off)"

@@ -1,0 +1,132 @@
+"""A measurement session: the device, the work stream, the ceilings, the L2 flusher and the records.
+
+Experiments call :meth:`Session.measure` for each variant: it verifies first, then times, then
+writes a :class:`Record` with bandwidth, throughput and the percentage of the chosen ceiling.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import GpumemlabError
+from ..gpu import runtime
+from . import nvml
+from .records import Record
+from .stats import gb_per_s, gflop_per_s
+from .timer import L2Flusher, TimerConfig, time_gpu
+
+
+@dataclass
+class Session:
+    timer: TimerConfig = field(default_factory=TimerConfig)
+    quick: bool = False          # smaller sizes and fewer samples (tests, smoke runs)
+    seed: int = 1234
+    ceilings: dict = field(default_factory=dict)
+    records: list = field(default_factory=list)
+    progress: object = None      # callable(str) for status lines
+
+    def __post_init__(self):
+        self.device = runtime.device_info()
+        self.stream = runtime.work_stream()
+        self.rng = np.random.default_rng(self.seed)
+        self._flusher = None
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def l2_bytes(self) -> int:
+        return int(self.device["l2_bytes"])
+
+    @property
+    def sm_count(self) -> int:
+        return int(self.device["sm_count"])
+
+    def dram_bytes(self, factor: float = 8.0) -> int:
+        """A working-set size far above L2 (``factor`` x L2, read from the device)."""
+        return int(factor * self.l2_bytes) if not self.quick else int(2 * self.l2_bytes)
+
+    def fit_elements(self, wanted: int, bytes_per_element: float, what: str, share: float = 0.6) -> int:
+        """Shrink ``wanted`` so ``wanted * bytes_per_element`` fits in ``share`` of free memory."""
+        free = runtime.free_memory_bytes()
+        cap = int(share * free / bytes_per_element)
+        if cap < 1:
+            raise GpumemlabError(f"{what}: not enough free GPU memory ({free / 2**30:.1f} GiB free)")
+        return min(int(wanted), cap)
+
+    def flusher(self) -> L2Flusher:
+        if self._flusher is None:
+            self._flusher = L2Flusher(self.l2_bytes)
+        return self._flusher
+
+    def close(self) -> None:
+        if self._flusher is not None:
+            self._flusher.close()
+            self._flusher = None
+
+    def say(self, text: str) -> None:
+        if self.progress:
+            self.progress(text)
+
+    # ------------------------------------------------------------------ measuring
+    def measure(self, *, experiment: str, variant: str, params: dict, run, bytes: float | None = None,
+                flops: float | None = None, verify=None, cold_l2: bool = True, ceiling: str | None = "copy_gbps",
+                kind: str = "kernel", model: dict | None = None, notes: str | None = None,
+                extra: dict | None = None, timer: TimerConfig | None = None) -> Record:
+        """Verify (``verify()`` raises VerificationError on a wrong result), then time ``run``.
+
+        ``bytes``: what the algorithm must move (read + write). ``ceiling``: a key of
+        :attr:`ceilings` to express the result as a percentage of (GB/s or GFLOP/s).
+        """
+        self.say(f"{experiment}: {variant} {params}")
+        if verify is not None:
+            verify()
+        cfg = timer or self.timer
+        if self.quick:
+            cfg = replace(cfg, min_samples=10, min_time_s=0.0, max_time_s=0.2)
+        timing = time_gpu(run, stream=self.stream, flusher=self.flusher() if cold_l2 else None, cfg=cfg)
+        med = timing.stats.median
+        gbps = gb_per_s(bytes, med) if bytes else None
+        gflops = gflop_per_s(flops, med) if flops else None
+        pct = None
+        if ceiling and ceiling in self.ceilings:
+            value = self.ceilings[ceiling]["value"]
+            achieved = gflops if self.ceilings[ceiling]["unit"] == "GFLOP/s" else gbps
+            pct = 100.0 * achieved / value if achieved and value else None
+        time_s = timing.stats.to_dict()
+        time_s.update(inner=timing.inner, cold_l2=timing.cold_l2)
+        rec = Record(experiment=experiment, variant=variant, params=dict(params),
+                     bytes=int(bytes) if bytes else None, flops=int(flops) if flops else None,
+                     time_s=time_s, gbps=gbps, gflops=gflops, pct_of_ceiling=pct,
+                     ceiling=ceiling if pct is not None else None, verified=verify is not None,
+                     kind=kind, model=model, notes=notes, env=nvml.snapshot(), extra=dict(extra or {}))
+        self.records.append(rec)
+        return rec
+
+
+def attach_baseline(records: list[Record], baseline: Record) -> None:
+    """Put a library baseline measured in the same run next to each of our records."""
+    for r in records:
+        entry = dict(median_s=baseline.median_s, gbps=baseline.gbps, gflops=baseline.gflops)
+        if baseline.gflops and r.gflops:
+            entry["ratio"] = r.gflops / baseline.gflops
+        elif r.median_s > 0:
+            entry["ratio"] = baseline.median_s / r.median_s  # > 1: ours is faster
+        r.baselines[baseline.variant] = entry
+
+
+def speedups(records: list[Record], naive: str, keys: tuple[str, ...] = ()) -> None:
+    """Fill ``speedup_vs_naive`` for records that share the naive variant's ``keys`` params."""
+    def group(r):
+        return tuple((k, repr(r.params.get(k))) for k in keys)
+
+    base = {group(r): r.median_s for r in records if r.variant == naive}
+    for r in records:
+        t = base.get(group(r))
+        if t and r.median_s > 0:
+            r.speedup_vs_naive = t / r.median_s
+
+
+def blocks_for(n: int, block: int) -> int:
+    return max(1, math.ceil(n / block))

@@ -1,0 +1,112 @@
+"""Correctness before timing: random non-zero inputs, poisoned outputs, NaN never passes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import VerificationError
+
+INT_POISON = -0x5A5A5A5A  # an int sentinel no test input produces
+
+
+def rng(seed: int | None = None) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def random_nonzero(shape, dtype, gen: np.random.Generator | None = None) -> np.ndarray:
+    """Host data with no zeros: floats with |x| in [0.5, 1.5) and random sign; ints in +-[1, 9]."""
+    gen = gen or rng()
+    dtype = np.dtype(dtype)
+    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+    sign = np.where(gen.random(shape) < 0.5, -1, 1)
+    if dtype.kind == "f":
+        return (sign * (0.5 + gen.random(shape))).astype(dtype)
+    if dtype.kind in "iu":
+        mag = gen.integers(1, 10, size=shape)
+        return (mag if dtype.kind == "u" else sign * mag).astype(dtype)
+    raise TypeError(f"random_nonzero: unsupported dtype {dtype}")
+
+
+def poison(arr) -> None:
+    """Fill a device or host array so that any element the kernel does not write is detected."""
+    if arr.dtype.kind == "f":
+        arr.fill(np.nan)
+    elif arr.dtype.kind in "iu":
+        arr.fill(INT_POISON if arr.dtype.kind == "i" else np.iinfo(arr.dtype).max)
+    else:
+        raise TypeError(f"poison: unsupported dtype {arr.dtype}")
+
+
+def to_host(a) -> np.ndarray:
+    get = getattr(a, "get", None)
+    return np.asarray(get() if callable(get) else a)
+
+
+def check_close(actual, expected, *, what: str, rtol: float = 0.0, atol: float = 0.0) -> None:
+    """Raise VerificationError unless ``actual`` matches ``expected`` elementwise (NaN fails)."""
+    got = to_host(actual)
+    want = np.asarray(expected)
+    if got.shape != want.shape:
+        raise VerificationError(f"{what}: shape {got.shape} != expected {want.shape}")
+    if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
+        bad = int(np.count_nonzero(~np.isfinite(got)))
+        first = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
+        raise VerificationError(f"{what}: {bad} non-finite outputs (first at {first}): unwritten or wrong")
+    if got.dtype.kind in "iu" and want.dtype.kind in "iu":
+        ok = got == want
+    else:
+        ok = np.abs(got.astype(np.float64) - want.astype(np.float64)) <= atol + rtol * np.abs(want.astype(np.float64))
+    if not np.all(ok):
+        idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+        raise VerificationError(
+            f"{what}: {int(np.count_nonzero(~ok))} of {ok.size} elements wrong; first at {idx}: "
+            f"got {got[idx]!r}, expected {want[idx]!r}")
+
+
+def rel_error(actual, expected) -> float:
+    """||actual - expected|| / ||expected|| in float64; NaN anywhere gives inf."""
+    got = to_host(actual).astype(np.float64)
+    want = np.asarray(expected, dtype=np.float64)
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    denom = np.linalg.norm(want)
+    return float(np.linalg.norm(got - want) / (denom if denom > 0 else 1.0))
+
+
+def check_rel_error(actual, expected, *, what: str, tol: float) -> float:
+    err = rel_error(actual, expected)
+    if not err <= tol:
+        raise VerificationError(f"{what}: relative error {err:.3e} above {tol:.1e}")
+    return err
+
+
+def device_random_nonzero(shape, dtype, seed: int = 0):
+    """Like :func:`random_nonzero`, generated on the GPU (for working sets of gigabytes)."""
+    import cupy
+
+    dtype = np.dtype(dtype)
+    g = cupy.random.default_rng(seed)
+    if dtype.kind == "f":
+        mag = g.random(shape, dtype=np.float32 if dtype == np.float32 else np.float64) + 0.5
+        sign = g.random(shape, dtype=np.float32) < 0.5
+        return cupy.where(sign, -mag, mag).astype(dtype, copy=False)
+    if dtype.kind in "iu":
+        mag = g.integers(1, 10, size=shape, dtype=np.int32)
+        if dtype.kind == "i":
+            mag = cupy.where(g.random(shape, dtype=np.float32) < 0.5, -mag, mag)
+        return mag.astype(dtype, copy=False)
+    raise TypeError(f"device_random_nonzero: unsupported dtype {dtype}")
+
+
+def check_equal_device(actual, expected, *, what: str) -> None:
+    """Exact equality checked on the GPU (no host copy of a large result); NaN fails."""
+    import cupy
+
+    if actual.shape != expected.shape:
+        raise VerificationError(f"{what}: shape {actual.shape} != expected {expected.shape}")
+    bad = actual != expected  # NaN != anything, so unwritten (poisoned) floats fail here
+    nbad = int(cupy.count_nonzero(bad))
+    if nbad:
+        first = int(cupy.argmax(bad.ravel()))
+        raise VerificationError(f"{what}: {nbad} of {actual.size} elements wrong; first at flat index {first}: "
+                                f"got {actual.ravel()[first].item()!r}, expected {expected.ravel()[first].item()!r}")

@@ -1,0 +1,106 @@
+"""Experiment registry: each module in this package defines ``EXPERIMENT`` (an :class:`Experiment`)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class Plot:
+    """How the report draws an experiment: ``y`` against parameter ``x``, one line per ``series``."""
+
+    x: str
+    y: str = "gbps"            # a Record field: gbps, gflops, pct_of_ceiling, ...
+    series: str = "variant"    # a Record field or a params key
+    logx: bool = False
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One seed figure or table, reproduced.
+
+    ``run(session, params) -> list[Record]`` measures every variant; ``params`` are the defaults
+    declared here merged with the user's ``--param k=v``.
+    """
+
+    name: str
+    title: str
+    seed: str                      # which seed and figure it reproduces
+    seed_claim: str                # what the seed reported
+    run: Callable
+    params: dict = field(default_factory=dict)
+    naive: str | None = None       # variant that speedups are relative to
+    group_by: tuple[str, ...] = ()  # params that define comparable groups (speedups, baselines)
+    modern_note: str = ""          # where a modern GPU differs from the seed's hardware
+    plot: Plot | None = None
+    order: int = 100               # position in `bench`
+
+    def describe(self) -> dict:
+        return dict(title=self.title, seed=self.seed, seed_claim=self.seed_claim,
+                    modern_note=self.modern_note, naive=self.naive,
+                    plot=None if self.plot is None else self.plot.__dict__)
+
+
+_MODULES_DIR = Path(__file__).resolve().parent
+
+
+def registry() -> dict[str, Experiment]:
+    found = {}
+    for m in pkgutil.iter_modules([str(_MODULES_DIR)]):
+        if m.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{m.name}")
+        exp = getattr(mod, "EXPERIMENT", None)
+        if isinstance(exp, Experiment):
+            found[exp.name] = exp
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+def get(name: str) -> Experiment:
+    reg = registry()
+    if name not in reg:
+        raise UsageError(f"unknown experiment {name!r}; known: {', '.join(reg)}")
+    return reg[name]
+
+
+def parse_params(exp: Experiment, pairs: list[str]) -> dict:
+    """Merge ``k=v`` strings into the declared defaults, converting to each default's type."""
+    params = dict(exp.params)
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise UsageError(f"bad --param {pair!r}: expected KEY=VALUE")
+        key, raw = (s.strip() for s in pair.split("=", 1))
+        if key not in params:
+            raise UsageError(f"{exp.name} has no parameter {key!r}; it has: {', '.join(params) or 'none'}")
+        params[key] = _convert(key, raw, params[key])
+    return params
+
+
+def _convert(key: str, raw: str, default):
+    def one(text: str, like):
+        try:
+            if isinstance(like, bool):
+                if text.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if text.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError
+            if isinstance(like, int):
+                return int(text, 0)
+            if isinstance(like, float):
+                return float(text)
+            return text
+        except ValueError:
+            raise UsageError(f"bad value {text!r} for {key}: expected {type(like).__name__}") from None
+
+    if isinstance(default, (list, tuple)):
+        like = default[0] if default else 0
+        return [one(t, like) for t in raw.split(",") if t.strip()]
+    return one(raw, default)

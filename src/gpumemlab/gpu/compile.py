@@ -1,0 +1,214 @@
+"""NVRTC -> cubin through cuda.core, with an on-disk cache and the ptxas resource report.
+
+Works with no GPU (an explicit ``arch`` such as ``sm_90``): CI compiles every kernel this way.
+Never PTX: a newer NVRTC than the driver would make PTX the driver cannot load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..errors import CompileError
+from ..kernels import KernelSpec, source_text
+
+CACHE_FORMAT = 2  # bump when what is stored next to a cubin changes
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """What ``ptxas -v`` reports for one kernel (the seeds' ``--ptxas-options=-v``)."""
+
+    kernel: str
+    registers: int
+    shared_bytes: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    local_bytes: int  # stack frame: local memory per thread
+    barriers: int = 0
+    constant_bytes: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class CompiledModule:
+    arch: str
+    cubin: bytes
+    symbol_mapping: dict[str, str]  # name expression -> mangled name
+    log: str
+    usage: dict[str, ResourceUsage]  # name expression -> usage
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("GPUMEMLAB_CACHE")
+    if root:
+        return Path(root)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gpumemlab" / "cubin"
+
+
+def nvrtc_version() -> tuple[int, int]:
+    from cuda.bindings import nvrtc
+
+    err, major, minor = nvrtc.nvrtcVersion()
+    return int(major), int(minor)
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
+_PROPS = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+
+
+def parse_ptxas_log(log: str) -> dict[str, dict]:
+    """Parse ``ptxas -v`` output into {mangled name: {registers, shared_bytes, ...}}."""
+    out: dict[str, dict] = {}
+    current = None
+    for line in log.splitlines():
+        m = _ENTRY.search(line) or _PROPS.search(line)
+        if m:
+            current = m.group(1)
+            out.setdefault(current, dict(registers=0, shared_bytes=0, spill_store_bytes=0,
+                                         spill_load_bytes=0, local_bytes=0, barriers=0,
+                                         constant_bytes=0))
+            continue
+        if current is None:
+            continue
+        rec = out[current]
+        if m := _FRAME.search(line):
+            rec["local_bytes"], rec["spill_store_bytes"], rec["spill_load_bytes"] = map(int, m.groups())
+        if m := _USED.search(line):
+            rec["registers"] = int(m.group(1))
+            rec["shared_bytes"] = int(s.group(1)) if (s := _SMEM.search(line)) else 0
+            rec["constant_bytes"] = int(c.group(1)) if (c := _CMEM.search(line)) else 0
+            rec["barriers"] = int(b.group(1)) if (b := _BARRIERS.search(line)) else 0
+    return out
+
+
+def _text(x) -> str:
+    return x.decode() if isinstance(x, (bytes, bytearray)) else str(x)
+
+
+def _program_options(arch: str, options: tuple, defines: tuple):
+    from cuda.core import ProgramOptions
+
+    kwargs = dict(arch=arch, std="c++17", ptxas_options=["-v"], lineinfo=True,
+                  name="gpumemlab")
+    kwargs.update(dict(options))
+    if defines:
+        kwargs["define_macro"] = [(k, str(v)) for k, v in defines]
+    return ProgramOptions(**kwargs)
+
+
+def _cache_key(text: str, names: list[str], arch: str, options: tuple, defines: tuple) -> str:
+    payload = json.dumps(
+        dict(fmt=CACHE_FORMAT, src=text, names=sorted(names), arch=arch,
+             options=[list(map(str, o)) for o in options], defines=[list(d) for d in defines],
+             nvrtc=nvrtc_version()),
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
+                  defines: tuple = (), use_cache: bool = True, text: str | None = None) -> CompiledModule:
+    """Compile the name expressions ``names`` of one source file with one option set to a cubin.
+
+    ``text`` replaces the package file's contents (generated kernels); ``source`` then only names it.
+    """
+    names = sorted(set(names))
+    text = source_text(source) if text is None else text
+    key = _cache_key(text, names, arch, options, defines)
+    cdir = cache_dir()
+    cubin_path, meta_path = cdir / f"{key}.cubin", cdir / f"{key}.json"
+    if use_cache and cubin_path.exists() and meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            usage = {n: ResourceUsage(**u) for n, u in meta["usage"].items()}
+            return CompiledModule(arch, cubin_path.read_bytes(), meta["symbol_mapping"], meta["log"], usage)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a corrupt entry is rebuilt below
+
+    from cuda.core import Program
+
+    log = io.StringIO()
+    try:
+        prog = Program(text, code_type="c++",
+                       options=_program_options(arch, options, defines))
+        obj = prog.compile("cubin", name_expressions=names, logs=log)
+    except Exception as exc:  # NVRTC reports errors as exceptions carrying the log
+        raise CompileError(f"{source} for {arch}: {exc}".strip()) from None
+    raw = {_text(k): _text(v) for k, v in (obj.symbol_mapping or {}).items()}
+    mapping = {n: raw.get(n, n) for n in names}
+    text = log.getvalue()
+    parsed = parse_ptxas_log(text)
+    usage = {}
+    for n in names:
+        rec = parsed.get(mapping[n])
+        if rec is None:
+            raise CompileError(f"{source}: no ptxas report for {n} ({mapping[n]}); is it a __global__ function?")
+        usage[n] = ResourceUsage(kernel=n, **rec)
+    cubin = bytes(obj.code)
+    if use_cache:
+        try:
+            _atomic_write(cubin_path, cubin)
+            _atomic_write(meta_path, json.dumps(dict(symbol_mapping=mapping, log=text,
+                                                     usage={n: u.to_dict() for n, u in usage.items()})).encode())
+        except OSError:
+            pass  # a read-only cache directory only costs a recompile
+    return CompiledModule(arch, cubin, mapping, text, usage)
+
+
+def compile_text(text: str, names: list[str], arch: str, options: tuple = ()) -> CompiledModule:
+    """Compile generated CUDA C (e.g. the analyzer's microkernels)."""
+    return compile_group("<generated>", names, arch, tuple(options), (), True, text=text)
+
+
+def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
+    """Specs that share source, options and defines compile together into one cubin."""
+    groups: dict[tuple, list[KernelSpec]] = {}
+    for s in specs:
+        groups.setdefault((s.source, s.options, s.defines), []).append(s)
+    return groups
+
+
+def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage]]:
+    out = {}
+    for (source, options, defines), members in group_specs(specs).items():
+        mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
+        for m in members:
+            out[m] = (mod, mod.usage[m.name])
+    return out
+
+
+def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:
+    """Registers, shared memory and spills of one kernel for ``arch`` (no GPU needed)."""
+    return compile_specs([spec], arch)[spec][1]
+
+
+def parse_arch(arch: str) -> str:
+    """Accept ``sm_90``, ``90``, ``9.0`` or ``compute_90``; return ``sm_XY``."""
+    a = arch.strip().lower()
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d)\.?(\d)(a?)", a) or re.fullmatch(r"(?:sm_|compute_)?(\d\d)(\d)(a?)", a)
+    if not m:
+        raise ValueError(f"bad arch {arch!r}: expected e.g. sm_90, 9.0 or 90")
+    return f"sm_{m.group(1)}{m.group(2)}{m.group(3)}"

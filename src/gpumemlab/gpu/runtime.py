@@ -1,0 +1,277 @@
+"""Device, module loading, launches, streams and events (cuda.core, cuda.bindings where it lacks).
+
+Arrays are CuPy's; work runs on one :class:`WorkStream` whose CuPy view lets library calls
+(baselines, memsets, references) share the stream that the events time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from ..errors import NoDeviceError
+from ..kernels import KernelSpec
+from . import compile as _compile
+
+
+def _check(result, what: str):
+    """cuda.bindings calls return (err, *values); raise on error, return the values."""
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if int(err) != 0:
+        from cuda.bindings import driver
+
+        name = driver.cuGetErrorName(err)[1]
+        name = name.decode() if isinstance(name, bytes) else str(err)
+        raise RuntimeError(f"{what} failed: {name}")
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+@cache
+def ensure_device():
+    """Return the current cuda.core Device, made current; NoDeviceError with one line if none."""
+    try:
+        from cuda.bindings import driver
+        from cuda.core import Device
+    except Exception as exc:  # missing wheels or libraries
+        raise NoDeviceError(f"no CUDA device: cannot import the CUDA Python packages ({exc})") from None
+    try:
+        err, = driver.cuInit(0)
+    except Exception as exc:  # libcuda.so not found
+        raise NoDeviceError(f"no CUDA device: no NVIDIA driver ({exc})") from None
+    if int(err) != 0:
+        name = driver.cuGetErrorName(err)[1]
+        raise NoDeviceError(f"no CUDA device: cuInit failed ({name.decode() if isinstance(name, bytes) else err})")
+    err, count = driver.cuDeviceGetCount()
+    if int(err) != 0 or count == 0:
+        raise NoDeviceError("no CUDA device: the driver reports no GPU")
+    dev = Device(0)
+    dev.set_current()
+    return dev
+
+
+def has_device() -> bool:
+    try:
+        ensure_device()
+        return True
+    except NoDeviceError:
+        return False
+
+
+def _attr(name: str) -> int:
+    from cuda.bindings import driver
+
+    ensure_device()
+    enum = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+    return int(_check(driver.cuDeviceGetAttribute(enum, 0), f"cuDeviceGetAttribute({name})"))
+
+
+@cache
+def device_info() -> dict:
+    """Properties of device 0 that the experiments and the model need."""
+    from cuda.bindings import driver
+
+    dev = ensure_device()
+    major, minor = dev.compute_capability
+    total = int(_check(driver.cuDeviceTotalMem(0), "cuDeviceTotalMem"))
+    a = _attr
+    return dict(
+        name=dev.name,
+        cc=[int(major), int(minor)],
+        arch=f"sm_{major}{minor}",
+        sm_count=a("MULTIPROCESSOR_COUNT"),
+        l2_bytes=a("L2_CACHE_SIZE"),
+        persisting_l2_max_bytes=a("MAX_PERSISTING_L2_CACHE_SIZE"),
+        access_policy_max_window_bytes=a("MAX_ACCESS_POLICY_WINDOW_SIZE"),
+        copy_engines=a("ASYNC_ENGINE_COUNT"),
+        can_map_host_memory=bool(a("CAN_MAP_HOST_MEMORY")),
+        integrated=bool(a("INTEGRATED")),
+        sm_clock_khz=a("CLOCK_RATE"),
+        memory_clock_khz=a("MEMORY_CLOCK_RATE"),
+        memory_bus_width_bits=a("GLOBAL_MEMORY_BUS_WIDTH"),
+        total_memory_bytes=total,
+        shared_per_sm_bytes=a("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+        shared_per_block_optin_bytes=a("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+        registers_per_sm=a("MAX_REGISTERS_PER_MULTIPROCESSOR"),
+        max_threads_per_sm=a("MAX_THREADS_PER_MULTIPROCESSOR"),
+        max_blocks_per_sm=a("MAX_BLOCKS_PER_MULTIPROCESSOR"),
+        ecc_enabled=bool(a("ECC_ENABLED")),
+        pci_bus_id=dev.pci_bus_id if hasattr(dev, "pci_bus_id") else None,
+        driver_version=int(_check(driver.cuDriverGetVersion(), "cuDriverGetVersion")),
+        nvrtc_version=list(_compile.nvrtc_version()),
+    )
+
+
+def device_arch() -> str:
+    return device_info()["arch"]
+
+
+def free_memory_bytes() -> int:
+    from cuda.bindings import driver
+
+    ensure_device()
+    free, _total = _check(driver.cuMemGetInfo(), "cuMemGetInfo")
+    return int(free)
+
+
+# ---------------------------------------------------------------- modules and kernels
+
+@cache
+def _load_cubin(cubin: bytes, mapping_items: tuple):
+    from cuda.core import ObjectCode
+
+    ensure_device()
+    return ObjectCode.from_cubin(cubin, symbol_mapping=dict(mapping_items))
+
+
+def get_kernel(spec: KernelSpec):
+    """The loaded cuda.core Kernel for a catalog spec, compiled for this device (cached)."""
+    return _get_kernel_cached(spec, device_arch())
+
+
+@cache
+def _get_kernel_cached(spec: KernelSpec, arch: str):
+    mod, _usage = _compile.compile_specs([spec], arch)[spec]
+    obj = _load_cubin(mod.cubin, tuple(sorted(mod.symbol_mapping.items())))
+    return obj.get_kernel(spec.name)
+
+
+def load_text(text: str, names: list[str], options: tuple = ()) -> dict:
+    """Compile generated source for this device and return {name: Kernel}."""
+    mod = _compile.compile_text(text, names, device_arch(), options)
+    obj = _load_cubin(mod.cubin, tuple(sorted(mod.symbol_mapping.items())))
+    return {n: obj.get_kernel(n) for n in names}
+
+
+def set_max_dynamic_shared(kernel, nbytes: int) -> None:
+    """Let a kernel use more than 48 KiB of dynamic shared memory."""
+    from cuda.bindings import driver
+
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    _check(driver.cuFuncSetAttribute(_func_handle(kernel), attr, int(nbytes)), "cuFuncSetAttribute")
+
+
+def _func_handle(kernel):
+    """A CUfunction for a cuda.core Kernel (whose handle may be a CUkernel of a library)."""
+    from cuda.bindings import driver
+
+    h = kernel.handle
+    if isinstance(h, driver.CUkernel):
+        return _check(driver.cuKernelGetFunction(h), "cuKernelGetFunction")
+    return h
+
+
+def max_active_blocks(spec_or_kernel, block_threads: int, dynamic_smem: int = 0) -> int:
+    """The driver's occupancy answer (cudaOccupancyMaxActiveBlocksPerMultiprocessor)."""
+    from cuda.bindings import driver
+
+    kernel = get_kernel(spec_or_kernel) if isinstance(spec_or_kernel, KernelSpec) else spec_or_kernel
+    return int(_check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        _func_handle(kernel), int(block_threads), int(dynamic_smem)), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+
+
+def kernel_attributes(spec: KernelSpec) -> dict:
+    k = get_kernel(spec)
+    at = k.attributes
+    return dict(registers=at.num_regs(), shared_bytes=at.shared_size_bytes(),
+                local_bytes=at.local_size_bytes(), max_threads_per_block=at.max_threads_per_block())
+
+
+# ---------------------------------------------------------------- arguments and launch
+
+def _arg(a):
+    """Kernel argument conversion: arrays -> device pointers, Python scalars -> 32-bit."""
+    if isinstance(a, (np.generic, ctypes._SimpleCData)):
+        return a
+    if isinstance(a, bool):
+        return np.int32(a)
+    if isinstance(a, int):
+        if not -(2**31) <= a < 2**31:
+            raise OverflowError(f"kernel argument {a} does not fit int32; pass np.int64 explicitly")
+        return np.int32(a)
+    if isinstance(a, float):
+        return np.float32(a)
+    ptr = device_pointer(a)
+    return np.uint64(ptr)
+
+
+def device_pointer(a) -> int:
+    """Address of a device array: CuPy arrays, anything with __cuda_array_interface__, raw ints."""
+    data = getattr(a, "data", None)
+    if data is not None and hasattr(data, "ptr"):
+        return int(data.ptr)
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    if hasattr(a, "ptr"):
+        return int(a.ptr)
+    raise TypeError(f"cannot pass {type(a).__name__} as a kernel argument")
+
+
+def _dims(x) -> tuple:
+    if isinstance(x, int):
+        return (int(x),)
+    return tuple(int(v) for v in x)
+
+
+def launch(kernel, grid, block, *args, shmem: int = 0, stream: "WorkStream | None" = None) -> None:
+    """Launch a Kernel (or a KernelSpec) on ``stream`` (default: the work stream)."""
+    from cuda.core import LaunchConfig
+    from cuda.core import launch as _launch
+
+    if isinstance(kernel, KernelSpec):
+        kernel = get_kernel(kernel)
+    s = stream or work_stream()
+    cfg = LaunchConfig(grid=_dims(grid), block=_dims(block), shmem_size=int(shmem))
+    _launch(s.core, cfg, kernel, *[_arg(a) for a in args])
+
+
+# ---------------------------------------------------------------- streams and events
+
+@dataclass
+class WorkStream:
+    """A cuda.core stream plus its CuPy view, so both kinds of work land on one stream."""
+
+    core: object
+    cupy: object
+
+    def record_timing(self):
+        from cuda.core import EventOptions
+
+        return self.core.record(options=EventOptions(timing_enabled=True))
+
+    def sync(self) -> None:
+        self.core.sync()
+
+    @property
+    def handle(self) -> int:
+        return int(self.core.handle)
+
+
+@cache
+def work_stream() -> WorkStream:
+    import cupy
+
+    dev = ensure_device()
+    s = dev.create_stream()
+    cp_stream = cupy.cuda.ExternalStream(int(s.handle))
+    cp_stream.use()  # CuPy calls in this thread go on the same stream
+    return WorkStream(s, cp_stream)
+
+
+def new_stream() -> WorkStream:
+    import cupy
+
+    s = ensure_device().create_stream()
+    return WorkStream(s, cupy.cuda.ExternalStream(int(s.handle)))
+
+
+def elapsed_s(start, end) -> float:
+    """Seconds between two recorded timing events (cuda.core gives milliseconds)."""
+    return float(end - start) / 1e3
+
+
+def synchronize() -> None:
+    ensure_device().sync()

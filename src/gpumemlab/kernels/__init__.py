@@ -1,0 +1,63 @@
+"""Kernel catalog: every kernel instantiation of the package, declared as data.
+
+Each family is one ``<family>.cu`` file plus one ``<family>.py`` module beside it that lists the
+instantiations (``KERNELS``) the experiments and the library use. ``gpumemlab kernels`` compiles
+all of them, with or without a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+KERNEL_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel instantiation.
+
+    ``source``: file name in this package (``copy.cu``). ``name``: the NVRTC name expression, a
+    template instantiation (``copy_vec<float4, 4>``) or an ``extern "C"`` symbol. ``options``:
+    extra ``ProgramOptions`` as ``(key, value)`` pairs, e.g. ``(("max_register_count", 32),)``.
+    ``defines``: ``-D`` macros as ``(name, value)`` pairs. ``spills_expected``: a deliberate
+    register-pressure demonstration (``max_register_count``), exempt from the no-spill check.
+    """
+
+    source: str
+    name: str
+    options: tuple[tuple[str, object], ...] = field(default=())
+    defines: tuple[tuple[str, str], ...] = field(default=())
+    spills_expected: bool = field(default=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        extra = [f"{k}={v}" for k, v in self.options] + [f"-D{k}={v}" for k, v in self.defines]
+        return self.name + (f" [{' '.join(extra)}]" if extra else "")
+
+    def with_options(self, **options) -> "KernelSpec":
+        merged = dict(self.options)
+        merged.update(options)
+        return KernelSpec(self.source, self.name, tuple(sorted(merged.items())), self.defines, self.spills_expected)
+
+
+@cache
+def source_text(source: str) -> str:
+    path = KERNEL_DIR / source
+    return path.read_text(encoding="utf-8")
+
+
+def family_modules() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules([str(KERNEL_DIR)]) if not m.name.startswith("_"))
+
+
+def all_specs() -> list[KernelSpec]:
+    """Every declared instantiation of every family, in family order, without duplicates."""
+    seen: dict[KernelSpec, None] = {}
+    for mod in family_modules():
+        for spec in importlib.import_module(f"{__name__}.{mod}").KERNELS:
+            seen.setdefault(spec, None)
+    return list(seen)

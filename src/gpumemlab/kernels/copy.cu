@@ -1,0 +1,61 @@
+// Copy-family kernels: the global-memory access patterns of the Best Practices Guide (seed 003)
+// and the vector copies that set the device's copy ceiling. Indices are 64-bit: working sets are
+// sized from L2 and can exceed 2^31 elements at large strides.
+
+// offset_copy: misaligned access, every thread shifted by `offset` floats (seed 003, offsetCopy figure)
+extern "C" __global__ void offset_copy(float* __restrict__ odata, const float* __restrict__ idata,
+                                       int offset, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        long long xid = i + offset;
+        odata[xid] = idata[xid];
+    }
+}
+
+// stride_copy: non-unit stride, thread i touches element i*stride (seed 003, strideCopy figure)
+extern "C" __global__ void stride_copy(float* __restrict__ odata, const float* __restrict__ idata,
+                                       int stride, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        long long xid = i * stride;
+        odata[xid] = idata[xid];
+    }
+}
+
+// copy_vec<T, UNROLL>: each thread moves UNROLL elements of T (4, 8 or 16 bytes), all loads issued
+// before the first store so several requests are in flight; grid-stride for any grid size.
+template <typename T, int UNROLL>
+__global__ void copy_vec(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    const long long step = (long long)gridDim.x * blockDim.x * UNROLL;
+    for (long long base = (long long)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; base < n; base += step) {
+        T v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            long long j = base + (long long)u * blockDim.x;
+            if (j < n) v[u] = in[j];
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            long long j = base + (long long)u * blockDim.x;
+            if (j < n) out[j] = v[u];
+        }
+    }
+}
+
+// read_sum<UNROLL>: read-only bandwidth: float4 loads summed per thread, one float stored per thread.
+template <int UNROLL>
+__global__ void read_sum(float* __restrict__ partial, const float4* __restrict__ in, long long n) {
+    const long long step = (long long)gridDim.x * blockDim.x * UNROLL;
+    float acc = 0.0f;
+    for (long long base = (long long)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; base < n; base += step) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            long long j = base + (long long)u * blockDim.x;
+            v[u] = j < n ? in[j] : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) acc += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    partial[(long long)blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}

@@ -1,0 +1,23 @@
+"""Instantiations of copy.cu (offset/stride copies, vector copies, read-only sum)."""
+
+from . import KernelSpec
+
+SRC = "copy.cu"
+OFFSET_COPY = KernelSpec(SRC, "offset_copy")
+STRIDE_COPY = KernelSpec(SRC, "stride_copy")
+VECTOR_TYPES = {"float": 4, "float2": 8, "float4": 16}
+UNROLLS = (1, 2, 4)
+
+
+def copy_vec(vtype: str, unroll: int) -> KernelSpec:
+    if vtype not in VECTOR_TYPES or unroll not in UNROLLS:
+        raise ValueError(f"copy_vec<{vtype}, {unroll}> is not instantiated")
+    return KernelSpec(SRC, f"copy_vec<{vtype}, {unroll}>")
+
+
+def read_sum(unroll: int) -> KernelSpec:
+    return KernelSpec(SRC, f"read_sum<{unroll}>")
+
+
+KERNELS = [OFFSET_COPY, STRIDE_COPY] + [copy_vec(t, u) for t in VECTOR_TYPES for u in UNROLLS] + [
+    read_sum(u) for u in UNROLLS]

@@ -1,0 +1,42 @@
+"""Input checks shared by the library functions: typed exceptions with one clear line."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_device_array(x, name: str, dtypes: tuple, ndim: int | None = None, contiguous: bool = True):
+    """A CuPy view of ``x`` (CuPy array or anything with ``__cuda_array_interface__``/DLPack).
+
+    Raises TypeError for host arrays, unsupported objects or dtypes; ValueError for the wrong
+    number of dimensions or a non-contiguous input (when ``contiguous``).
+    """
+    import cupy
+
+    if isinstance(x, np.ndarray):
+        raise TypeError(f"{name}: a NumPy (host) array; pass a GPU array (cupy.asarray({name}))")
+    if isinstance(x, cupy.ndarray):
+        arr = x
+    elif hasattr(x, "__cuda_array_interface__"):
+        arr = cupy.asarray(x)
+    elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2:
+        arr = cupy.from_dlpack(x)
+    else:
+        raise TypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
+    allowed = tuple(np.dtype(d) for d in dtypes)
+    if arr.dtype not in allowed:
+        names = ", ".join(str(d) for d in allowed)
+        raise TypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}")
+    if contiguous and not arr.flags.c_contiguous:
+        raise ValueError(f"{name}: must be C-contiguous (row-major); call cupy.ascontiguousarray first")
+    return arr
+
+
+def check_out(out, shape: tuple, dtype, name: str = "out"):
+    """Validate a caller-provided output array."""
+    arr = as_device_array(out, name, (dtype,), ndim=len(shape))
+    if tuple(arr.shape) != tuple(shape):
+        raise ValueError(f"{name}: shape {tuple(arr.shape)} != expected {tuple(shape)}")
+    return arr

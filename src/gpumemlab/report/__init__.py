@@ -1,0 +1,1 @@
+"""results.json -> report.md, PNG plots and the terminal summary (no GPU needed)."""

@@ -1,0 +1,61 @@
+"""Number formatting and the rows shared by the markdown report and the terminal summary."""
+
+from __future__ import annotations
+
+HIDDEN_PARAMS = {"n", "mib"}  # sizes shown in the section header, not in every row
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds:.3f} s"
+
+
+def fmt_num(x: float | None, digits: int = 1) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.{digits}f}"
+
+
+def fmt_params(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items() if k not in HIDDEN_PARAMS) or "-"
+
+
+def fmt_model(model: dict | None) -> str:
+    """The analyzer's prediction in a few characters: sectors/request, wavefronts, OP/B..."""
+    if not model:
+        return "-"
+    if "error" in model:
+        return "n/a"
+    parts = []
+    if model.get("sectors_per_request") is not None:
+        parts.append(f"{model['sectors_per_request']:g} sect/req")
+    if model.get("efficiency_pct") is not None:
+        parts.append(f"{model['efficiency_pct']:.0f}% eff")
+    if model.get("wavefronts") is not None:
+        parts.append(f"{model['wavefronts']} wavefronts")
+    if model.get("ways") is not None and model.get("ways", 1) > 1:
+        parts.append(f"{model['ways']}-way")
+    if model.get("op_per_byte") is not None:
+        parts.append(f"{model['op_per_byte']:g} OP/B")
+    if model.get("occupancy_pct") is not None:
+        parts.append(f"{model['occupancy_pct']:.0f}% occ")
+    return ", ".join(parts) or "-"
+
+
+SUMMARY_COLUMNS = ("experiment", "variant", "params", "median", "GB/s", "GFLOP/s", "% ceiling",
+                   "speedup", "model", "ok")
+
+
+def summary_row(r) -> tuple[str, ...]:
+    spread = r.time_s.get("rel_spread")
+    median = fmt_time(r.median_s) + (f" ±{100 * spread / 2:.0f}%" if spread else "")
+    pct = f"{r.pct_of_ceiling:.0f}% {r.ceiling.replace('_gbps', '').replace('_gflops', '')}" if r.pct_of_ceiling else "-"
+    return (r.experiment, r.variant + (" (baseline)" if r.kind == "baseline" else ""), fmt_params(r.params), median,
+            fmt_num(r.gbps), fmt_num(r.gflops, 0), pct,
+            f"{r.speedup_vs_naive:.2f}x" if r.speedup_vs_naive else "-", fmt_model(r.model),
+            "yes" if r.verified else "no")

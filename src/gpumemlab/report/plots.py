@@ -1,0 +1,65 @@
+"""PNG plots of the experiments that declare a Plot (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..bench.records import RunResults
+
+LABELS = {"gbps": "GB/s (read + write)", "gflops": "GFLOP/s", "pct_of_ceiling": "% of ceiling"}
+
+
+def _value(rec, key):
+    return rec.params.get(key) if key in rec.params else getattr(rec, key, None)
+
+
+def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
+    """Write one PNG per plotted experiment; return {experiment: file name}."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    written = {}
+    for name, info in res.experiments.items():
+        plot = info.get("plot")
+        recs = [r for r in res.results if r.experiment == name]
+        if not recs:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4))
+        if plot:
+            series: dict[str, list] = {}
+            for r in recs:
+                x, y = _value(r, plot["x"]), _value(r, plot["y"])
+                if x is not None and y is not None:
+                    series.setdefault(str(_value(r, plot["series"])), []).append((x, y))
+            for label, pts in series.items():
+                pts.sort()
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
+            ax.set_xlabel(plot["x"])
+            ax.set_ylabel(LABELS.get(plot["y"], plot["y"]))
+            if plot.get("logx"):
+                ax.set_xscale("log", base=2)
+            ax.set_title(plot.get("title") or info.get("title", name), fontsize=10)
+        else:  # a bar per variant (and params group)
+            key = "gflops" if any(r.gflops for r in recs) else "gbps"
+            labels = [f"{r.variant}\n{','.join(f'{k}={v}' for k, v in r.params.items() if k not in ('n', 'mib'))}"
+                      for r in recs]
+            ax.barh(range(len(recs)), [getattr(r, key) or 0 for r in recs],
+                    color=["#999999" if r.kind == "baseline" else "#3366aa" for r in recs])
+            ax.set_yticks(range(len(recs)), labels, fontsize=6)
+            ax.invert_yaxis()
+            ax.set_xlabel(LABELS[key])
+            ax.set_title(info.get("title", name), fontsize=10)
+        if res.ceilings.get("copy_gbps") and plot and plot.get("y") == "gbps":
+            ax.axhline(res.ceilings["copy_gbps"]["value"], color="grey", ls="--", lw=1, label="copy ceiling")
+        if plot:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fname = f"{name}.png"
+        fig.savefig(out_dir / fname, dpi=110)
+        plt.close(fig)
+        written[name] = fname
+    return written

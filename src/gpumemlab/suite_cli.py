@@ -1,0 +1,273 @@
+"""Suite commands: bench, run, list, device, kernels, report."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import GpumemlabError, UsageError
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("bench", help="run every experiment and write results.json, report.md and plots")
+    p.add_argument("--out", default="gpumemlab-report", help="output folder (default: ./gpumemlab-report)")
+    p.add_argument("--only", nargs="+", metavar="EXPERIMENT", help="run only these experiments")
+    p.add_argument("--skip", nargs="+", metavar="EXPERIMENT", default=[], help="skip these experiments")
+    p.add_argument("--quick", action="store_true", help="small sizes and few samples (a smoke run)")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("run", help="run one experiment")
+    p.add_argument("experiment")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a declared parameter (lists: comma-separated)")
+    p.add_argument("--out", default=None, help="also write results.json/report.md/plots here")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("list", help="list the experiments and what each reproduces")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("device", help="device properties and measured ceilings")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quick", action="store_true")
+    p.set_defaults(func=cmd_device)
+
+    p = sub.add_parser("kernels", help="compile every kernel and print the ptxas resource report (no GPU needed)")
+    p.add_argument("--arch", default=None, help="e.g. sm_90 (default: the GPU's own; required without a GPU)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_kernels)
+
+    p = sub.add_parser("report", help="re-render report.md and plots from a results.json (no GPU needed)")
+    p.add_argument("results", help="path to results.json")
+    p.add_argument("--out", default=None, help="output folder (default: the results.json folder)")
+    p.set_defaults(func=cmd_report)
+
+
+# ---------------------------------------------------------------- running experiments
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _run_experiments(selected: list, params_for, quick: bool, command: str):
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .bench.ceilings import measure_ceilings
+    from .bench.records import RunResults
+    from .bench.session import Session
+    from .gpu import runtime
+
+    runtime.ensure_device()
+    started = time.time()
+    session = Session(quick=quick)
+    errors, describe = [], {}
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=_console(), transient=False) as progress:
+        task = progress.add_task("ceilings", total=len(selected) + 1)
+        session.progress = lambda text: progress.update(task, description=text[:90])
+        measure_ceilings(session, quick=quick)
+        progress.advance(task)
+        for exp in selected:
+            describe[exp.name] = exp.describe()
+            try:
+                exp.run(session, params_for(exp))
+            except GpumemlabError as exc:
+                errors.append(dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}"))
+            finally:
+                _free_pools()
+            progress.advance(task)
+    session.close()
+    meta = dict(command=command, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                version=_version(), wall_s=time.time() - started, quick=quick, versions=_versions(),
+                timer=session.timer.__dict__)
+    return RunResults(meta=meta, device=session.device, ceilings=session.ceilings, results=session.records,
+                      experiments=describe, errors=errors)
+
+
+def _free_pools():
+    try:
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
+    except Exception:
+        pass
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _versions() -> dict:
+    import importlib.metadata as md
+
+    out = {}
+    for pkg in ("cuda-core", "cuda-bindings", "cupy-cuda13x", "numpy"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = None
+    try:
+        from .gpu.compile import nvrtc_version
+
+        out["nvrtc"] = ".".join(map(str, nvrtc_version()))
+    except Exception:
+        out["nvrtc"] = None
+    return out
+
+
+def _write_report(res, out: Path) -> Path:
+    from .report.markdown import render
+    from .report.plots import write_plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    res.save(out / "results.json")
+    plots = write_plots(res, out)
+    (out / "report.md").write_text(render(res, plots))
+    return out
+
+
+def _print_summary(res) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .report.format import SUMMARY_COLUMNS, summary_row
+
+    table = Table(title=f"gpumemlab on {res.device.get('name')}", show_lines=False)
+    for col in SUMMARY_COLUMNS:
+        table.add_column(col, overflow="fold")
+    for r in res.results:
+        table.add_row(*summary_row(r))
+    Console().print(table)
+    for e in res.errors:
+        print(f"error: {e['experiment']}: {e['error']}", file=sys.stderr)
+
+
+def _select(only, skip):
+    from .experiments import get, registry
+
+    reg = registry()
+    for name in list(only or []) + list(skip or []):
+        get(name)  # UsageError for unknown names
+    return [e for n, e in reg.items() if (not only or n in only) and n not in skip]
+
+
+def cmd_bench(args) -> int:
+    selected = _select(args.only, args.skip)
+    res = _run_experiments(selected, lambda e: dict(e.params), args.quick, " ".join(["gpumemlab"] + sys.argv[1:]))
+    out = _write_report(res, Path(args.out))
+    _print_summary(res)
+    print(f"wrote {out / 'results.json'}, {out / 'report.md'} and plots", file=sys.stderr)
+    return 1 if res.errors else 0
+
+
+def cmd_run(args) -> int:
+    from .experiments import get, parse_params
+
+    exp = get(args.experiment)
+    params = parse_params(exp, args.param)
+    res = _run_experiments([exp], lambda e: params, args.quick, " ".join(["gpumemlab"] + sys.argv[1:]))
+    if args.out:
+        _write_report(res, Path(args.out))
+    if args.json:
+        print(json.dumps([r.to_dict() for r in res.results], indent=1))
+    else:
+        _print_summary(res)
+    return 1 if res.errors else 0
+
+
+def cmd_list(args) -> int:
+    from .experiments import registry
+
+    reg = registry()
+    if args.json:
+        print(json.dumps({n: dict(e.describe(), params=e.params) for n, e in reg.items()}, indent=1))
+        return 0
+    width = max(map(len, reg), default=0)
+    for name, exp in reg.items():
+        print(f"{name:<{width}}  {exp.title}  [seed {exp.seed}]")
+    return 0
+
+
+def cmd_device(args) -> int:
+    from .bench.ceilings import measure_ceilings
+    from .bench.session import Session
+    from .gpu import runtime
+
+    info = runtime.device_info()
+    session = Session(quick=args.quick)
+    ceilings = measure_ceilings(session, quick=args.quick)
+    session.close()
+    if args.json:
+        print(json.dumps(dict(device=info, ceilings=ceilings), indent=1))
+        return 0
+    for k, v in info.items():
+        print(f"{k:32} {v}")
+    for k, v in ceilings.items():
+        print(f"{k:32} {v['value']:,.1f} {v['unit']}  ({v['how']})")
+    return 0
+
+
+def cmd_kernels(args) -> int:
+    from .gpu.compile import compile_specs, parse_arch
+    from .kernels import all_specs
+
+    if args.arch:
+        try:
+            arch = parse_arch(args.arch)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        from .gpu import runtime
+
+        try:
+            arch = runtime.device_arch()
+        except GpumemlabError:
+            raise UsageError("no GPU to take the arch from: pass --arch, e.g. --arch sm_90") from None
+    specs = all_specs()
+    compiled = compile_specs(specs, arch)
+    rows = []
+    bad = []
+    for spec in specs:
+        u = compiled[spec][1]
+        rows.append(dict(kernel=spec.label, registers=u.registers, shared_bytes=u.shared_bytes,
+                         spill_store_bytes=u.spill_store_bytes, spill_load_bytes=u.spill_load_bytes,
+                         local_bytes=u.local_bytes, source=spec.source, spills_expected=spec.spills_expected))
+        if (u.spill_store_bytes or u.spill_load_bytes) and not spec.spills_expected:
+            bad.append(spec.label)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        w = max(len(r["kernel"]) for r in rows)
+        print(f"{'kernel':<{w}}  regs  smem(B)  spill st/ld(B)  local(B)   [{arch}]")
+        for r in rows:
+            flag = "  (deliberate)" if r["spills_expected"] and r["spill_store_bytes"] else ""
+            print(f"{r['kernel']:<{w}}  {r['registers']:>4}  {r['shared_bytes']:>7}  "
+                  f"{r['spill_store_bytes']:>6}/{r['spill_load_bytes']:<6}  {r['local_bytes']:>8}{flag}")
+    if bad:
+        print(f"gpumemlab kernels: unexpected register spills for {arch} in: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .bench.records import RunResults
+
+    path = Path(args.results)
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    try:
+        res = RunResults.load(path)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    out = _write_report(res, Path(args.out) if args.out else path.parent)
+    print(f"wrote {out / 'report.md'}", file=sys.stderr)
+    return 0

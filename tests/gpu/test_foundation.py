@@ -1,0 +1,193 @@
+"""GPU tests of the runtime layer, the harness and the global-memory kernels (odd sizes, NumPy references)."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    from gpumemlab.gpu import runtime
+
+    runtime.work_stream()
+    return cupy
+
+
+@pytest.fixture(scope="module")
+def session():
+    from gpumemlab.bench.ceilings import measure_ceilings
+    from gpumemlab.bench.session import Session
+
+    s = Session(quick=True)
+    measure_ceilings(s, quick=True)
+    yield s
+    s.close()
+
+
+def test_device_info_is_read_from_the_device():
+    from gpumemlab.gpu import runtime
+
+    info = runtime.device_info()
+    assert info["sm_count"] > 0 and info["l2_bytes"] > 0
+    assert info["arch"] == f"sm_{info['cc'][0]}{info['cc'][1]}"
+    assert info["memory_bus_width_bits"] > 0 and info["memory_clock_khz"] > 0
+
+
+@pytest.mark.parametrize("vtype,width", [("float", 1), ("float2", 2), ("float4", 4)])
+@pytest.mark.parametrize("unroll", [1, 2, 4])
+@pytest.mark.parametrize("n_vec", [1, 255, 257, 100_003])
+def test_copy_vec_odd_sizes(cp, vtype, width, unroll, n_vec):
+    from gpumemlab.bench.verify import poison, random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import copy as K
+
+    host = random_nonzero(n_vec * width, np.float32)
+    src = cp.asarray(host)
+    out = cp.empty_like(src)
+    poison(out)
+    runtime.launch(K.copy_vec(vtype, unroll), max(1, -(-n_vec // (128 * unroll)) // 2), 128, out, src, np.int64(n_vec))
+    runtime.synchronize()
+    np.testing.assert_array_equal(out.get(), host)
+
+
+def test_offset_and_stride_copy_match_numpy(cp):
+    from gpumemlab.bench.verify import poison, random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import copy as K
+
+    n = 1000  # not a multiple of the block
+    host = random_nonzero(n * 7 + 40, np.float32)
+    src = cp.asarray(host)
+    out = cp.empty_like(src)
+    for offset in (0, 1, 31):
+        poison(out)
+        runtime.launch(K.OFFSET_COPY, 4, 256, out, src, offset, np.int64(n))
+        got = out.get()
+        np.testing.assert_array_equal(got[offset:offset + n], host[offset:offset + n])
+        assert np.isnan(got[offset + n:]).all() and np.isnan(got[:offset]).all()
+    poison(out)
+    runtime.launch(K.STRIDE_COPY, 4, 256, out, src, 7, np.int64(n))
+    got = out.get()
+    np.testing.assert_array_equal(got[: 7 * n: 7], host[: 7 * n: 7])
+    assert np.isnan(got[1: 7 * n: 7]).all()
+
+
+def test_read_sum_partials(cp):
+    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import copy as K
+
+    n_vec = 12_345
+    host = random_nonzero(n_vec * 4, np.float32)
+    partial = cp.full(3 * 64, np.nan, dtype=cp.float32)
+    runtime.launch(K.read_sum(4), 3, 64, partial, cp.asarray(host), np.int64(n_vec))
+    assert float(partial.get().astype(np.float64).sum()) == pytest.approx(host.astype(np.float64).sum(), rel=1e-5, abs=1e-2)
+
+
+def test_increment_patterns_touch_each_element_once(cp):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import coalescing as K
+
+    log2n = 13
+    n = 1 << log2n
+    for pattern in K.PATTERNS:
+        a = cp.zeros(n + 32, cp.float32)
+        runtime.launch(K.increment(pattern), n // 256, 256, a, log2n)
+        got = a.get()
+        if pattern == "misaligned":
+            assert got[0] == 0 and (got[1:n + 1] == 1).all()
+        elif pattern == "partial":
+            lane = np.arange(n) % 16
+            assert (got[:n] == ((lane != 3) & (lane != 13))).all()
+        else:
+            assert (got[:n] == 1).all(), pattern  # random is a bijection: every element exactly once
+        assert (got[n + 1:] == 0).all()
+
+
+@pytest.mark.parametrize("n", [1, 255, 1001])
+def test_aos_kernels(cp, n):
+    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import coalescing as K
+
+    pts = random_nonzero((n, 3), np.float32)
+    want = pts + np.array([1, 2, 3], np.float32)
+    grid = -(-n // K.AOS_BLOCK)
+    for spec in (K.AOS_DIRECT, K.AOS_SHARED):
+        a = cp.asarray(pts)
+        runtime.launch(spec, grid, K.AOS_BLOCK, a, n)
+        np.testing.assert_array_equal(a.get(), want)
+    a16 = cp.zeros((n, 4), cp.float32)
+    a16[:, :3] = cp.asarray(pts)
+    runtime.launch(K.AOS_ALIGN16, grid, K.AOS_BLOCK, a16, n)
+    np.testing.assert_array_equal(a16[:, :3].get(), want)
+    s = cp.asarray(np.ascontiguousarray(pts.T))
+    runtime.launch(K.SOA, grid, K.AOS_BLOCK, s[0], s[1], s[2], n)
+    np.testing.assert_array_equal(s.get().T, want)
+
+
+@pytest.mark.parametrize("layout", ["chunked", "interleaved"])
+@pytest.mark.parametrize("blocks,n", [(1, 1000), (3, 77_777)])
+def test_squares_sum(cp, layout, blocks, n):
+    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import squares_sum as K
+
+    host = random_nonzero(n, np.int32)
+    partial = cp.full(blocks * 256, -1, cp.int32)
+    runtime.launch(K.LAYOUTS[layout], blocks, 256, partial, cp.asarray(host), np.int64(n))
+    assert int(partial.get().astype(np.int64).sum()) == int((host.astype(np.int64) ** 2).sum())
+
+
+def test_timer_gives_at_least_ten_samples(cp):
+    from gpumemlab.bench.timer import L2Flusher, TimerConfig, time_gpu
+    from gpumemlab.gpu import runtime
+
+    a = cp.ones(1 << 22, cp.float32)
+    flusher = L2Flusher(runtime.device_info()["l2_bytes"])
+    t = time_gpu(lambda: cp.multiply(a, 2, out=a), flusher=flusher, cfg=TimerConfig(min_time_s=0.0))
+    assert t.stats.n >= 10 and t.cold_l2 and t.inner == 1
+    assert 0 < t.stats.min <= t.stats.median <= t.stats.max
+    t2 = time_gpu(lambda: cp.multiply(a, 2, out=a), cfg=TimerConfig(min_time_s=0.0))
+    assert t2.inner >= 1 and t2.stats.n >= 10
+
+
+def test_ceilings_are_plausible(session):
+    c = session.ceilings
+    for key in ("dram_theoretical_gbps", "memcpy_gbps", "copy_kernel_gbps", "copy_gbps", "read_gbps",
+                "sgemm_cublas_gflops", "fp32_peak_gflops"):
+        assert c[key]["value"] > 0, key
+    assert c["copy_gbps"]["value"] <= 1.05 * c["dram_theoretical_gbps"]["value"] * 2  # read+write counted
+    assert c["sgemm_cublas_gflops"]["value"] < c["fp32_peak_gflops"]["value"] * 1.05
+
+
+def test_verification_catches_an_unwritten_output(cp):
+    from gpumemlab.bench.verify import check_equal_device, poison
+    from gpumemlab.errors import VerificationError
+
+    src = cp.arange(10, dtype=cp.float32) + 1
+    out = cp.empty_like(src)
+    poison(out)
+    out[:9] = src[:9]
+    with pytest.raises(VerificationError, match="1 of 10 elements wrong"):
+        check_equal_device(out, src, what="demo")
+
+
+@pytest.mark.parametrize("name", ["vector_copy", "offset_copy", "stride_copy", "coalescing_patterns",
+                                  "aos_soa", "squares_sum"])
+def test_experiment_runs_verified(session, name):
+    from gpumemlab.experiments import get
+
+    exp = get(name)
+    params = dict(exp.params)
+    if name == "offset_copy":
+        params["offsets"] = [0, 1, 8]
+    if name == "stride_copy":
+        params["strides"] = [1, 2, 8]
+    recs = exp.run(session, params)
+    assert recs and all(r.verified for r in recs)
+    assert all(r.time_s["n"] >= 10 and r.median_s > 0 for r in recs)
+    assert all(r.gbps and r.gbps > 0 for r in recs if r.bytes)
