@@ -26,8 +26,10 @@ for s in "${stages[@]}"; do
       done ;;
     bench) stage bench; run_logged bench $PY -m gpumemlab bench --out "$OUT/report" ${BENCH_ARGS:-} ;;
     quick) stage quick; run_logged quick $PY -m gpumemlab bench --quick --out "$OUT/quick" ${BENCH_ARGS:-} ;;
-    extra:*) stage "$s"; run_logged extra bash -c "${s#extra:}" ;;
+    extra:*) stage "$s"; n_extra=$(( ${n_extra:-0} + 1 )); run_logged "extra$n_extra" bash -c "${s#extra:}" ;;
     *) echo "unknown stage $s"; status=1 ;;
   esac
 done
+# the device tool brings back at most 8 files: pack each report folder into one archive
+for d in "$OUT"/report "$OUT"/quick; do [ -d "$d" ] && tar -C "$OUT" -czf "$d.tgz" "$(basename "$d")" && rm -rf "$d"; done
 exit $status

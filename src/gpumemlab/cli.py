@@ -34,9 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is None:  # TEMP until the analyzer lands
+        try:  # TEMP until the analyzer lands
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError:
             continue
-        importlib.import_module(name).add_commands(sub)
+        mod.add_commands(sub)
     return parser
 
 

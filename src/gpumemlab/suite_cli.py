@@ -146,7 +146,10 @@ def _print_summary(res) -> None:
         table.add_column(col, overflow="fold")
     for r in res.results:
         table.add_row(*summary_row(r))
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # logs and pipes: wide enough that rows stay on one line
+        console = Console(width=220)
+    console.print(table)
     for e in res.errors:
         print(f"error: {e['experiment']}: {e['error']}", file=sys.stderr)
 
@@ -238,6 +241,9 @@ def cmd_kernels(args) -> int:
     bad = []
     for spec in specs:
         u = compiled[spec][1]
+        if u is None:
+            bad.append(f"{spec.label} (no ptxas report)")
+            continue
         rows.append(dict(kernel=spec.label, registers=u.registers, shared_bytes=u.shared_bytes,
                          spill_store_bytes=u.spill_store_bytes, spill_load_bytes=u.spill_load_bytes,
                          local_bytes=u.local_bytes, source=spec.source, spills_expected=spec.spills_expected))
@@ -253,7 +259,8 @@ def cmd_kernels(args) -> int:
             print(f"{r['kernel']:<{w}}  {r['registers']:>4}  {r['shared_bytes']:>7}  "
                   f"{r['spill_store_bytes']:>6}/{r['spill_load_bytes']:<6}  {r['local_bytes']:>8}{flag}")
     if bad:
-        print(f"gpumemlab kernels: unexpected register spills for {arch} in: {', '.join(bad)}", file=sys.stderr)
+        print(f"gpumemlab kernels: unexpected register spills or missing reports for {arch}: {', '.join(bad)}",
+              file=sys.stderr)
         return 1
     return 0
 

@@ -81,7 +81,8 @@ class Session:
         """
         self.say(f"{experiment}: {variant} {params}")
         if verify is not None:
-            verify()
+            with self.stream.cupy:
+                verify()
         cfg = timer or self.timer
         if self.quick:
             cfg = replace(cfg, min_samples=10, min_time_s=0.0, max_time_s=0.2)

@@ -44,7 +44,7 @@ class CompiledModule:
     cubin: bytes
     symbol_mapping: dict[str, str]  # name expression -> mangled name
     log: str
-    usage: dict[str, ResourceUsage]  # name expression -> usage
+    usage: dict[str, ResourceUsage]  # name expression -> usage (absent if ptxas did not report it)
 
 
 def cache_dir() -> Path:
@@ -143,7 +143,7 @@ def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
     if use_cache and cubin_path.exists() and meta_path.exists():
         try:
             meta = json.loads(meta_path.read_text())
-            usage = {n: ResourceUsage(**u) for n, u in meta["usage"].items()}
+            usage = {n: ResourceUsage(**u) for n, u in meta["usage"].items() if u}
             return CompiledModule(arch, cubin_path.read_bytes(), meta["symbol_mapping"], meta["log"], usage)
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a corrupt entry is rebuilt below
@@ -161,12 +161,9 @@ def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
     mapping = {n: raw.get(n, n) for n in names}
     text = log.getvalue()
     parsed = parse_ptxas_log(text)
-    usage = {}
-    for n in names:
-        rec = parsed.get(mapping[n])
-        if rec is None:
-            raise CompileError(f"{source}: no ptxas report for {n} ({mapping[n]}); is it a __global__ function?")
-        usage[n] = ResourceUsage(kernel=n, **rec)
+    # A kernel missing from the log (seen with NVRTC 13.0 on some programs) still loads and runs;
+    # only the resource report is unknown, and `resource_usage` says so.
+    usage = {n: ResourceUsage(kernel=n, **parsed[mapping[n]]) for n in names if mapping[n] in parsed}
     cubin = bytes(obj.code)
     if use_cache:
         try:
@@ -191,18 +188,21 @@ def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
     return groups
 
 
-def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage]]:
+def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
     out = {}
     for (source, options, defines), members in group_specs(specs).items():
         mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
         for m in members:
-            out[m] = (mod, mod.usage[m.name])
+            out[m] = (mod, mod.usage.get(m.name))
     return out
 
 
 def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:
     """Registers, shared memory and spills of one kernel for ``arch`` (no GPU needed)."""
-    return compile_specs([spec], arch)[spec][1]
+    usage = compile_specs([spec], arch)[spec][1]
+    if usage is None:
+        raise CompileError(f"{spec.label}: ptxas reported no resource usage for {arch}")
+    return usage
 
 
 def parse_arch(arch: str) -> str:

@@ -123,7 +123,8 @@ def _load_cubin(cubin: bytes, mapping_items: tuple):
     from cuda.core import ObjectCode
 
     ensure_device()
-    return ObjectCode.from_cubin(cubin, symbol_mapping=dict(mapping_items))
+    # cuda.core 1.2.0 wants the mangled names as bytes (as NVRTC returns them)
+    return ObjectCode.from_cubin(cubin, symbol_mapping={k: v.encode() for k, v in mapping_items})
 
 
 def get_kernel(spec: KernelSpec):
@@ -256,7 +257,7 @@ def work_stream() -> WorkStream:
 
     dev = ensure_device()
     s = dev.create_stream()
-    cp_stream = cupy.cuda.ExternalStream(int(s.handle))
+    cp_stream = _cupy_view(s)
     cp_stream.use()  # CuPy calls in this thread go on the same stream
     return WorkStream(s, cp_stream)
 
@@ -265,7 +266,17 @@ def new_stream() -> WorkStream:
     import cupy
 
     s = ensure_device().create_stream()
-    return WorkStream(s, cupy.cuda.ExternalStream(int(s.handle)))
+    return WorkStream(s, _cupy_view(s))
+
+
+def _cupy_view(s):
+    """A CuPy stream object for a cuda.core stream (the CUDA stream protocol where CuPy has it)."""
+    import cupy
+
+    from_external = getattr(cupy.cuda.Stream, "from_external", None)
+    if from_external is not None:
+        return from_external(s)
+    return cupy.cuda.ExternalStream(int(s.handle))
 
 
 def elapsed_s(start, end) -> float:

@@ -1,0 +1,56 @@
+"""Rendering a report from results.json alone (no GPU): tables, plots, re-render round trip."""
+
+import json
+
+from gpumemlab.bench.records import Record, RunResults
+from gpumemlab.bench.stats import summarize
+from gpumemlab.cli import main
+
+
+def _record(exp, variant, offset, median, nbytes=8_000_000, **kw):
+    stats = summarize([median, median * 1.01, median * 0.99]).to_dict()
+    return Record(experiment=exp, variant=variant, params=dict(offset=offset, n=1_000_000), bytes=nbytes, flops=None,
+                  time_s=stats, gbps=nbytes / median / 1e9, gflops=None, pct_of_ceiling=50.0, ceiling="copy_gbps",
+                  verified=True, **kw)
+
+
+def _results():
+    recs = [_record("offset_copy", "offset_copy", o, 1e-3 * (1 + (o % 8 != 0) * 0.25)) for o in range(0, 33, 4)]
+    recs.append(_record("vector_copy", "cudaMemcpy D2D", 0, 1e-3, kind="baseline"))
+    return RunResults(
+        meta=dict(command="gpumemlab bench", date="2026-01-01T00:00:00+00:00", version="0.1.0", wall_s=12.0),
+        device=dict(name="Test GPU", cc=[9, 0], sm_count=132, l2_bytes=50 * 2**20, total_memory_bytes=80 * 2**30),
+        ceilings={"copy_gbps": dict(value=16.0, unit="GB/s", how="test")},
+        results=recs,
+        experiments={"offset_copy": dict(title="Misaligned", seed="003", seed_claim="4/5 when misaligned",
+                                         modern_note="flat", plot=dict(x="offset", y="gbps", series="variant",
+                                                                       logx=False, title="")),
+                     "vector_copy": dict(title="Copies", seed="004", seed_claim="match memcpy", plot=None)})
+
+
+def test_report_rerenders_from_json(tmp_path, capsys):
+    res = _results()
+    res.save(tmp_path / "results.json")
+    assert main(["report", str(tmp_path / "results.json")]) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert "Test GPU (compute capability 9.0, 132 SMs, 50 MiB L2, 80 GiB)" in md
+    assert "| copy_gbps | 16.0 GB/s | test |" in md
+    assert "The seed reported: 4/5 when misaligned" in md and "On this GPU: flat" in md
+    assert "cudaMemcpy D2D (baseline)" in md
+    assert "![offset_copy](offset_copy.png)" in md
+    png = (tmp_path / "offset_copy.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "vector_copy.png").exists()
+
+
+def test_results_round_trip_keeps_raw_samples(tmp_path):
+    res = _results()
+    res.save(tmp_path / "r.json")
+    back = RunResults.load(tmp_path / "r.json")
+    assert [r.to_dict() for r in back.results] == [r.to_dict() for r in res.results]
+    raw = json.loads((tmp_path / "r.json").read_text())
+    first = raw["results"][0]
+    for key in ("experiment", "variant", "params", "bytes", "flops", "time_s", "gbps", "gflops", "pct_of_ceiling",
+                "verified", "baselines"):
+        assert key in first
+    assert len(first["time_s"]["samples"]) == 3 and first["time_s"]["median"] == 1e-3
