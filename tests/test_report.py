@@ -35,7 +35,7 @@ def test_report_rerenders_from_json(tmp_path, capsys):
     md = (tmp_path / "report.md").read_text()
     assert "Test GPU (compute capability 9.0, 132 SMs, 50 MiB L2, 80 GiB)" in md
     assert "| copy_gbps | 16.0 GB/s | test |" in md
-    assert "The seed reported: 4/5 when misaligned" in md and "On this GPU: flat" in md
+    assert "The seed reported: 4/5 when misaligned" in md and "Why it differs on modern GPUs: flat" in md
     assert "cudaMemcpy D2D (baseline)" in md
     assert "![offset_copy](offset_copy.png)" in md
     png = (tmp_path / "offset_copy.png").read_bytes()

@@ -75,10 +75,10 @@ def _run_experiments(selected: list, params_for, quick: bool, command: str):
         measure_ceilings(session, quick=quick)
         progress.advance(task)
         for exp in selected:
-            describe[exp.name] = exp.describe()
             try:
-                exp.run(session, params_for(exp))
+                describe[exp.name] = exp.describe(exp.run(session, params_for(exp)))
             except GpumemlabError as exc:
+                describe[exp.name] = exp.describe()
                 errors.append(dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}"))
             finally:
                 _free_pools()

@@ -191,3 +191,32 @@ def test_experiment_runs_verified(session, name):
     assert recs and all(r.verified for r in recs)
     assert all(r.time_s["n"] >= 10 and r.median_s > 0 for r in recs)
     assert all(r.gbps and r.gbps > 0 for r in recs if r.bytes)
+
+
+@pytest.mark.parametrize("dtype,shape", [("float32", (1,)), ("float32", (1001, 3)), ("int32", (17,)),
+                                         ("float64", (4097,)), ("uint8", (33,)), ("float32", (0,))])
+def test_library_copy(cp, dtype, shape):
+    import gpumemlab
+    from gpumemlab.bench.verify import poison
+
+    x = cp.asarray(np.random.default_rng(1).integers(1, 100, size=shape).astype(dtype))
+    y = gpumemlab.copy(x)
+    np.testing.assert_array_equal(y.get(), x.get())
+    if x.size and x.dtype.kind == "f":
+        out = cp.empty_like(x)
+        poison(out)
+        gpumemlab.copy(x[1:] if x.ndim == 1 and x.size > 1 else x, out=out[1:] if x.ndim == 1 and x.size > 1 else out)
+        got = out.get()
+        if x.ndim == 1 and x.size > 1:  # a 4-byte-offset view: the cudaMemcpy path
+            np.testing.assert_array_equal(got[1:], x.get()[1:])
+
+
+def test_library_copy_rejects_host_and_mismatched_out(cp):
+    import gpumemlab
+
+    with pytest.raises(TypeError, match="NumPy \\(host\\) array"):
+        gpumemlab.copy(np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match="out: shape"):
+        gpumemlab.copy(cp.zeros(3, cp.float32), out=cp.zeros(4, cp.float32))
+    with pytest.raises(TypeError, match="dtype int32 not supported"):
+        gpumemlab.copy(cp.zeros(3, cp.float32), out=cp.zeros(3, cp.int32))

@@ -41,10 +41,17 @@ class Experiment:
     modern_note: str = ""          # where a modern GPU differs from the seed's hardware
     plot: Plot | None = None
     order: int = 100               # position in `bench`
+    findings: Callable | None = None  # records -> sentences comparing this run with the seed's claim
 
-    def describe(self) -> dict:
+    def describe(self, records: list | None = None) -> dict:
+        found = []
+        if self.findings and records:
+            try:
+                found = list(self.findings(records))
+            except (KeyError, ValueError, ZeroDivisionError, StopIteration) as exc:
+                found = [f"(no finding: {type(exc).__name__} {exc})"]
         return dict(title=self.title, seed=self.seed, seed_claim=self.seed_claim,
-                    modern_note=self.modern_note, naive=self.naive,
+                    modern_note=self.modern_note, naive=self.naive, findings=found,
                     plot=None if self.plot is None else self.plot.__dict__)
 
 

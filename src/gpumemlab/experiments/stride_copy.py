@@ -47,6 +47,15 @@ def run(session, params):
     return records
 
 
+def findings(records):
+    by = {r.params["stride"]: r for r in records}
+    if 1 in by and 2 in by:
+        yield f"stride 2 runs at {100 * by[1].median_s / by[2].median_s:.0f}% of the unit-stride bandwidth (seed: 50% load/store efficiency)"
+    worst = max(by)
+    if worst > 2 and 1 in by:
+        yield f"stride {worst} runs at {100 * by[1].median_s / by[worst].median_s:.1f}% of unit stride: one 32-byte sector per 4-byte element"
+
+
 EXPERIMENT = Experiment(
     name="stride_copy",
     title="Strided access: copy with a stride of 1..32 floats",
@@ -56,5 +65,6 @@ EXPERIMENT = Experiment(
     run=run,
     params=dict(strides=list(range(1, 33)), l2_factor=4.0),
     plot=Plot(x="stride", y="gbps", series="variant", title="stride_copy: effective GB/s (read+write) vs stride"),
+    findings=findings,
     order=30,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def as_device_array(x, name: str, dtypes: tuple, ndim: int | None = None, contiguous: bool = True):
+def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None, contiguous: bool = True):
     """A CuPy view of ``x`` (CuPy array or anything with ``__cuda_array_interface__``/DLPack).
 
     Raises TypeError for host arrays, unsupported objects or dtypes; ValueError for the wrong
@@ -23,7 +23,7 @@ def as_device_array(x, name: str, dtypes: tuple, ndim: int | None = None, contig
         arr = cupy.from_dlpack(x)
     else:
         raise TypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
-    allowed = tuple(np.dtype(d) for d in dtypes)
+    allowed = tuple(np.dtype(d) for d in dtypes) if dtypes is not None else (arr.dtype,)  # None: any dtype
     if arr.dtype not in allowed:
         names = ", ".join(str(d) for d in allowed)
         raise TypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")

@@ -45,8 +45,10 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
         lines += [f"## {name}: {info.get('title', '')}", "",
                   f"- Seed: {info.get('seed', '')}",
                   f"- The seed reported: {info.get('seed_claim', '')}"]
+        for finding in info.get("findings") or []:
+            lines.append(f"- Measured here: {finding}")
         if info.get("modern_note"):
-            lines.append(f"- On this GPU: {info['modern_note']}")
+            lines.append(f"- Why it differs on modern GPUs: {info['modern_note']}")
         lines.append("")
         rows = [(r.variant, ", ".join(f"{k}={v}" for k, v in r.params.items()), fmt_time(r.median_s),
                  fmt_time(r.time_s.get("min")), fmt_time(r.time_s.get("max")), r.time_s.get("n"),
