@@ -208,7 +208,8 @@ def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:
 def parse_arch(arch: str) -> str:
     """Accept ``sm_90``, ``90``, ``9.0`` or ``compute_90``; return ``sm_XY``."""
     a = arch.strip().lower()
-    m = re.fullmatch(r"(?:sm_|compute_)?(\d)\.?(\d)(a?)", a) or re.fullmatch(r"(?:sm_|compute_)?(\d\d)(\d)(a?)", a)
+    m = (re.fullmatch(r"(\d{1,2})\.(\d)(a?)", a)  # 9.0, 12.0
+         or re.fullmatch(r"(?:sm_|compute_)?(\d{1,2})(\d)(a?)", a))  # sm_90, 120, compute_80
     if not m:
         raise ValueError(f"bad arch {arch!r}: expected e.g. sm_90, 9.0 or 90")
     return f"sm_{m.group(1)}{m.group(2)}{m.group(3)}"

@@ -1,0 +1,89 @@
+"""NVRTC compile with no GPU: the ptxas report parser, the on-disk cache, template instantiation."""
+
+import pytest
+
+from gpumemlab.errors import CompileError
+from gpumemlab.gpu import compile as C
+from gpumemlab.kernels import KernelSpec
+
+LOG = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z4tileILi32EEvPf' for 'sm_90'
+ptxas info    : Function properties for _Z4tileILi32EEvPf
+ptxas         .     24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 64 registers, used 1 barriers, 8192 bytes smem, 368 bytes cmem[0]
+ptxas info    : Compile time = 1.0 ms
+ptxas info    : Compiling entry function 'plain' for 'sm_90'
+ptxas info    : Function properties for plain
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 10 registers, used 0 barriers
+"""
+
+
+def test_parse_ptxas_log():
+    got = C.parse_ptxas_log(LOG)
+    assert got["_Z4tileILi32EEvPf"] == dict(registers=64, shared_bytes=8192, spill_store_bytes=8,
+                                             spill_load_bytes=12, local_bytes=24, barriers=1, constant_bytes=368)
+    assert got["plain"] == dict(registers=10, shared_bytes=0, spill_store_bytes=0, spill_load_bytes=0,
+                                local_bytes=0, barriers=0, constant_bytes=0)
+
+
+SRC = r"""
+template <int N> __global__ void fill(float* out) { __shared__ float s[N]; s[threadIdx.x % N] = N;
+  __syncthreads(); out[threadIdx.x] = s[(threadIdx.x + 1) % N]; }
+extern "C" __global__ void stack(float* out, int k) { float a[64] = {};
+  for (int i = 0; i < 64; ++i) a[(i * k) & 63] += out[i]; out[threadIdx.x] = a[(k + threadIdx.x) & 63]; }
+"""
+
+
+def test_compile_text_instantiates_templates_and_reports_usage(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+    mod = C.compile_text(SRC, ["fill<32>", "fill<128>", "stack"], "sm_90")
+    assert mod.cubin[:4] == b"\x7fELF"
+    assert mod.usage["fill<32>"].shared_bytes == 32 * 4
+    assert mod.usage["fill<128>"].shared_bytes == 128 * 4
+    assert mod.usage["stack"].local_bytes == 64 * 4  # a run-time indexed array lives in local memory
+    assert mod.symbol_mapping["fill<32>"].startswith("_Z")
+    assert len(list(tmp_path.glob("*.cubin"))) == 1
+
+
+def test_cache_hit_and_key_depends_on_options_and_arch(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+    a = C.compile_text(SRC, ["stack"], "sm_90")
+    b = C.compile_text(SRC, ["stack"], "sm_90")
+    assert a.cubin == b.cubin and len(list(tmp_path.glob("*.cubin"))) == 1
+    C.compile_text(SRC, ["stack"], "sm_80")
+    C.compile_text(SRC, ["stack"], "sm_90", (("max_register_count", 32),))
+    assert len(list(tmp_path.glob("*.cubin"))) == 3
+
+
+def test_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+    C.compile_text(SRC, ["stack"], "sm_90")
+    meta = next(tmp_path.glob("*.json"))
+    meta.write_text("{not json")
+    again = C.compile_text(SRC, ["stack"], "sm_90")
+    assert again.usage["stack"].registers > 0
+
+
+def test_compile_error_is_typed(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+    with pytest.raises(CompileError, match="sm_90"):
+        C.compile_text("__global__ void broken( { }", [], "sm_90")
+
+
+def test_resource_usage_of_a_catalog_kernel(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+    u = C.resource_usage(KernelSpec("coalescing.cu", "aos_shared<256>"), "sm_90")
+    assert u.shared_bytes == 3 * 256 * 4 and u.spill_store_bytes == 0
+
+
+@pytest.mark.parametrize("text,want", [("sm_90", "sm_90"), ("9.0", "sm_90"), ("86", "sm_86"), ("sm_100a", "sm_100a"),
+                                       ("12.0", "sm_120"), ("compute_80", "sm_80")])
+def test_parse_arch(text, want):
+    assert C.parse_arch(text) == want
+
+
+@pytest.mark.parametrize("bad", ["", "sm_", "90x", "gpu"])
+def test_parse_arch_rejects(bad):
+    with pytest.raises(ValueError, match="bad arch"):
+        C.parse_arch(bad)
