@@ -23,15 +23,22 @@ LADDER = ("naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "ti
 
 
 def op_per_byte(variant: str, config=None) -> float:
-    """Seed 000's global-memory OP/B for a ladder variant (register_blocked: its block tile).
+    """Seed 000's global-memory OP/B for a ladder variant.
 
-    Computed here from the block's reuse factors (``kernels.matmul.op_per_byte``); the analyzer's
-    ``gpumemlab.model.intensity`` did not exist when this was written - tests/test_matmul_cpu.py
-    checks that the two agree once it does.
+    The analyzer's ``model.intensity.matmul_intensity`` for the kernels it knows (naive, tiled,
+    corner turning, coarsened); the same formula from the block's reuse factors
+    (``kernels.matmul.op_per_byte``) for the others (register_blocked: its BM x BN block tile).
     """
     from ..kernels.matmul import op_per_byte as formula
 
     v = ops.VARIANTS[variant]
+    if v.intensity is not None:
+        try:
+            from ..model.intensity import matmul_intensity
+        except ImportError:
+            pass
+        else:
+            return float(matmul_intensity(*v.intensity))
     reuse = (config.bm, config.bn) if variant == "register_blocked" and config is not None else v.reuse
     return formula(*reuse)
 
@@ -75,10 +82,16 @@ class Reference:
         return err
 
     def verifier(self, fn, out, what: str):
+        """poison -> run -> check, fenced by device-wide synchronizations (untimed: no stream can race it)."""
+        from ..gpu import runtime
+
         def check():
-            poison(out)
-            fn()
-            self.check(out, what)
+            with runtime.work_stream().cupy:
+                poison(out)
+                runtime.synchronize()
+                fn()
+                runtime.synchronize()
+                self.check(out, what)
         return check
 
 
@@ -116,7 +129,8 @@ def measure_variant(session, experiment: str, variant: str, params: dict, a, b, 
     opb = op_per_byte(variant, p.config)
     extra = {}
     if p.config is not None:
-        extra.update(config=p.config.name, vec=p.vec, threads=p.config.threads, smem_bytes=p.config.smem_bytes)
+        extra.update(config=p.config.name, vec=p.vec, splits=p.splits, threads=p.config.threads,
+                     smem_bytes=p.config.smem_bytes)
     if p.parts:  # transposed_b: the transpose timed on its own too (it is included in the record's time)
         t = time_gpu(p.parts["transpose"], stream=session.stream, cfg=timer or session.timer)
         extra["transpose_s"] = t.stats.median
@@ -128,6 +142,11 @@ def measure_variant(session, experiment: str, variant: str, params: dict, a, b, 
 
 
 def run(session, params):
+    with session.stream.cupy:  # inputs, references and baselines on the stream the kernels run on
+        return _run(session, params)
+
+
+def _run(session, params):
     import cupy
 
     size = min(params["size"], params["quick_size"]) if session.quick else params["size"]

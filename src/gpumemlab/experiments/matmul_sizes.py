@@ -12,6 +12,11 @@ from .matmul import FEW_SAMPLES, Reference, annotate, measure_cublas, measure_va
 
 
 def run(session, params):
+    with session.stream.cupy:  # inputs, references and baselines on the stream the kernels run on
+        return _run(session, params)
+
+
+def _run(session, params):
     import cupy
 
     sizes = [s for s in params["sizes"] if not session.quick or s <= params["quick_max_size"]]

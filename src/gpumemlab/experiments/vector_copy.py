@@ -9,6 +9,7 @@ from ..bench.verify import check_equal_device, device_random_nonzero, poison
 from ..gpu import runtime
 from ..kernels import copy as K
 from . import Experiment, Plot
+from ._model import predict_global
 
 BLOCK = 256
 
@@ -56,7 +57,8 @@ def run(session, params):
             fn = copy_kernel_runner(session, vtype, unroll, out, src)
             ours.append(session.measure(
                 experiment="vector_copy", variant=f"{vtype} x{unroll}", params=dict(common, type=vtype, unroll=unroll),
-                run=fn, bytes=nbytes, verify=verified(fn, f"copy_vec<{vtype}, {unroll}>")))
+                run=fn, bytes=nbytes, verify=verified(fn, f"copy_vec<{vtype}, {unroll}>"),
+                model=predict_global("src[blockIdx.x*blockDim.x + threadIdx.x]", f"{vtype} src[]", block=(BLOCK, 1, 1))))
     attach_baseline(ours, base)
     speedups(ours, naive="float x1")
     del src, out
