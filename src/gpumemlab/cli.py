@@ -25,7 +25,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     import importlib
-    import importlib.util
 
     parser = _Parser(
         prog="gpumemlab",
@@ -34,11 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
-        try:  # TEMP until the analyzer lands
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-        mod.add_commands(sub)
+        importlib.import_module(name).add_commands(sub)
     return parser
 
 

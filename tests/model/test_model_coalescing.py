@@ -1,0 +1,209 @@
+"""Global memory: the seed 000 exercise, the Best Practices offset/stride cases, the slides' rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumemlab.errors import UsageError
+from gpumemlab.model import analyze_global
+
+I = "i=blockIdx.x*blockDim.x + threadIdx.x"  # noqa: E741 - the seed's name
+
+
+def warp0(result: dict) -> dict:
+    return result["per_warp"][0]
+
+
+# ---------------------------------------------------------------- seed 000, foo_kernel (block 256)
+
+@pytest.mark.parametrize("access, decl, lets, verdict, per_request", [
+    ("a[i]", "float a[]", [I], "coalesced", 4),                                    # exercise a
+    ("d[i + 8]", "float d[]", [I], "coalesced", 4),                                # exercise g
+    ("c[i*4 + j]", "float c[]", [I, "j=0"], "uncoalesced", 16),                    # exercise d
+    ("c[i*4 + j]", "float c[]", [I, "j=3"], "uncoalesced", 16),
+    ("e[i*8]", "float e[]", [I], "uncoalesced", 32),                               # exercise i
+])
+def test_seed000_foo_kernel(access, decl, lets, verdict, per_request):
+    r = analyze_global(access, decl, block=256, lets=lets)
+    assert r["verdict"] == verdict
+    assert r["requests"] == 8  # one load per warp, 8 warps
+    assert r["sectors_per_request"] == per_request
+    assert all(w["verdict"] == verdict for w in r["per_warp"])
+
+
+@pytest.mark.parametrize("j", [0, 1, 2, 3])
+@pytest.mark.parametrize("block_idx", [0, 2])
+def test_seed000_array_b_is_coalesced_for_every_j_and_block(j, block_idx):  # exercise c
+    r = analyze_global("b[j*blockDim.x*gridDim.x + i]", "float b[]", block=256, grid=4, block_idx=block_idx,
+                       lets=[I, f"j={j}"])
+    assert (r["verdict"], r["sectors"], r["efficiency_pct"]) == ("coalesced", 32, 100.0)
+
+
+@pytest.mark.parametrize("access, decl", [("a_s[threadIdx.x]", "__shared__ float a_s[256]"),
+                                          ("bc_s[threadIdx.x*4]", "__shared__ float bc_s[4*256]")])
+def test_seed000_shared_arrays_are_not_a_coalescing_question(access, decl):  # exercises b, e, f, h
+    with pytest.raises(UsageError, match="is __shared__ but the space given is global"):
+        analyze_global(access, decl)
+
+
+# ---------------------------------------------------------------- Best Practices Guide 9.2.1
+
+@pytest.mark.parametrize("offset", range(0, 33))
+def test_offset_copy(offset):
+    r = analyze_global("idata[blockIdx.x*blockDim.x + threadIdx.x + offset]", "float idata[]", block=32,
+                       lets=[("offset", offset)])
+    aligned = offset % 8 == 0
+    assert r["sectors"] == (4 if aligned else 5)
+    assert r["efficiency_pct"] == (100.0 if aligned else 80.0)
+    assert r["verdict"] == ("coalesced" if aligned else "uncoalesced")
+
+
+@pytest.mark.parametrize("stride, sectors, efficiency", [(1, 4, 100.0), (2, 8, 50.0), (4, 16, 25.0),
+                                                         (8, 32, 12.5), (32, 32, 12.5), (1000, 32, 12.5)])
+def test_stride_copy(stride, sectors, efficiency):
+    r = analyze_global("idata[(blockIdx.x*blockDim.x + threadIdx.x)*stride]", "float idata[]", block=32,
+                       lets={"stride": stride})
+    assert (r["sectors"], r["efficiency_pct"]) == (sectors, efficiency)
+
+
+def test_misaligned_by_the_offset_argument_too():
+    r = analyze_global("a[threadIdx.x]", "float a[]", block=32, offset=4)
+    assert (r["sectors"], r["lines"], r["efficiency_pct"]) == (5, 2, 80.0)
+
+
+def test_some_threads_not_participating_still_fill_four_sectors():
+    r = analyze_global("a[threadIdx.x]", "float a[]", block=32,
+                       active="threadIdx.x % 16 != 3 && threadIdx.x % 16 != 13")
+    assert (r["sectors"], r["verdict"], warp0(r)["active_lanes"]) == (4, "coalesced", 28)
+
+
+@pytest.mark.parametrize("access", ["a[threadIdx.x ^ 1]", "a[31 - threadIdx.x]", "a[(threadIdx.x * 7) % 32]"])
+def test_permuted_lanes_need_the_same_four_sectors(access):
+    r = analyze_global(access, "float a[]", block=32)
+    assert (r["sectors"], r["verdict"]) == (4, "coalesced")
+
+
+def test_simple_multiply_a_is_one_sector_per_request_with_one_word_used():
+    r = analyze_global("a[row*TILE_DIM + i]", "float a[]", block=(32, 32),
+                       lets=["row=blockIdx.y*blockDim.y + threadIdx.y", "TILE_DIM=32", "i=5"])
+    assert (r["requests"], r["sectors_per_request"], r["efficiency_pct"]) == (32, 1.0, 12.5)
+
+
+def test_a_times_a_transposed_reads_with_stride_tile_dim():
+    r = analyze_global("a[col*TILE_DIM + i]", "float a[]", block=(32, 32),
+                       lets=["col=blockIdx.x*blockDim.x + threadIdx.x", "TILE_DIM=32", "i=0"])
+    assert r["sectors_per_request"] == 32.0 and r["verdict"] == "uncoalesced"
+
+
+# ---------------------------------------------------------------- element types
+
+def test_float3_is_three_requests_of_four_bytes():
+    r = analyze_global("a[threadIdx.x]", "float3 a[]", block=32)
+    assert (r["requests"], r["sectors"], r["sectors_per_request"], r["efficiency_pct"]) == (3, 36, 12.0, 33.33)
+    assert "splits it into 3 loads" in r["explanation"]
+
+
+def test_one_member_of_an_aos_is_one_strided_request():
+    r = analyze_global("a[threadIdx.x].x", "float3 a[]", block=32)
+    assert (r["requests"], r["sectors"]) == (1, 12)
+    assert "SoA" in r["explanation"]
+
+
+@pytest.mark.parametrize("decl, sectors", [("float2 a[]", 8), ("float4 a[]", 16), ("double a[]", 8),
+                                           ("double2 a[]", 16), ("char a[]", 1), ("short a[]", 2),
+                                           ("int4 a[]", 16)])
+def test_vector_types_are_one_request(decl, sectors):
+    r = analyze_global("a[threadIdx.x]", decl, block=32)
+    assert (r["requests"], r["sectors"], r["verdict"]) == (1, sectors, "coalesced")
+
+
+def test_misaligned_vector_load_is_refused():
+    with pytest.raises(UsageError, match="float4 loads of 16 bytes need 16-byte alignment"):
+        analyze_global("a[threadIdx.x]", "float4 a[]", block=32, offset=4)
+
+
+def test_2d_block_rows_of_a_tile():
+    r = analyze_global("a[threadIdx.y][threadIdx.x]", "float a[64][64]", block=(8, 4))
+    assert (r["sectors"], r["verdict"]) == (4, "coalesced")
+    r = analyze_global("a[threadIdx.x][threadIdx.y]", "float a[64][64]", block=(8, 4))
+    assert (r["sectors"], r["verdict"]) == (8, "uncoalesced")  # 8 rows, 16 bytes of each
+    assert "let threadIdx.x index the last" in r["explanation"]
+
+
+def test_per_warp_and_partial_last_warp():
+    r = analyze_global("a[threadIdx.x]", "float a[]", block=48)
+    assert [w["active_lanes"] for w in r["per_warp"]] == [32, 16]
+    assert [w["sectors"] for w in r["per_warp"]] == [4, 2]
+    assert r["sectors"] == 6
+
+
+def test_warps_without_active_lanes_issue_nothing():
+    r = analyze_global("a[threadIdx.x]", "float a[]", block=128, active="threadIdx.x < 32")
+    assert [w["requests"] for w in r["per_warp"]] == [1, 0, 0, 0]
+    assert r["per_warp"][1]["verdict"] == "not executed"
+
+
+def test_negative_index_of_a_pointer_is_allowed_but_not_past_a_sized_array():
+    r = analyze_global("a[threadIdx.x - 1]", "float a[]", block=32)
+    assert r["sectors"] == 5
+    with pytest.raises(UsageError, match=r"index 1 of a is 32 for thread 32, outside 0\.\.31"):
+        analyze_global("a[threadIdx.x]", "float a[32]", block=64)
+
+
+# ---------------------------------------------------------------- historical rules (slides)
+
+@pytest.mark.parametrize("cc, access, decl, transactions, verdict", [
+    # CC 1.0/1.1: the k-th thread reads the k-th word of an aligned segment, else one transaction per thread
+    ("1.1", "a[threadIdx.x]", "float a[]", [64, 64], "coalesced"),
+    ("1.0", "a[threadIdx.x ^ 1]", "float a[]", [32] * 32, "uncoalesced"),
+    ("1.1", "a[threadIdx.x + 1]", "float a[]", [32] * 32, "uncoalesced"),
+    ("1.1", "a[threadIdx.x]", "double a[]", [128, 128], "coalesced"),
+    ("1.1", "a[threadIdx.x]", "float4 a[]", [128] * 4, "coalesced"),
+    ("1.1", "a[threadIdx.x]", "float3 a[]", [32] * 96, "uncoalesced"),
+    # CC 1.2/1.3: segments reduced while only one half is used
+    ("1.2", "a[threadIdx.x ^ 1]", "float a[]", [64, 64], "coalesced"),
+    ("1.3", "a[threadIdx.x + 1]", "float a[]", [128, 64, 32], "uncoalesced"),
+    ("1.2", "a[threadIdx.x * 2]", "float a[]", [128, 128], "coalesced"),
+    ("1.2", "a[threadIdx.x]", "char a[]", [32, 32], "coalesced"),
+    ("1.2", "a[threadIdx.x * 32]", "float a[]", [32] * 32, "uncoalesced"),
+    # CC 2.x/3.x: 128-byte L1 lines, 8-byte accesses per half-warp, 16-byte per quarter-warp
+    ("2.0", "a[threadIdx.x]", "float a[]", [128], "coalesced"),
+    ("2.0", "a[threadIdx.x + 1]", "float a[]", [128, 128], "uncoalesced"),
+    ("3.5", "a[threadIdx.x]", "double a[]", [128, 128], "coalesced"),
+    ("2.1", "a[threadIdx.x]", "float4 a[]", [128] * 4, "coalesced"),
+])
+def test_historical_transactions(cc, access, decl, transactions, verdict):
+    r = analyze_global(access, decl, block=32, cc=cc)
+    assert sorted(r["transactions"], reverse=True) == sorted(transactions, reverse=True)
+    assert r["verdict"] == verdict
+
+
+def test_cc12_half_warp_straddling_128_bytes_uses_a_32_and_a_64_byte_segment():
+    r = analyze_global("a[threadIdx.x + 29]", "float a[]", block=16, cc="1.2")
+    assert r["transactions"] == [32, 64]
+
+
+def test_cc11_inactive_threads_do_not_break_coalescing():
+    r = analyze_global("a[threadIdx.x]", "float a[]", block=32, cc="1.1", active="threadIdx.x % 4 != 1")
+    assert (r["transactions"], r["verdict"]) == ([64, 64], "coalesced")
+
+
+def test_modern_cc_has_no_transactions_key():
+    assert "transactions" not in analyze_global("a[threadIdx.x]", "float a[]", cc="8.0")
+
+
+# ---------------------------------------------------------------- the explanation names the cause
+
+@pytest.mark.parametrize("access, kw, fragments", [
+    ("a[threadIdx.x]", {}, ["lanes 0-7 share each 32-byte sector", "fewest sectors (4)"]),
+    ("a[threadIdx.x + 1]", {}, ["4 bytes past a 32-byte boundary", "5 sectors instead of 4", "cudaMallocPitch"]),
+    ("a[threadIdx.x * 4]", {}, ["16 bytes apart", "serves only 2 lanes", "25.0%"]),
+    ("a[threadIdx.x]", dict(active="threadIdx.x % 2 == 0"), ["idle lanes leave holes", "4 sectors where 2"]),
+    ("a[7]", {}, ["same 4-byte float", "broadcast"]),
+    ("a[31 - threadIdx.x]", {}, ["order of the lanes does not matter"]),
+    ("a[(threadIdx.x * 13) % 64]", {}, ["scattered", "8 sectors where 4"]),
+])
+def test_explanations(access, kw, fragments):
+    text = analyze_global(access, "float a[]", block=32, **kw)["explanation"]
+    for f in fragments:
+        assert f in text

@@ -1,0 +1,114 @@
+"""Occupancy, computed by hand with the CUDA occupancy calculator's rules (cuda_occupancy.h)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumemlab.errors import UsageError
+from gpumemlab.model import occupancy
+from gpumemlab.model.occupancy import SM_TABLE
+
+
+def test_tables_cover_the_issue_list():
+    assert set(SM_TABLE) == {(7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (12, 0)}
+
+
+@pytest.mark.parametrize("threads, regs, smem, cc, blocks, warps, pct, limiters", [
+    # 32 regs x 32 lanes = 1024 registers per warp; 16384 per sub-partition -> 16 warps each, 64 per SM
+    (256, 32, 0, (9, 0), 8, 64, 100.0, ["warps", "registers"]),
+    # 64 regs -> 2048 per warp -> 8 per sub-partition -> 32 warps -> 4 blocks of 8 warps
+    (256, 64, 0, (9, 0), 4, 32, 50.0, ["registers"]),
+    # 40 regs -> 1280 per warp -> 12 per sub-partition (16384 / 1280 = 12.8) -> 48 warps -> 16 blocks of 3
+    (96, 40, 0, (9, 0), 16, 48, 75.0, ["registers"]),
+    # 33 regs -> 1056 rounded up to 1280: the same as 40
+    (96, 33, 0, (9, 0), 16, 48, 75.0, ["registers"]),
+    # one warp per block: the 32-blocks-per-SM limit
+    (32, 16, 0, (9, 0), 32, 32, 50.0, ["blocks"]),
+    # 48 KiB + 1 KiB reserved = 50176 bytes per block; 164 KiB per SM -> 3 blocks
+    (128, 32, 48 * 1024, (8, 0), 3, 12, 18.75, ["shared_memory"]),
+    # cc 8.6: 48 warps per SM, a 32-warp block fits once
+    (1024, 32, 0, (8, 6), 1, 32, 66.67, ["warps"]),
+    # cc 7.5: 32 warps and 16 blocks per SM
+    (64, 32, 0, (7, 5), 16, 32, 100.0, ["warps", "blocks"]),
+    # cc 8.9: 48 warps, 24 blocks; 128 threads = 4 warps -> 12 blocks
+    (128, 16, 0, (8, 9), 12, 48, 100.0, ["warps"]),
+    # cc 12.0: 24 blocks per SM
+    (32, 16, 0, (12, 0), 24, 24, 50.0, ["blocks"]),
+    # shared allocation unit 128 B on 9.0: 7200 + 1024 -> 8320 -> 28 blocks (a 256 B unit would give 27)
+    (32, 0, 7200, (9, 0), 28, 28, 43.75, ["shared_memory"]),
+    # shared allocation unit 256 B on 7.0, no reservation: 3073 -> 3328 -> 29 blocks (128 B would give 30)
+    (32, 0, 3073, (7, 0), 29, 29, 45.31, ["shared_memory"]),
+    # the largest opt-in block on 9.0: 232448 + 1024 = 233472 = all of the SM
+    (128, 32, 232448, (9, 0), 1, 4, 6.25, ["shared_memory"]),
+    # 10.0 like 9.0
+    (256, 32, 0, (10, 0), 8, 64, 100.0, ["warps", "registers"]),
+])
+def test_hand_computed_cases(threads, regs, smem, cc, blocks, warps, pct, limiters):
+    r = occupancy(threads, regs, smem, cc)
+    assert (r["blocks_per_sm"], r["active_warps"], r["occupancy_pct"], r["limiters"]) == (blocks, warps, pct,
+                                                                                         limiters)
+    assert r["reason"] is None
+
+
+def test_limits_lists_what_each_resource_allows():
+    r = occupancy(256, 32, 0, (9, 0))
+    assert r["limits"] == {"warps": 8, "registers": 8, "shared_memory": 228, "blocks": 32, "barriers": None}
+    assert occupancy(64, 0, 0, (7, 0))["limits"]["shared_memory"] is None  # no reservation before 8.0
+
+
+def test_too_many_registers_for_one_block_cannot_launch():
+    r = occupancy(1024, 65, 0, (9, 0))
+    assert r["blocks_per_sm"] == 0 and r["limiters"] == ["registers"]
+    assert "2304 per warp" in r["reason"] and "73728 registers" in r["reason"] and "65536" in r["reason"]
+    assert occupancy(1024, 64, 0, (9, 0))["blocks_per_sm"] == 1  # exactly 65536
+
+
+def test_warps_of_a_block_are_rounded_to_four_for_the_register_check():
+    # 25 warps x 2560 registers = 64000 would fit in 65536, but the hardware check counts 28 warps: 71680
+    r = occupancy(800, 80, 0, (9, 0))
+    assert r["blocks_per_sm"] == 0 and "28 warps" in r["reason"]
+    # 24 warps: 24 x 2560 = 61440 fits; 16384 // 2560 = 6 warps per sub-partition -> 24 per SM -> 1 block
+    assert occupancy(768, 80, 0, (9, 0))["blocks_per_sm"] == 1
+
+
+def test_shared_memory_beyond_the_opt_in_maximum_cannot_launch():
+    r = occupancy(128, 32, 232449, (9, 0))
+    assert r["blocks_per_sm"] == 0 and "opt-in maximum" in r["reason"]
+
+
+def test_without_the_opt_in_48_kib_is_the_limit():
+    assert occupancy(128, 32, 48 * 1024, (9, 0), opt_in=False)["blocks_per_sm"] == 4
+    r = occupancy(128, 32, 48 * 1024 + 1, (9, 0), opt_in=False)
+    assert r["blocks_per_sm"] == 0 and "without the opt-in" in r["reason"]
+    assert occupancy(128, 32, 48 * 1024 + 1, (9, 0))["opt_in"] is True
+
+
+def test_carveout():
+    # 16 KiB + 1 KiB per block; a 64 KiB carve-out holds 3 (the largest, 228 KiB, 13, then warps limit to 8)
+    assert occupancy(256, 32, 16384, (9, 0), carveout=64 * 1024)["blocks_per_sm"] == 3
+    assert occupancy(256, 32, 16384, (9, 0))["blocks_per_sm"] == 8
+    # a carve-out too small for one block is raised to the next configuration that fits (32 KiB)
+    r = occupancy(256, 32, 16384, (9, 0), carveout=8 * 1024)
+    assert (r["blocks_per_sm"], r["shared_per_sm"]) == (1, 32 * 1024)
+    # Turing has only 32 and 64 KiB configurations
+    assert occupancy(64, 0, 20000, (7, 5), carveout=0)["shared_per_sm"] == 32 * 1024
+
+
+def test_named_barriers_limit_blocks_from_hopper_on():
+    assert occupancy(32, 16, 0, (12, 0), barriers=2)["blocks_per_sm"] == 12
+    assert occupancy(32, 16, 0, (9, 0), barriers=4)["blocks_per_sm"] == 16
+    assert occupancy(32, 16, 0, (8, 0), barriers=4)["blocks_per_sm"] == 32  # not a limit before 9.0
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(threads=0, regs=32), "positive integer"),
+    (dict(threads=1025, regs=32), "at most 1024"),
+    (dict(threads=128, regs=256), "registers per thread must be 0..255"),
+    (dict(threads=128, regs=-1), "registers per thread must be 0..255"),
+    (dict(threads=128, regs=32, smem=-1), "must be >= 0 bytes"),
+    (dict(threads=128, regs=32, cc=(6, 1)), "unknown compute capability 6.1 for occupancy"),
+    (dict(threads=128, regs=32, carveout=300_000), "exceeds the 233472 bytes"),
+])
+def test_bad_input(kwargs, fragment):
+    with pytest.raises(UsageError, match=fragment):
+        occupancy(**kwargs)
