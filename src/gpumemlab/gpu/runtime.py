@@ -218,15 +218,41 @@ def _dims(x) -> tuple:
 
 
 def launch(kernel, grid, block, *args, shmem: int = 0, stream: "WorkStream | None" = None) -> None:
-    """Launch a Kernel (or a KernelSpec) on ``stream`` (default: the work stream)."""
+    """Launch a Kernel (or a KernelSpec) on ``stream``, by default CuPy's current stream.
+
+    Following CuPy's current stream orders our kernels with the CuPy work around them (inputs,
+    references, ``.get()``) without any explicit synchronization.
+    """
     from cuda.core import LaunchConfig
     from cuda.core import launch as _launch
 
     if isinstance(kernel, KernelSpec):
         kernel = get_kernel(kernel)
-    s = stream or work_stream()
+    core = stream.core if stream is not None else current_stream()
     cfg = LaunchConfig(grid=_dims(grid), block=_dims(block), shmem_size=int(shmem))
-    _launch(s.core, cfg, kernel, *[_arg(a) for a in args])
+    _launch(core, cfg, kernel, *[_arg(a) for a in args])
+
+
+def current_stream():
+    """A cuda.core Stream for CuPy's current stream (cached per handle)."""
+    import cupy
+
+    return _core_stream(int(cupy.cuda.get_current_stream().ptr))
+
+
+@cache
+def _core_stream(handle: int):
+    from cuda.core import Stream
+
+    ensure_device()
+    ws = work_stream()
+    if handle == ws.handle:
+        return ws.core
+    if handle == 0:
+        from cuda.core import LEGACY_DEFAULT_STREAM
+
+        return LEGACY_DEFAULT_STREAM
+    return Stream.from_handle(handle)
 
 
 # ---------------------------------------------------------------- streams and events
