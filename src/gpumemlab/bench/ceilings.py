@@ -86,24 +86,31 @@ def measure_ceilings(session, quick: bool = False) -> dict:
     copy_best = max(out["memcpy_gbps"]["value"], out["copy_kernel_gbps"]["value"])
     out["copy_gbps"] = _entry(copy_best, "GB/s", "best measured device copy (read+write)")
 
-    # read-only: float4 loads summed per thread; the per-thread partials are a negligible write
-    block, unroll = 256, 4
-    nv = n // 4
-    grid = 4 * info["sm_count"] * max(1, info["max_threads_per_sm"] // (4 * block))
-    partial = cupy.empty(grid * block, dtype=cupy.float32)
-    kernel = runtime.get_kernel(K.read_sum(unroll))
-
-    def read():
-        runtime.launch(kernel, grid, block, partial, src, np.int64(nv))
-
-    poison(partial)
-    read()
-    total = float(partial.astype(cupy.float64).sum())
+    # read-only: float4 loads summed per thread (the per-thread partials are a negligible write);
+    # the best of a few unrolls and grid sizes, since no single shape saturates every GPU
+    block, nv = 256, n // 4
     want = float(src.astype(cupy.float64).sum())
-    check_close(np.array([total]), np.array([want]), what="read_sum", rtol=1e-4, atol=1e-3 * np.sqrt(n))
-    t_read = time_gpu(read, stream=stream, flusher=flusher, cfg=cfg).stats.median
-    out["read_gbps"] = _entry(gb_per_s(src.nbytes, t_read), "GB/s", f"read_sum<{unroll}> (float4 loads), cold L2")
-    del src, dst, partial
+    best = None
+    for unroll in K.READ_UNROLLS:
+        kernel = runtime.get_kernel(K.read_sum(unroll))
+        for blocks_per_sm in (4, 8, 16):
+            grid = blocks_per_sm * info["sm_count"]
+            partial = cupy.empty(grid * block, dtype=cupy.float32)
+
+            def read(kernel=kernel, grid=grid, partial=partial):
+                runtime.launch(kernel, grid, block, partial, src, np.int64(nv))
+
+            poison(partial)
+            read()
+            total = float(partial.astype(cupy.float64).sum())
+            check_close(np.array([total]), np.array([want]), what=f"read_sum<{unroll}>", rtol=1e-4,
+                        atol=1e-3 * np.sqrt(n))
+            t = time_gpu(read, stream=stream, flusher=flusher, cfg=cfg).stats.median
+            if best is None or t < best[0]:
+                best = (t, unroll, grid)
+    out["read_gbps"] = _entry(gb_per_s(src.nbytes, best[0]), "GB/s",
+                              f"read_sum<{best[1]}> (float4 loads), {best[2]} blocks, cold L2")
+    del src, dst
 
     out["sgemm_cublas_gflops"] = _entry(*_cublas_sgemm(stream, 2048 if quick else 4096, cfg))
     session.ceilings = out

@@ -233,21 +233,23 @@ def launch(kernel, grid, block, *args, shmem: int = 0, stream: "WorkStream | Non
     _launch(core, cfg, kernel, *[_arg(a) for a in args])
 
 
-def current_stream():
-    """A cuda.core Stream for CuPy's current stream (cached per handle)."""
+def current_stream_handle() -> int:
     import cupy
 
-    return _core_stream(int(cupy.cuda.get_current_stream().ptr))
+    ensure_device()
+    return int(cupy.cuda.get_current_stream().ptr)
+
+
+def current_stream():
+    """A cuda.core Stream for CuPy's current stream (cached per handle)."""
+    return _core_stream(current_stream_handle())
 
 
 @cache
-def _core_stream(handle: int):
+def _core_stream(handle: int):  # a non-owning wrapper: the stream's owner (CuPy) destroys it
     from cuda.core import Stream
 
     ensure_device()
-    ws = work_stream()
-    if handle == ws.handle:
-        return ws.core
     if handle == 0:
         from cuda.core import LEGACY_DEFAULT_STREAM
 
@@ -279,30 +281,23 @@ class WorkStream:
 
 @cache
 def work_stream() -> WorkStream:
-    import cupy
+    """The stream gpumemlab works on, made CuPy's current stream for this thread.
 
-    dev = ensure_device()
-    s = dev.create_stream()
-    cp_stream = _cupy_view(s)
-    cp_stream.use()  # CuPy calls in this thread go on the same stream
-    return WorkStream(s, cp_stream)
+    CuPy owns it (a blocking stream, so stray work on the legacy default stream stays ordered) and
+    cuda.core wraps its handle for launches and timing events.
+    """
+    ws = new_stream()
+    ws.cupy.use()  # CuPy calls and runtime.launch (which follows CuPy's current stream) share it
+    return ws
 
 
 def new_stream() -> WorkStream:
     import cupy
+    from cuda.core import Stream
 
-    s = ensure_device().create_stream()
-    return WorkStream(s, _cupy_view(s))
-
-
-def _cupy_view(s):
-    """A CuPy stream object for a cuda.core stream (the CUDA stream protocol where CuPy has it)."""
-    import cupy
-
-    from_external = getattr(cupy.cuda.Stream, "from_external", None)
-    if from_external is not None:
-        return from_external(s)
-    return cupy.cuda.ExternalStream(int(s.handle))
+    ensure_device()
+    cp_stream = cupy.cuda.Stream(non_blocking=False)
+    return WorkStream(Stream.from_handle(int(cp_stream.ptr)), cp_stream)
 
 
 def elapsed_s(start, end) -> float:

@@ -15,9 +15,14 @@ def copy_vec(vtype: str, unroll: int) -> KernelSpec:
     return KernelSpec(SRC, f"copy_vec<{vtype}, {unroll}>")
 
 
+READ_UNROLLS = (2, 4, 8)
+
+
 def read_sum(unroll: int) -> KernelSpec:
+    if unroll not in READ_UNROLLS:
+        raise ValueError(f"read_sum<{unroll}> is not instantiated")
     return KernelSpec(SRC, f"read_sum<{unroll}>")
 
 
 KERNELS = [OFFSET_COPY, STRIDE_COPY] + [copy_vec(t, u) for t in VECTOR_TYPES for u in UNROLLS] + [
-    read_sum(u) for u in UNROLLS]
+    read_sum(u) for u in READ_UNROLLS]

@@ -29,7 +29,6 @@ def copy(x, out=None):
             raise ValueError(f"out: shape {dst.shape} != x shape {src.shape}")
     if src.nbytes == 0:
         return dst
-    runtime.work_stream()
     n_vec = src.nbytes // _VEC
     aligned = src.data.ptr % _VEC == 0 and dst.data.ptr % _VEC == 0
     if not aligned:

@@ -1,0 +1,183 @@
+"""Launch configuration (seed 001: occupancy, register pressure, grid-size and block-size heuristics).
+
+1. Block size 32..1024 for a memory-bound copy (16-byte copy_vec of copy.cu, one vector per thread).
+2. Grid size as a multiple of the SM count for the same copy written grid-stride.
+3. Register pressure: a kernel that needs ~78 registers (64 live accumulators) compiled with
+   ``--maxrregcount`` limits: registers and spill bytes from the ptxas report, occupancy, time.
+Occupancy comes from the analyzer (``gpumemlab.model.occupancy``) when it is importable and always from the
+driver (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..bench.session import speedups
+from ..bench.verify import check_close, check_equal_device, device_random_nonzero, poison
+from ..gpu import runtime
+from ..errors import CompileError
+from ..gpu.compile import compile_specs, resource_usage
+from ..kernels import copy as copy_kernels
+from ..kernels import launch as K
+from . import Experiment, Plot
+
+COPY_SPEC = copy_kernels.copy_vec("float4", 1)
+GRID_BLOCK = 256
+
+
+def ptxas_usage(spec, arch: str):
+    """The ptxas report of ``spec``; recompiled without the cache if a cached entry has none, else None."""
+    try:
+        return resource_usage(spec, arch)
+    except CompileError:
+        return compile_specs([spec], arch, use_cache=False)[spec][1]
+
+
+def occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
+    """Driver occupancy, plus the analyzer's answer when gpumemlab.model.occupancy exists."""
+    info = runtime.device_info()
+    blocks = runtime.max_active_blocks(spec, threads, dyn_smem)
+    out = dict(driver_blocks_per_sm=blocks, driver_occupancy_pct=100.0 * blocks * threads / info["max_threads_per_sm"])
+    usage = ptxas_usage(spec, info["arch"])
+    if usage is not None:
+        out.update(registers=usage.registers, shared_bytes=usage.shared_bytes,
+                   spill_store_bytes=usage.spill_store_bytes, spill_load_bytes=usage.spill_load_bytes,
+                   local_bytes=usage.local_bytes, usage_from="ptxas")
+    else:  # no ptxas report: the driver still knows registers and local memory (not the spill bytes)
+        attrs = runtime.kernel_attributes(spec)
+        usage = SimpleNamespace(registers=attrs["registers"], shared_bytes=attrs["shared_bytes"])
+        out.update(registers=attrs["registers"], shared_bytes=attrs["shared_bytes"], spill_store_bytes=None,
+                   spill_load_bytes=None, local_bytes=attrs["local_bytes"], usage_from="driver")
+    try:  # the analyzer is optional: another module's API (occupancy(threads, regs, smem, cc) -> dict)
+        from ..model.occupancy import occupancy as model_occupancy
+
+        m = model_occupancy(threads, usage.registers, usage.shared_bytes + dyn_smem, cc=tuple(info["cc"]))
+        out.update(model_occupancy_pct=m.get("occupancy_pct"), model_blocks_per_sm=m.get("blocks_per_sm"))
+    except (ImportError, TypeError, KeyError, AttributeError, ValueError) as exc:  # absent, other API, bad input
+        out.update(model_occupancy_error=f"{type(exc).__name__}: {exc}")
+    return out
+
+
+def accumulators_reference(x, threads: int, nacc: int):
+    """float64 model of accumulators<NACC> on the GPU (CuPy): one output per thread."""
+    import cupy
+
+    n = x.size
+    acc = cupy.zeros((nacc, threads), np.float64)
+    c = ((np.arange(nacc, dtype=np.float32) + 1) * np.float32(1.0 / nacc)).astype(np.float64)[:, None]
+    for start in range(0, n, threads):
+        chunk = 0.5 * x[start:start + threads].astype(np.float64)
+        m = chunk.size
+        acc[:, :m] = acc[:, :m] * chunk[None, :] + cupy.asarray(c)
+    return acc.sum(axis=0)
+
+
+def run(session, params):
+    with session.stream.cupy:  # every CuPy call of the experiment on the stream its kernels use
+        return _run(session, params)
+
+
+def _run(session, params):
+    import cupy
+
+    records = []
+    # 1 + 2: the memory-bound copy
+    n = session.fit_elements(session.dram_bytes(params["l2_factor"]) // 4, 8, "launch_config")
+    n -= n % 4
+    src = device_random_nonzero(n, np.float32, session.seed)
+    dst = cupy.empty_like(src)
+    runtime.synchronize()
+    n_vec = n // 4
+    kernel = runtime.get_kernel(COPY_SPEC)
+    nbytes = 2 * src.nbytes
+
+    def measure_copy(variant, block, grid, sweep, extra):
+        fn = lambda: runtime.launch(kernel, grid, block, dst, src, np.int64(n_vec))  # noqa: E731
+
+        def verify():
+            poison(dst)
+            fn()
+            check_equal_device(dst, src, what=variant)
+        occ = occupancy(COPY_SPEC, block)
+        return session.measure(experiment="launch_config", variant=variant,
+                               params=dict(sweep=sweep, block=block, grid=grid, grid_per_sm=round(grid / session.sm_count, 2)),
+                               run=fn, bytes=nbytes, verify=verify, ceiling="copy_gbps", model=occ,
+                               extra=dict(extra, warps_per_block=math.ceil(block / 32),
+                                          lane_utilization=block / (32 * math.ceil(block / 32))))
+
+    for block in params["blocks"]:
+        grid = math.ceil(n_vec / block)
+        records.append(measure_copy(f"block {block}", block, grid, "block_size", dict(kernel=COPY_SPEC.name)))
+    for m in params["grid_per_sm"]:
+        grid = max(1, round(m * session.sm_count))
+        records.append(measure_copy(f"grid {m:g} x SMs", GRID_BLOCK, grid, "grid_size", dict(kernel=COPY_SPEC.name)))
+
+    # 3: register pressure
+    m = session.fit_elements(1 << (20 if session.quick else params["log2_n_registers"]), 4, "launch_config")
+    x = device_random_nonzero(m, np.float32, session.seed + 1)
+    runtime.synchronize()
+    group = []
+    for limit, spec in [(None, K.NATURAL)] + list(zip(K.REG_LIMITS, K.SPILL_DEMO)):
+        occ = occupancy(spec, GRID_BLOCK)
+        grid = session.sm_count * max(1, occ["driver_blocks_per_sm"])  # persistent grid at this occupancy
+        threads = grid * GRID_BLOCK
+        out = cupy.empty(threads, np.float32)
+        k = runtime.get_kernel(spec)
+        fn = (lambda k, grid, out: lambda: runtime.launch(k, grid, GRID_BLOCK, out, x, np.int64(m)))(k, grid, out)
+        ref = accumulators_reference(x, threads, K.NACC)
+
+        def verify(fn=fn, out=out, ref=ref, name=spec.label):
+            poison(out)
+            fn()
+            check_close(out, ref.get(), what=name, rtol=1e-4, atol=1e-5)
+        name = "natural registers" if limit is None else f"maxrregcount {limit}"
+        group.append(session.measure(
+            experiment="launch_config", variant=name,
+            params=dict(sweep="registers", block=GRID_BLOCK, grid=grid, max_registers=limit or 0, n=m),
+            run=fn, flops=2 * m * K.NACC, bytes=4 * m, verify=verify, cold_l2=False, ceiling="fp32_peak_gflops",
+            model=occ, extra=dict(kernel=spec.label, spills=bool(occ["spill_store_bytes"] or occ["local_bytes"]))))
+    speedups(group, naive="natural registers", keys=("sweep",))
+    records += group
+    return records
+
+
+def findings(records):
+    blocks = [r for r in records if r.params["sweep"] == "block_size"]
+    if blocks:
+        best = max(blocks, key=lambda r: r.gbps)
+        for r in blocks:
+            if r.params["block"] in (32, 100, 256):
+                yield f"block {r.params['block']}: {100 * r.gbps / best.gbps:.0f}% of the best ({best.variant})"
+    grids = [r for r in records if r.params["sweep"] == "grid_size"]
+    if grids:
+        best = max(grids, key=lambda r: r.gbps)
+        for r in grids:
+            yield f"{r.variant}: {100 * r.gbps / best.gbps:.0f}% of the best grid"
+    regs = [r for r in records if r.params["sweep"] == "registers"]
+    for r in regs:
+        m = r.model or {}
+        yield (f"{r.variant}: {m.get('registers')} registers, {m.get('spill_store_bytes')} B spill stores, "
+               f"{m.get('driver_occupancy_pct', 0):.0f}% occupancy, "
+               f"{1 / r.speedup_vs_naive if r.speedup_vs_naive else float('nan'):.2f}x the time")
+
+EXPERIMENT = Experiment(
+    name="launch_config",
+    title="Launch configuration: block size, grid size per SM, and register pressure (--maxrregcount)",
+    seed="001 ('Grid Size Heuristics', 'Optimizing threads per block', 'Occupancy and Register Pressure')",
+    seed_claim="Blocks should be a multiple of 32 threads, 128-256 a good choice (64 minimum); more than 2 blocks "
+               "per SM and 1000s of blocks per grid; --maxrregcount trades registers for occupancy until spilling "
+               "to (slow, DRAM-backed) local memory costs more.",
+    run=run,
+    params=dict(blocks=[32, 64, 96, 100, 128, 192, 256, 512, 1024], grid_per_sm=[0.5, 1, 2, 4, 8, 32],
+                l2_factor=4.0, log2_n_registers=24),
+    naive=None,
+    group_by=("sweep",),
+    modern_note="A block-size-32 launch is capped by the 32 (Hopper) resident blocks per SM at 50% occupancy; "
+                "local memory spills first hit L1, so a small spill costs less than on the slide's GPUs.",
+    plot=Plot(x="block", y="gbps", series="sweep", logx=True),
+    findings=findings,
+    order=70,
+)

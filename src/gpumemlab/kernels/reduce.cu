@@ -1,0 +1,245 @@
+// Reduction family: the Harris / How_to_optimize ladder of seed 004 (reduce0 -> reduce2 are the seed's own
+// kernels), continued to warp shuffles and a vectorized persistent-grid pass, plus the single-block final pass
+// the library uses. Every kernel writes one partial per block; inputs of any length (out-of-range lanes add 0).
+// Indices are 64-bit. Every kernel requires blockDim.x == BLOCK (a power of two, >= 64).
+
+template <typename T> struct Vec16;  // the 16-byte vector of T
+template <> struct Vec16<float> { typedef float4 type; };
+template <> struct Vec16<double> { typedef double2 type; };
+template <> struct Vec16<int> { typedef int4 type; };
+
+template <typename Acc> __device__ __forceinline__ Acc hsum(float4 v) { return ((Acc)v.x + (Acc)v.y) + ((Acc)v.z + (Acc)v.w); }
+template <typename Acc> __device__ __forceinline__ Acc hsum(int4 v) { return ((Acc)v.x + (Acc)v.y) + ((Acc)v.z + (Acc)v.w); }
+template <typename Acc> __device__ __forceinline__ Acc hsum(double2 v) { return (Acc)v.x + (Acc)v.y; }
+
+template <typename T> __device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;  // lane 0 holds the warp's sum
+}
+
+// Block-wide sum by warp shuffles; the result is valid in thread 0. Called once per kernel.
+template <typename T, int BLOCK> __device__ __forceinline__ T block_sum(T v) {
+    __shared__ T warp_sums[BLOCK / 32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < BLOCK / 32 ? warp_sums[lane] : T(0);
+        v = warp_sum(v);
+    }
+    return v;
+}
+
+// reduce0: interleaved addressing, `tid % (2*s)`: divergent warps and a slow modulo (seed 004 reduce; Harris #1)
+template <typename T, int BLOCK>
+__global__ void reduce0(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    __shared__ T sdata[BLOCK];
+    const unsigned tid = threadIdx.x;
+    const long long i = (long long)blockIdx.x * blockDim.x + tid;
+    sdata[tid] = i < n ? in[i] : T(0);
+    __syncthreads();
+    for (unsigned s = 1; s < blockDim.x; s *= 2) {
+        if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+// reduce1: strided index `2*s*tid`: no divergence in early steps, but 2..16-way bank conflicts (seed 004 reduce1; Harris #2)
+template <typename T, int BLOCK>
+__global__ void reduce1(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    __shared__ T sdata[BLOCK];
+    const unsigned tid = threadIdx.x;
+    const long long i = (long long)blockIdx.x * blockDim.x + tid;
+    sdata[tid] = i < n ? in[i] : T(0);
+    __syncthreads();
+    for (unsigned s = 1; s < blockDim.x; s *= 2) {
+        const unsigned index = 2 * s * tid;
+        if (index < blockDim.x) sdata[index] += sdata[index + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+// reduce2: sequential addressing, stride halves from blockDim/2: conflict-free (seed 004 reduce2; Harris #3)
+template <typename T, int BLOCK>
+__global__ void reduce2(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    __shared__ T sdata[BLOCK];
+    const unsigned tid = threadIdx.x;
+    const long long i = (long long)blockIdx.x * blockDim.x + tid;
+    sdata[tid] = i < n ? in[i] : T(0);
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+// first add during load: each block reads 2*BLOCK elements, so no thread idles in the first step (Harris #4)
+template <typename T, int BLOCK> __device__ __forceinline__ T load_pair(const T* __restrict__ in, long long n) {
+    const long long i = (long long)blockIdx.x * (2 * BLOCK) + threadIdx.x;
+    T v = i < n ? in[i] : T(0);
+    if (i + BLOCK < n) v += in[i + BLOCK];
+    return v;
+}
+
+// reduce3: reduce2 with the first add during load: half the blocks (Harris #4)
+template <typename T, int BLOCK>
+__global__ void reduce3(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    __shared__ T sdata[BLOCK];
+    const unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair<T, BLOCK>(in, n);
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+// reduce4: reduce3 with the last warp unrolled; __syncwarp between each read and write keeps the
+// warp-synchronous steps race-free under independent thread scheduling (Harris #5, Volta-safe)
+template <typename T, int BLOCK>
+__global__ void reduce4(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    __shared__ T sdata[BLOCK];
+    const unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair<T, BLOCK>(in, n);
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 32; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid < 32) {
+        volatile T* vs = sdata;
+        T v = vs[tid];
+#pragma unroll
+        for (int off = 32; off > 0; off >>= 1) {
+            v += vs[tid + off];
+            __syncwarp();
+            vs[tid] = v;
+            __syncwarp();
+        }
+        if (tid == 0) out[blockIdx.x] = v;
+    }
+}
+
+// reduce5: first add during load, then warp shuffles (__shfl_down_sync): shared memory only for 8 warp sums
+template <typename T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) reduce5(T* __restrict__ out, const T* __restrict__ in, long long n) {
+    const T v = block_sum<T, BLOCK>(load_pair<T, BLOCK>(in, n));
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
+// 16-byte read-only load; LOAD=1 adds the streaming hints L1::no_allocate (read once) and L2::256B (the L2
+// fetches 256-byte blocks: fewer, larger DRAM requests for a stream that reads every byte anyway)
+template <int LOAD> __device__ __forceinline__ float4 load16(const float4* p) {
+    if constexpr (LOAD == 0) return __ldg(p);
+    float4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+}
+template <int LOAD> __device__ __forceinline__ int4 load16(const int4* p) {
+    if constexpr (LOAD == 0) return __ldg(p);
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+template <int LOAD> __device__ __forceinline__ double2 load16(const double2* p) {
+    if constexpr (LOAD == 0) return __ldg(p);
+    double2 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
+    return v;
+}
+
+// One thread's share of a persistent-grid pass: head/tail elements outside 16-byte alignment first, then an
+// even, contiguous share of 16-byte vectors per block (boundaries on 512 bytes, so blocks finish together),
+// UNROLL loads in flight before any add, each batch summed pairwise into the running sum.
+template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD>
+__device__ __forceinline__ Acc thread_share(const T* __restrict__ in, long long n) {
+    typedef typename Vec16<T>::type V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    const unsigned tid = threadIdx.x;
+    long long head = (long long)(((16u - ((unsigned)(unsigned long long)in & 15u)) & 15u) / sizeof(T));
+    if (head > n) head = n;
+    const long long nv = (n - head) / W;
+    const long long tail0 = head + nv * W;
+    const long long g = (long long)blockIdx.x * BLOCK + tid;
+    Acc acc = Acc(0);
+    if (g < head) acc += (Acc)in[g];
+    if (g < n - tail0) acc += (Acc)in[tail0 + g];
+    const long long chunks = (nv + 31) / 32;
+    const long long begin = min(nv, chunks * blockIdx.x / gridDim.x * 32);
+    const long long end = min(nv, chunks * (blockIdx.x + 1) / gridDim.x * 32);
+    const V* __restrict__ v = reinterpret_cast<const V*>(in + head);
+    long long base = begin + tid;
+    for (; base + (UNROLL - 1) * BLOCK < end; base += UNROLL * BLOCK) {
+        V r[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) r[u] = load16<LOAD>(v + base + u * BLOCK);
+        Acc t[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) t[u] = hsum<Acc>(r[u]);
+#pragma unroll
+        for (int s = UNROLL / 2; s > 0; s >>= 1)
+#pragma unroll
+            for (int u = 0; u < s; ++u) t[u] += t[u + s];
+        acc += t[0];
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL - 1; ++u) {
+        const long long j = base + (long long)u * BLOCK;
+        if (j < end) acc += hsum<Acc>(load16<LOAD>(v + j));
+    }
+    return acc;
+}
+
+// The min-blocks launch bound keeps ptxas from sinking the loads to their first use (4 in flight otherwise).
+#define REDUCE_BOUNDS __launch_bounds__(BLOCK, (UNROLL >= 8 ? 1024 : 2048) / BLOCK)
+
+// reduce6: vectorized grid-stride pass (16-byte loads, UNROLL per thread, persistent grid), one partial per
+// block; a second launch (reduce_final) adds the partials: deterministic, no atomics
+template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD>
+__global__ void REDUCE_BOUNDS reduce6(Acc* __restrict__ partial, const T* __restrict__ in, long long n) {
+    const Acc acc = block_sum<Acc, BLOCK>(thread_share<T, Acc, BLOCK, UNROLL, LOAD>(in, n));
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+// reduce7: reduce6 in one launch: the last block to finish (an integer atomic ticket after __threadfence)
+// adds the partials in a fixed order, writes *out and resets the ticket (cuda-samples threadFenceReduction):
+// deterministic, no float atomics, no second launch.
+template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD>
+__global__ void REDUCE_BOUNDS reduce7(Acc* __restrict__ out, Acc* __restrict__ partial, unsigned* __restrict__ ticket,
+                                      const T* __restrict__ in, long long n) {
+    __shared__ bool last;
+    Acc acc = block_sum<Acc, BLOCK>(thread_share<T, Acc, BLOCK, UNROLL, LOAD>(in, n));
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = acc;
+        __threadfence();  // the partial is visible device-wide before the ticket is taken
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();      // also orders block_sum's warp_sums reads before its reuse below
+    if (!last) return;
+    __threadfence();
+    acc = Acc(0);
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) acc += __ldcg(partial + i);  // L2: other SMs wrote them
+    acc = block_sum<Acc, BLOCK>(acc);
+    if (threadIdx.x == 0) {
+        *out = acc;
+        *ticket = 0u;  // ready for the next launch on this stream
+    }
+}
+
+// reduce_final: one block adds n values (the partials of a first pass, or a small input) into *out
+template <typename T, typename Acc, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) reduce_final(Acc* __restrict__ out, const T* __restrict__ in, long long n) {
+    Acc acc = Acc(0);
+#pragma unroll 4
+    for (long long i = threadIdx.x; i < n; i += BLOCK) acc += (Acc)in[i];
+    acc = block_sum<Acc, BLOCK>(acc);
+    if (threadIdx.x == 0) *out = acc;
+}

@@ -1,0 +1,151 @@
+// Transpose family (cuda-samples `transpose`; seeds 001 and 003: coalescing through shared memory, padding
+// against bank conflicts). `in` is rows x cols (row-major), `out` is cols x rows; copies keep the shape.
+// Any shape: tiles past the edge are masked. Tile rows beyond gridDim.y are covered by a grid-stride loop
+// so very tall matrices fit the 65535 limit of gridDim.y. Block: (TILE, BLOCK_ROWS) threads.
+
+// copy_tile<SHARED=false>: row-to-row copy with the transpose's indexing, the ceiling (cuda-samples copy);
+// SHARED=true stages each tile through shared memory first (cuda-samples copySharedMem)
+template <typename T, int TILE, int BLOCK_ROWS, bool SHARED>
+__global__ void copy_tile(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
+    __shared__ T tile[SHARED ? TILE : 1][SHARED ? TILE : 1];
+    const int tiles_y = (rows + TILE - 1) / TILE;
+    const int x = blockIdx.x * TILE + threadIdx.x;
+    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+        const int y = by * TILE + threadIdx.y;
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+            const bool ok = x < cols && y + j < rows;
+            if constexpr (SHARED) {
+                if (ok) tile[threadIdx.y + j][threadIdx.x] = in[(long long)(y + j) * cols + x];
+            } else {
+                if (ok) out[(long long)(y + j) * cols + x] = in[(long long)(y + j) * cols + x];
+            }
+        }
+        if constexpr (SHARED) {
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < cols && y + j < rows) out[(long long)(y + j) * cols + x] = tile[threadIdx.y + j][threadIdx.x];
+            __syncthreads();
+        }
+    }
+}
+
+// transpose_naive: reads coalesced, writes strided by `rows` (one sector per element) (cuda-samples transposeNaive)
+template <typename T, int TILE, int BLOCK_ROWS>
+__global__ void transpose_naive(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
+    const int tiles_y = (rows + TILE - 1) / TILE;
+    const int x = blockIdx.x * TILE + threadIdx.x;
+    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+        const int y = by * TILE + threadIdx.y;
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS)
+            if (x < cols && y + j < rows) out[(long long)x * rows + y + j] = in[(long long)(y + j) * cols + x];
+    }
+}
+
+// transpose_tiled<PAD>: coalesced both ways through a shared TILE x (TILE+PAD) tile (seed 003 / cuda-samples
+// transposeCoalesced with PAD=0: 32-way bank conflicts on the column read; PAD=1: transposeNoBankConflicts;
+// BLOCK_ROWS < TILE: each thread moves TILE/BLOCK_ROWS elements, the coarsened 32x8 form)
+template <typename T, int TILE, int BLOCK_ROWS, int PAD>
+__global__ void transpose_tiled(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
+    __shared__ T tile[TILE][TILE + PAD];
+    const int tiles_y = (rows + TILE - 1) / TILE;
+    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+        int x = blockIdx.x * TILE + threadIdx.x;
+        int y = by * TILE + threadIdx.y;
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS)
+            if (x < cols && y + j < rows) tile[threadIdx.y + j][threadIdx.x] = in[(long long)(y + j) * cols + x];
+        __syncthreads();
+        x = by * TILE + threadIdx.x;          // column of out = row of in
+        y = blockIdx.x * TILE + threadIdx.y;  // row of out = column of in
+#pragma unroll
+        for (int j = 0; j < TILE; j += BLOCK_ROWS)
+            if (x < rows && y + j < cols) out[(long long)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+        __syncthreads();  // the next tile overwrites `tile`
+    }
+}
+
+template <typename V, typename T> struct Pack;
+template <> struct Pack<float4, float> { static __device__ __forceinline__ float4 make(const float* e) { return make_float4(e[0], e[1], e[2], e[3]); } };
+template <> struct Pack<int4, int> { static __device__ __forceinline__ int4 make(const int* e) { return make_int4(e[0], e[1], e[2], e[3]); } };
+template <> struct Pack<double2, double> { static __device__ __forceinline__ double2 make(const double* e) { return make_double2(e[0], e[1]); } };
+
+// transpose_vec: TILE x TILE tile, 256 threads, 16-byte global loads AND stores (float4 / int4 / double2), each
+// thread with TILE*TILE/(256*W) loads in flight; shared tile XOR-swizzled on 16-byte chunks (chunk ^ (row/W)%8)
+// so the vector stores and the column gathers are both conflict-free. Needs rows % W == 0, cols % W == 0 and
+// 16-byte aligned arrays (W = elements per vector); the library checks. Block: 256 threads (1-D).
+// Interior tiles take an unmasked path, and MINB (min blocks per SM) keeps ptxas from interleaving each load
+// with its shared store, so that all loads of a thread are in flight together.
+template <typename T, typename V, int TILE> struct VecTile {
+    static constexpr int NT = 256;
+    static constexpr int W = sizeof(V) / sizeof(T);  // elements per 16-byte vector
+    static constexpr int CPR = TILE / W;             // vectors (chunks) per tile row
+    static constexpr int RPP = NT / CPR;             // tile rows loaded per pass
+    static constexpr int LOADS = TILE / RPP;         // vector loads per thread
+    static_assert(CPR % 8 == 0 && TILE % 32 == 0 && NT % CPR == 0, "tile shape");
+
+    template <bool MASK>
+    static __device__ __forceinline__ void load(V* __restrict__ tile, const V* __restrict__ in, int rows, int cols,
+                                                int row0, int col0) {
+        const int q = threadIdx.x % CPR;
+        V buf[LOADS];
+#pragma unroll
+        for (int p = 0; p < LOADS; ++p) {
+            const int r = threadIdx.x / CPR + p * RPP;
+            const long long at = (long long)(row0 + r) * (cols / W) + col0 / W + q;
+            if (!MASK || (row0 + r < rows && col0 + q * W < cols)) buf[p] = __ldg(in + at);
+            else buf[p] = V{};
+        }
+#pragma unroll
+        for (int p = 0; p < LOADS; ++p) {
+            const int r = threadIdx.x / CPR + p * RPP;
+            tile[r * CPR + (q ^ ((r / W) & 7))] = buf[p];
+        }
+    }
+
+    template <bool MASK>
+    static __device__ __forceinline__ void store(V* __restrict__ out, const T* __restrict__ tile, int rows, int cols,
+                                                 int row0, int col0) {
+        const int tk = threadIdx.x % 8;  // vector along the output row
+        const int tj = threadIdx.x / 8;  // output row within the tile
+#pragma unroll
+        for (int a = 0; a < TILE / 32; ++a) {
+#pragma unroll
+            for (int b = 0; b < CPR / 8; ++b) {
+                const int j = tj + 32 * a;  // output row within the tile (= input column)
+                const int k = tk + 8 * b;   // output vector: input rows k*W .. k*W+W-1
+                T e[W];
+#pragma unroll
+                for (int i = 0; i < W; ++i) {
+                    const int r = k * W + i;
+                    e[i] = tile[r * TILE + (((j / W) ^ ((r / W) & 7)) * W) + j % W];
+                }
+                if (!MASK || (col0 + j < cols && row0 + k * W < rows))
+                    out[(long long)(col0 + j) * (rows / W) + row0 / W + k] = Pack<V, T>::make(e);
+            }
+        }
+    }
+};
+
+template <typename T, typename V, int TILE, int MINB>
+__global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
+    typedef VecTile<T, V, TILE> VT;
+    __shared__ V tile[TILE * TILE / VT::W];
+    const V* __restrict__ in_v = reinterpret_cast<const V*>(in);
+    V* __restrict__ out_v = reinterpret_cast<V*>(out);
+    const int tiles_y = (rows + TILE - 1) / TILE;
+    const int col0 = blockIdx.x * TILE;
+    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+        const int row0 = by * TILE;
+        const bool interior = row0 + TILE <= rows && col0 + TILE <= cols;
+        if (interior) VT::template load<false>(tile, in_v, rows, cols, row0, col0);
+        else VT::template load<true>(tile, in_v, rows, cols, row0, col0);
+        __syncthreads();
+        const T* tile_e = reinterpret_cast<const T*>(tile);
+        if (interior) VT::template store<false>(out_v, tile_e, rows, cols, row0, col0);
+        else VT::template store<true>(out_v, tile_e, rows, cols, row0, col0);
+        __syncthreads();
+    }
+}

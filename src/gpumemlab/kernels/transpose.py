@@ -1,0 +1,76 @@
+"""Instantiations of transpose.cu, one ladder step per :class:`TransposeVariant` (kernel + launch geometry).
+
+The experiment and the library read the same table; geometry is ``(tile, block)`` with a 2-D grid
+``(ceil(cols / tile), min(ceil(rows / tile), 65535))`` whose y-dimension the kernels grid-stride over.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import KernelSpec
+
+SRC = "transpose.cu"
+TILE = 32
+BLOCK_ROWS = 8       # the coarsened (cuda-samples) form: 32 x 8 threads, 4 elements per thread
+VEC_TILE = 64        # the vectorized kernel's tile (elements per side)
+VEC_THREADS = 256
+MAX_GRID_Y = 65535
+
+CTYPES = {"float32": "float", "float64": "double", "int32": "int"}
+# 16-byte vector type, elements per vector, min blocks per SM for __launch_bounds__ (8 x 16 KiB tiles, or
+# 4 x 32 KiB for double: all 8 loads of a thread in flight)
+VECTOR = {"float": ("float4", 4, 8), "double": ("double2", 2, 4), "int": ("int4", 4, 8)}
+
+
+@dataclass(frozen=True)
+class TransposeVariant:
+    name: str
+    kernel: str           # template name in transpose.cu
+    targs: str            # template arguments after the element type
+    tile: int
+    block: tuple[int, ...]
+    transposes: bool      # False: a copy (same shape out)
+    technique: str
+    vector: bool = False  # needs rows, cols % W == 0 and 16-byte alignment
+
+    def spec(self, ctype: str = "float") -> KernelSpec:
+        if self.vector:
+            vt, _, minb = VECTOR[ctype]
+            return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {minb}>")
+        return KernelSpec(SRC, f"{self.kernel}<{ctype}, {self.targs}>")
+
+    def grid(self, rows: int, cols: int) -> tuple[int, int]:
+        return (max(1, math.ceil(cols / self.tile)), max(1, min(math.ceil(rows / self.tile), MAX_GRID_Y)))
+
+    def width(self, ctype: str) -> int:
+        """Elements per access: the shape must be a multiple of this (1 for scalar kernels)."""
+        return VECTOR[ctype][1] if self.vector else 1
+
+
+def _v(name, kernel, targs, block_rows, transposes, technique, tile=TILE):
+    return TransposeVariant(name, kernel, targs, tile, (TILE, block_rows), transposes, technique)
+
+
+COPY = _v("copy (tile indexing)", "copy_tile", f"{TILE}, {BLOCK_ROWS}, false", BLOCK_ROWS, False,
+          "ceiling: same indexing, no transpose (cuda-samples copy)")
+COPY_SHARED = _v("copy through shared memory", "copy_tile", f"{TILE}, {BLOCK_ROWS}, true", BLOCK_ROWS, False,
+                 "ceiling with the shared-memory round trip (cuda-samples copySharedMem)")
+NAIVE = _v("naive", "transpose_naive", f"{TILE}, {TILE}", TILE, True,
+           "reads coalesced, writes strided (cuda-samples transposeNaive)")
+COALESCED = _v("coalesced (shared tile)", "transpose_tiled", f"{TILE}, {TILE}, 0", TILE, True,
+               "both ways coalesced through a 32x32 tile; 32-way bank conflicts on the column read (seed 003)")
+PADDED = _v("padded tile (32x33)", "transpose_tiled", f"{TILE}, {TILE}, 1", TILE, True,
+            "padding shifts each row by one bank: conflict-free (seed 001/003, transposeNoBankConflicts)")
+COARSENED = _v("coarsened 32x8 (padded)", "transpose_tiled", f"{TILE}, {BLOCK_ROWS}, 1", BLOCK_ROWS, True,
+               "BLOCK_ROWS=8: 4 elements per thread, fewer threads per tile (cuda-samples)")
+VECTORIZED = TransposeVariant("vectorized 64x64 (16-byte, swizzled)", "transpose_vec", f"{VEC_TILE}", VEC_TILE,
+                              (VEC_THREADS,), True,
+                              "16-byte loads and stores, XOR-swizzled shared tile, 4-8 loads in flight per thread",
+                              vector=True)
+
+LADDER = [COPY, COPY_SHARED, NAIVE, COALESCED, PADDED, COARSENED, VECTORIZED]
+LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
+
+KERNELS = [v.spec(c) for v in LADDER for c in CTYPES.values()]

@@ -1,0 +1,46 @@
+"""``gpumemlab.transpose``: a new contiguous transpose of a 2-D float32 / float64 / int32 GPU array.
+
+Shapes whose both sides are multiples of the 16-byte vector width (4 floats or ints, 2 doubles), with
+16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the padded, coarsened
+32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import transpose as K
+from ._checks import as_device_array
+
+DTYPES = (np.float32, np.float64, np.int32)
+INT32_MAX = 2**31 - 1
+
+
+def choose_variant(rows: int, cols: int, dtype, in_ptr: int, out_ptr: int) -> K.TransposeVariant:
+    """The ladder step the library uses for this shape and these addresses (pure; no GPU)."""
+    ctype = K.CTYPES[np.dtype(dtype).name]
+    w = K.VECTORIZED.width(ctype)
+    aligned = in_ptr % 16 == 0 and out_ptr % 16 == 0
+    if aligned and rows % w == 0 and cols % w == 0 and rows >= w and cols >= w:
+        return K.VECTORIZED
+    return K.LIBRARY_FALLBACK
+
+
+def transpose(x):
+    """Return ``x.T`` as a new C-contiguous CuPy array (``x``: 2-D, C-contiguous)."""
+    import cupy
+
+    arr = as_device_array(x, "x", DTYPES, ndim=2, contiguous=True)
+    rows, cols = (int(s) for s in arr.shape)
+    if rows > INT32_MAX or cols > INT32_MAX:
+        raise ValueError(f"x: each side must be below 2^31 elements, got shape {arr.shape}")
+
+    from ..gpu import runtime
+
+    out = cupy.empty((cols, rows), arr.dtype)  # launches follow CuPy's current stream, like CuPy's own ops
+    if arr.size == 0:
+        return out
+    variant = choose_variant(rows, cols, arr.dtype, arr.data.ptr, out.data.ptr)
+    spec = variant.spec(K.CTYPES[arr.dtype.name])
+    runtime.launch(spec, variant.grid(rows, cols), variant.block, out, arr, rows, cols)
+    return out

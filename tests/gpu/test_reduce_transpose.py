@@ -1,0 +1,314 @@
+"""GPU tests: every reduce / transpose kernel against NumPy on random non-zero data and odd sizes, the
+library's sum and transpose (sizes 0 and 1, odd shapes, dtypes, bad input), the control / intrinsics /
+launch kernels through their experiments in quick mode."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ODD_SIZES = [1, 2, 3, 31, 255, 257, 1000, 12_345, 16_385, 100_003, (1 << 20) + 7]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    from gpumemlab.gpu import runtime
+
+    runtime.work_stream()
+    return cupy
+
+
+def host(n_or_shape, dtype, seed=0):
+    from gpumemlab.bench.verify import random_nonzero
+
+    return random_nonzero(n_or_shape, dtype, np.random.default_rng(seed))
+
+
+# ------------------------------------------------------------------ reduction kernels
+
+@pytest.mark.parametrize("step", range(6))
+@pytest.mark.parametrize("n", [1, 31, 257, 1000, 100_003])
+def test_ladder_kernel_block_partials(cp, step, n):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import reduce as K
+
+    ladder = K.LADDER[step]
+    x = host(n, np.float32, seed=n + step)
+    blocks = math.ceil(n / ladder.per_block)
+    out = cp.full(blocks, np.nan, np.float32)
+    runtime.launch(ladder.spec, blocks, K.BLOCK, out, cp.asarray(x), np.int64(n))
+    padded = np.zeros(blocks * ladder.per_block)
+    padded[:n] = x
+    want = padded.reshape(blocks, ladder.per_block).sum(axis=1)
+    bound = 12 * 2.0**-24 * np.abs(padded).reshape(blocks, ladder.per_block).sum(axis=1)
+    got = out.get().astype(np.float64)
+    assert np.all(np.abs(got - want) <= bound), ladder.name
+
+
+def _vectorized_configs():
+    from gpumemlab.kernels import reduce as K
+
+    return [pytest.param(k, u, ld, id=f"{k}-x{u}-load{ld}") for k, u, ld in K.VECTORIZED]
+
+
+@pytest.mark.parametrize("kernel,unroll,load", _vectorized_configs())
+@pytest.mark.parametrize("n", [5, 4099, 100_003, (1 << 21) + 3])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_vectorized_passes_any_alignment(cp, kernel, unroll, load, n, offset):
+    from types import SimpleNamespace
+
+    from gpumemlab.experiments.reduce import vectorized_runner
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops.reduce import relative_bound
+
+    session = SimpleNamespace(sm_count=runtime.device_info()["sm_count"])
+    base = host(n + offset, np.float32, seed=n)
+    x = cp.asarray(base)[offset:]  # contiguous, but 4 or 12 bytes past a 16-byte boundary
+    result = cp.full(1, np.nan, np.float32)
+    run, plan = vectorized_runner(session, kernel, unroll, load, x, result)
+    ref = math.fsum(base[offset:].astype(np.float64))
+    bound = relative_bound(plan, np.float32) * float(np.abs(base[offset:]).astype(np.float64).sum())
+    for _ in range(2):  # reduce7 must leave its ticket at 0 for the next launch
+        result.fill(np.nan)
+        run()
+        assert abs(float(result[0]) - ref) <= bound
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_reduce6_typed_instantiations(cp, dtype):
+    import gpumemlab
+
+    for n in (7, 16_385, 300_001):
+        x = host(n, dtype, seed=n)
+        got = gpumemlab.sum(cp.asarray(x)).get()
+        if dtype == "int32":
+            assert got.dtype == np.int64 and int(got) == int(x.astype(np.int64).sum())
+        else:
+            assert abs(float(got) - math.fsum(x)) <= 1e-13 * np.abs(x).sum()
+
+
+# ------------------------------------------------------------------ gpumemlab.sum
+
+@pytest.mark.parametrize("n", [0] + ODD_SIZES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_sum_matches_numpy_within_the_bound(cp, n, dtype):
+    import gpumemlab
+    from gpumemlab.ops.reduce import error_bound
+
+    x = host(n, dtype, seed=n) if n else np.zeros(0, dtype)
+    xd = cp.asarray(x)
+    got = gpumemlab.sum(xd)
+    assert got.shape == () and got.dtype == {"float32": np.float32, "float64": np.float64, "int32": np.int64}[dtype]
+    if dtype == "int32":
+        assert int(got) == int(x.astype(np.int64).sum())
+    else:
+        ref = math.fsum(x.astype(np.float64))
+        assert abs(float(got) - ref) <= error_bound(xd)
+        if n == 1:
+            assert float(got) == float(x[0])
+
+
+def test_sum_error_is_well_inside_the_bound_on_a_large_input(cp):
+    import gpumemlab
+    from gpumemlab.bench.verify import device_random_nonzero
+    from gpumemlab.ops.reduce import error_bound
+
+    x = device_random_nonzero((1 << 24) + 13, np.float32, seed=5)
+    ref = float(x.sum(dtype=np.float64))
+    err = abs(float(gpumemlab.sum(x)) - ref)
+    assert err <= error_bound(x)
+    assert err <= 1e-5 * float(cp.abs(x).sum(dtype=np.float64))  # the stated float32 accuracy
+
+
+def test_sum_on_another_stream_is_ordered(cp):
+    import gpumemlab
+
+    other = cp.cuda.Stream(non_blocking=True)
+    with other:
+        x = cp.asarray(host((1 << 22) + 1, np.float32, seed=11)) * 2  # queued on `other`
+        s = gpumemlab.sum(x)
+        t = gpumemlab.transpose(x[: 1 << 22].reshape(2048, 2048))
+        got_s, got_t = float(s), t.get()
+    xh = x.get()
+    assert abs(got_s - math.fsum(xh.astype(np.float64))) < 1e-5 * np.abs(xh).sum()
+    np.testing.assert_array_equal(got_t, xh[: 1 << 22].reshape(2048, 2048).T)
+
+
+def test_register_limited_kernels_compute_the_same_values(cp):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import launch as K
+
+    x = cp.asarray(host(1 << 16, np.float32, seed=8))
+    outs = []
+    for spec in [K.NATURAL] + K.SPILL_DEMO:
+        out = cp.full(132 * 256, np.nan, np.float32)
+        runtime.launch(spec, 132, 256, out, x, np.int64(x.size))
+        outs.append(out.get())
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])
+
+
+def test_sum_is_deterministic_and_writes_out(cp):
+    import gpumemlab
+
+    x = cp.asarray(host((1 << 22) + 5, np.float32, seed=9))
+    first = gpumemlab.sum(x)
+    out = cp.full((), np.nan, np.float32)
+    again = gpumemlab.sum(x, out=out)
+    assert again is out
+    assert first.get().tobytes() == out.get().tobytes()
+    for _ in range(3):
+        assert gpumemlab.sum(x).get().tobytes() == first.get().tobytes()
+
+
+def test_sum_of_nd_and_offset_views(cp):
+    import gpumemlab
+
+    x = host((37, 41, 3), np.float32, seed=2)
+    xd = cp.asarray(x)
+    assert abs(float(gpumemlab.sum(xd)) - math.fsum(x.ravel())) < 1e-3
+    flat = cp.asarray(host(20_001, np.int32, seed=4))
+    assert int(gpumemlab.sum(flat[1:])) == int(flat[1:].get().astype(np.int64).sum())
+
+
+def test_int32_sum_does_not_overflow(cp):
+    import gpumemlab
+
+    x = cp.full(100_000, 2**31 - 1, np.int32)
+    assert int(gpumemlab.sum(x)) == 100_000 * (2**31 - 1)
+
+
+def test_sum_bad_input(cp):
+    import gpumemlab
+
+    with pytest.raises(TypeError, match="dtype"):
+        gpumemlab.sum(cp.ones(4, np.float16))
+    with pytest.raises(ValueError, match="contiguous"):
+        gpumemlab.sum(cp.ones((4, 4), np.float32).T[::2])
+    with pytest.raises(TypeError, match="out"):
+        gpumemlab.sum(cp.ones(4, np.int32), out=cp.empty((), np.int32))  # int32 sums are int64
+    with pytest.raises(ValueError, match="out"):
+        gpumemlab.sum(cp.ones(4, np.float32), out=cp.empty(1, np.float32))
+
+
+# ------------------------------------------------------------------ transpose kernels
+
+SHAPES = [(1, 1), (1, 37), (37, 1), (33, 65), (4097, 31), (64, 64), (128, 96), (96, 200), (8, 4), (260, 124)]
+
+
+def _variants_and_shapes():
+    from gpumemlab.kernels import transpose as K
+
+    for v in K.LADDER:
+        for ctype in K.CTYPES.values():
+            for rows, cols in SHAPES:
+                w = v.width(ctype)
+                if rows % w == 0 and cols % w == 0:
+                    yield pytest.param(v, ctype, rows, cols, id=f"{v.kernel}-{v.targs}-{ctype}-{rows}x{cols}")
+
+
+@pytest.mark.parametrize("variant,ctype,rows,cols", list(_variants_and_shapes()))
+def test_transpose_kernels(cp, variant, ctype, rows, cols):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import transpose as K
+
+    dtype = {v: k for k, v in K.CTYPES.items()}[ctype]
+    x = host((rows, cols), dtype, seed=rows * 7 + cols)
+    xd = cp.asarray(x)
+    out_shape = (cols, rows) if variant.transposes else (rows, cols)
+    out = cp.empty(out_shape, dtype)
+    from gpumemlab.bench.verify import poison
+
+    poison(out)
+    runtime.launch(variant.spec(ctype), variant.grid(rows, cols), variant.block, out, xd, rows, cols)
+    np.testing.assert_array_equal(out.get(), x.T if variant.transposes else x)
+
+
+@pytest.mark.parametrize("rows,cols,dtype", [(65536 * 32 + 33, 2, np.float32), (64 * 65537, 4, np.int32)])
+def test_transpose_taller_than_the_grid_limit(cp, rows, cols, dtype):
+    import gpumemlab
+
+    x = cp.arange(rows * cols, dtype=dtype).reshape(rows, cols)
+    t = gpumemlab.transpose(x)
+    assert bool((t == x.T).all())
+
+
+# ------------------------------------------------------------------ gpumemlab.transpose
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (1, 1), (1, 1000), (1000, 1), (4097, 31), (31, 4097),
+                                   (1024, 2048), (100, 100), (6, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_library_transpose(cp, shape, dtype):
+    import gpumemlab
+
+    x = host(shape, dtype, seed=sum(shape)) if 0 not in shape else np.zeros(shape, dtype)
+    t = gpumemlab.transpose(cp.asarray(x))
+    assert t.shape == shape[::-1] and t.dtype == np.dtype(dtype) and t.flags.c_contiguous
+    np.testing.assert_array_equal(t.get(), x.T)
+
+
+def test_library_transpose_misaligned_view_uses_the_fallback(cp):
+    import gpumemlab
+
+    flat = cp.asarray(host(1 + 64 * 64, np.float32, seed=1))
+    x = flat[1:].reshape(64, 64)  # contiguous, 4 bytes past 16-byte alignment
+    np.testing.assert_array_equal(gpumemlab.transpose(x).get(), x.get().T)
+
+
+def test_transpose_accepts_torch_tensors(cp):
+    torch = pytest.importorskip("torch")
+    import gpumemlab
+
+    t = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(gpumemlab.transpose(t).get(), t.cpu().numpy().T)
+
+
+def test_transpose_bad_input(cp):
+    import gpumemlab
+
+    with pytest.raises(ValueError, match="2-D"):
+        gpumemlab.transpose(cp.ones((2, 2, 2), np.float32))
+    with pytest.raises(ValueError, match="contiguous"):
+        gpumemlab.transpose(cp.ones((4, 6), np.float32).T)
+    with pytest.raises(TypeError, match="dtype"):
+        gpumemlab.transpose(cp.ones((4, 4), np.int64))
+
+
+# ------------------------------------------------------------------ intrinsics accuracy (guide bounds)
+
+def test_accurate_math_within_the_guide_and_fast_sin_within_its_absolute_bound(cp):
+    from gpumemlab.experiments.intrinsics import accuracy
+    from gpumemlab.kernels import intrinsics as K
+
+    for f in K.FUNCTIONS:
+        acc = accuracy(f, fast=False, points=1 << 16, seed=3)
+        assert acc["max_ulp"] <= f.guide_ulp + 1, (f.name, acc)
+    for f, log2_bound in zip(K.FUNCTIONS[:2], (-21.41, -21.19)):
+        assert accuracy(f, fast=True, points=1 << 16, seed=3)["max_abs_error"] <= 2.0**log2_bound * 1.01
+    exp = K.FUNCTIONS[2]
+    fast_exp = accuracy(exp, fast=True, points=1 << 16, seed=3)
+    assert fast_exp["max_ulp"] <= 2 + math.floor(1.173 * max(abs(exp.lo), abs(exp.hi))) + 1
+
+
+# ------------------------------------------------------------------ experiments, quick mode (all kernels verified)
+
+@pytest.mark.parametrize("name", ["reduce", "transpose", "divergence", "intrinsics", "launch_config"])
+def test_experiment_quick(cp, name):
+    from gpumemlab.bench.session import Session
+    from gpumemlab.experiments import get
+
+    exp = get(name)
+    session = Session(quick=True)
+    try:
+        records = exp.run(session, dict(exp.params))
+    finally:
+        session.close()
+    assert records and all(r.verified for r in records)
+    assert all(r.median_s > 0 for r in records)

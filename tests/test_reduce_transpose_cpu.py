@@ -1,0 +1,248 @@
+"""CPU tests for the reduce / transpose / control / intrinsics / launch families: compile reports, plans,
+error bounds, host models, and input validation that fails before any GPU call."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gpumemlab.gpu.compile import compile_specs
+from gpumemlab.kernels import control, intrinsics, launch, reduce, transpose
+from gpumemlab.ops import reduce as ops_reduce
+from gpumemlab.ops import transpose as ops_transpose
+
+FAMILIES = (reduce, transpose, control, intrinsics, launch)
+ARCHS = ("sm_80", "sm_90")
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def compiled(request):
+    specs = [s for fam in FAMILIES for s in fam.KERNELS]
+    # a fresh compile: a cached entry written by a compiler that printed no ptxas report has no usage
+    result = compile_specs(specs, request.param, use_cache=False)
+    missing = [s.label for s, (_, u) in result.items() if u is None]
+    assert not missing, f"no ptxas report for {missing}"
+    return request.param, result
+
+
+def test_every_instantiation_compiles_without_spills_except_the_demo(compiled):
+    arch, result = compiled
+    spilling = sorted(s.label for s, (_, u) in result.items()
+                      if (u.spill_store_bytes or u.spill_load_bytes) and s not in launch.SPILL_DEMO)
+    assert spilling == [], f"{arch}: unexpected spills in {spilling}"
+    assert len(result) == len({s for fam in FAMILIES for s in fam.KERNELS})
+
+
+def test_spill_demo_really_spills_and_respects_the_limit(compiled):
+    arch, result = compiled
+    natural = result[launch.NATURAL][1]
+    assert natural.registers > max(launch.REG_LIMITS), f"{arch}: the demo kernel needs {natural.registers} registers"
+    for limit, spec in zip(launch.REG_LIMITS, launch.SPILL_DEMO):
+        usage = result[spec][1]
+        assert usage.registers <= limit
+        assert usage.spill_store_bytes > 0 and usage.local_bytes > 0, f"{arch}: {spec.label} does not spill"
+    assert all(s.spills_expected for s in launch.SPILL_DEMO) and not launch.NATURAL.spills_expected
+    spills = [result[s][1].spill_store_bytes for s in launch.SPILL_DEMO]
+    assert spills == sorted(spills), "tighter limits must spill more"
+
+
+def test_shared_memory_of_the_tiles(compiled):
+    arch, result = compiled
+    usage = {s.name: u for s, (_, u) in result.items()}
+    assert usage["transpose_tiled<float, 32, 32, 0>"].shared_bytes == 32 * 32 * 4
+    assert usage["transpose_tiled<float, 32, 32, 1>"].shared_bytes == 32 * 33 * 4
+    assert usage["transpose_tiled<double, 32, 8, 1>"].shared_bytes == 32 * 33 * 8
+    assert usage["transpose_vec<float, float4, 64, 8>"].shared_bytes == 64 * 64 * 4
+    assert usage["transpose_vec<double, double2, 64, 4>"].shared_bytes == 64 * 64 * 8
+    assert usage["reduce0<float, 256>"].shared_bytes == 256 * 4
+    assert usage["reduce5<float, 256>"].shared_bytes == 8 * 4  # warp sums only
+    # the min-blocks launch bound keeps the vector transpose within 8 blocks per SM of registers
+    assert usage["transpose_vec<float, float4, 64, 8>"].registers <= 32
+
+
+def test_ladders_are_in_seed_order():
+    assert [s.step for s in reduce.LADDER] == [0, 1, 2, 3, 4, 5]
+    assert [s.per_block for s in reduce.LADDER] == [256, 256, 256, 512, 512, 512]
+    assert transpose.LADDER[2] is transpose.NAIVE and transpose.LADDER[-1] is transpose.VECTORIZED
+    with pytest.raises(ValueError):
+        reduce.reduce6("float", unroll=3)
+    with pytest.raises(ValueError):
+        reduce.ladder_spec(6)
+
+
+# ------------------------------------------------------------------ sum: plan and error bound
+
+def test_sum_plan_small_inputs_take_one_block():
+    for n in (1, 2, 1000, ops_reduce.SINGLE_PASS_MAX):
+        assert ops_reduce.plan(n, 4, 132, 8).grid == 0
+
+
+def test_sum_plan_is_a_persistent_grid_and_deterministic():
+    big = ops_reduce.plan(1 << 28, 4, 132, 8)
+    assert big.grid == 132 * 8 and big.width == 4
+    assert ops_reduce.plan(1 << 28, 4, 132, 8) == big
+    mid = ops_reduce.plan(100_003, 4, 132, 8)  # fewer tiles than the persistent grid
+    assert mid.grid == math.ceil(100_003 / (4 * 256 * reduce.LIBRARY_UNROLL))
+    assert ops_reduce.plan(1 << 20, 8, 132, 8).width == 2
+
+
+def test_sum_error_bound_is_far_below_sequential_summation():
+    p = ops_reduce.plan(1 << 28, 4, 132, 8)
+    depth = ops_reduce.tree_depth(p)
+    assert 60 < depth < 120  # ~63 batches per thread + log2 of the trees
+    bound = ops_reduce.relative_bound(p, np.float32)
+    assert bound == pytest.approx(depth * 2.0**-24, rel=1e-4)
+    assert bound < 1e-5 < (1 << 28) * 2.0**-24
+    assert ops_reduce.relative_bound(p, np.int32) == 0.0
+    assert ops_reduce.relative_bound(ops_reduce.plan(1 << 28, 8, 132, 8), np.float64) < 1e-13
+
+
+def test_sum_bound_holds_for_a_host_model_of_the_tree():
+    """Simulate the float32 tree of one small plan on the host and check the bound against float64."""
+    rng = np.random.default_rng(3)
+    x = (rng.random(5000) + 0.5).astype(np.float32) * np.where(rng.random(5000) < 0.5, -1, 1).astype(np.float32)
+    p = ops_reduce.plan(x.size, 4, 132, 8)
+    assert p.grid == 0
+    block = p.final_block
+    acc = np.zeros(block, np.float32)
+    for i in range(0, x.size, block):  # thread t adds x[t], x[t + 1024], ... in order
+        chunk = x[i:i + block]
+        acc[:chunk.size] += chunk
+    while acc.size > 1:  # shuffle tree: pairwise
+        acc = acc[: acc.size // 2] + acc[acc.size // 2:]
+    err = abs(float(acc[0]) - math.fsum(x.astype(np.float64)))
+    assert err <= ops_reduce.relative_bound(p, np.float32) * float(np.abs(x.astype(np.float64)).sum())
+
+
+# ------------------------------------------------------------------ transpose: variant choice
+
+@pytest.mark.parametrize("rows,cols,dtype,vector", [
+    (16384, 16384, np.float32, True), (64, 4, np.int32, True), (4097, 31, np.float32, False),
+    (1, 1024, np.float32, False), (6, 2, np.float64, True), (3, 2, np.float64, False), (8, 8, np.float64, True),
+])
+def test_transpose_variant_choice(rows, cols, dtype, vector):
+    chosen = ops_transpose.choose_variant(rows, cols, dtype, 256, 512)
+    assert (chosen is transpose.VECTORIZED) == vector
+
+
+def test_transpose_misaligned_storage_falls_back():
+    assert ops_transpose.choose_variant(64, 64, np.float32, 260, 512) is transpose.LIBRARY_FALLBACK
+
+
+def test_transpose_grid_respects_the_y_limit():
+    assert transpose.COARSENED.grid(10**7, 1) == (1, transpose.MAX_GRID_Y)
+    assert transpose.VECTORIZED.grid(4097, 31) == (1, 65)
+    assert transpose.NAIVE.grid(1, 1) == (1, 1)
+
+
+# ------------------------------------------------------------------ host models of the other families
+
+def test_branch_conditions_match_the_slide():
+    tid = np.arange(256)
+    slide_div, slide_uniform = control.SLIDE
+    assert slide_div.takes_a(tid).sum() == 253  # threads 3..255
+    assert np.array_equal(slide_uniform.takes_a(tid), tid >= 96)  # warps 3..7
+    for v in control.VARIANTS:
+        warps = [set(v.takes_a(tid[w * 32:(w + 1) * 32]).tolist()) for w in range(8)]
+        assert any(len(s) > 1 for s in warps) == v.divergent, v.name
+
+
+def test_divergence_host_paths_are_bounded():
+    from gpumemlab.experiments.divergence import path_a, path_b
+
+    x = np.linspace(0, 1, 101, dtype=np.float32)
+    a, b = path_a(x, 200), path_b(x, 200)
+    assert np.all((a > 0.45) & (a < 0.55)) and np.all((b > 0.25) & (b < 0.35))
+
+
+def test_ulp_error_helper():
+    from gpumemlab.experiments.intrinsics import ulp_error
+
+    ref = np.array([1.0, 1.0, 0.75])
+    got = np.array([1.0, 1.0 + 2.0**-23, 0.75 - 2 * 2.0**-24], np.float32)
+    assert ulp_error(got, ref).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_intrinsics_catalog_is_one_template():
+    names = {s.name.split("<")[0] for s in intrinsics.KERNELS}
+    assert names == {"math_fn"} and len(intrinsics.KERNELS) == 8
+
+
+# ------------------------------------------------------------------ input validation before the GPU
+
+@pytest.mark.parametrize("bad", [np.ones(4, np.float32), [1.0, 2.0], 3.0, "x"])
+def test_sum_rejects_host_and_non_arrays(bad):
+    import gpumemlab
+
+    with pytest.raises(TypeError) as info:
+        gpumemlab.sum(bad)
+    assert "\n" not in str(info.value) and "x:" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [np.ones((4, 4), np.float32), [[1.0]], None])
+def test_transpose_rejects_host_and_non_arrays(bad):
+    import gpumemlab
+
+    with pytest.raises(TypeError) as info:
+        gpumemlab.transpose(bad)
+    assert "\n" not in str(info.value)
+
+
+def test_host_array_message_says_what_to_do():
+    import gpumemlab
+
+    with pytest.raises(TypeError, match="NumPy .host. array"):
+        gpumemlab.sum(np.zeros(3))
+
+
+def test_experiments_are_registered():
+    from gpumemlab.experiments import registry
+
+    reg = registry()
+    for name in ("reduce", "transpose", "divergence", "intrinsics", "launch_config"):
+        assert name in reg and reg[name].seed and reg[name].seed_claim
+
+
+# ------------------------------------------------------------------ findings on synthetic records
+
+def _rec(experiment, variant, params, t, gbps=None, kind="kernel", **kw):
+    from gpumemlab.bench.records import Record
+
+    return Record(experiment=experiment, variant=variant, params=params, bytes=None, flops=None,
+                  time_s=dict(median=t), gbps=gbps, gflops=None, pct_of_ceiling=kw.pop("pct", None), ceiling=None,
+                  verified=True, kind=kind, **kw)
+
+
+def test_findings_render_from_records():
+    from gpumemlab.experiments import registry
+
+    reg = registry()
+    n = 1 << 28
+    red = [_rec("reduce", s.name, dict(n=n), 1e-3 / (i + 1), 1000.0 * (i + 1)) for i, s in enumerate(reduce.LADDER)]
+    red += [_rec("reduce", "gpumemlab.sum", dict(n=n), 1e-4, 3000.0, pct=95.0),
+            _rec("reduce", "cupy.sum", dict(n=n), 1e-4, 2950.0, kind="baseline")]
+    lines = list(reg["reduce"].findings(red))
+    assert any("6.0x" in s for s in lines) and any("101.7% of cupy.sum" in s for s in lines)
+
+    p = dict(n=16384, dtype="float32")
+    tr = [_rec("transpose", v.name, p, 1e-3 / (i + 1), 100.0 * (i + 1)) for i, v in enumerate(transpose.LADDER)]
+    tr += [_rec("transpose", "gpumemlab.transpose", p, 1e-4, 3000.0, extra=dict(pct_of_copy_in_run=95.0)),
+           _rec("transpose", "cupy.ascontiguousarray(x.T)", p, 3e-4, 1000.0, kind="baseline")]
+    lines = list(reg["transpose"].findings(tr))
+    assert any("95.0% of the best copy" in s for s in lines) and any("3.00x cupy" in s for s in lines)
+
+    dv = [_rec("divergence", v.name, dict(n=1, granularity=v.granularity), 2.0 if v.alternate and v.divergent else 1.0,
+               extra=dict(divergent=v.divergent)) for v in control.VARIANTS]
+    assert any("2.00x" in s for s in reg["divergence"].findings(dv))
+
+    acc = dict(max_ulp=1.0)
+    it = [_rec("intrinsics", f.label(fast), dict(function=f.name, fast=fast), 1.0 if fast else 4.0,
+               extra=dict(accuracy=acc)) for f in intrinsics.FUNCTIONS for fast in (False, True)]
+    assert len(list(reg["intrinsics"].findings(it))) == 4
+
+    lc = [_rec("launch_config", f"block {b}", dict(sweep="block_size", block=b), 1.0, 100.0 * b) for b in (32, 256)]
+    lc += [_rec("launch_config", "natural registers", dict(sweep="registers"), 1.0, model=dict(registers=78,
+                spill_store_bytes=0, driver_occupancy_pct=37.5), speedup_vs_naive=1.0)]
+    assert any("78 registers" in s for s in reg["launch_config"].findings(lc))
