@@ -112,6 +112,8 @@ def measure_cublas(session, experiment: str, params: dict, a, b, out, ref: Refer
 def annotate(session, records, base) -> None:
     """% of cuBLAS (same run), % of FP32 peak and speedup over the previous rung, into ``extra``."""
     peak = (session.ceilings.get("fp32_peak_gflops") or {}).get("value")
+    if peak and base is not None and base.gflops:
+        base.extra["pct_of_fp32_peak"] = 100.0 * base.gflops / peak
     prev = None
     for r in records:
         if base is not None and base.gflops and r.gflops:
@@ -188,7 +190,7 @@ def findings(records):
     if "transposed_b" in by and "naive" in by:
         t = by["transposed_b"]
         yield (f"transposed_b takes {t.median_s / by['naive'].median_s:.2f}x the naive time, of which the transpose is "
-               f"{100 * t.extra.get('transpose_s', 0) / t.median_s:.0f}% (seed 004 claimed 30% faster)")
+               f"{100 * t.extra.get('transpose_s', 0) / t.median_s:.2g}% (seed 004 claimed 30% faster)")
 
 
 EXPERIMENT = Experiment(

@@ -1,0 +1,411 @@
+// Matrix-multiplication family: the seeds' ladder from one thread per output to a register-blocked,
+// cp.async-pipelined SGEMM. Every kernel computes C = A B (or C = A A^T) in FP32, all matrices
+// row-major unless the name says otherwise: A is M x K, B is K x N, C is M x N. Offsets into the
+// matrices are 64-bit (M*K can pass 2^31); the dimensions themselves are int.
+
+// ------------------------------------------------------------------ 1-2. one thread per output
+// naive<false>: one thread per output, B read along a row so a warp's B loads coalesce (seed 000 / 002)
+// naive<true>: N (= B) stored column-major: neighbouring threads read K floats apart, uncoalesced (seed 000)
+template <bool B_COL_MAJOR>
+__global__ void naive(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
+                      int M, int N, int K) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < M && col < N) {
+        const float* a = A + (long long)row * K;
+        float sum = 0.0f;
+        for (int k = 0; k < K; ++k) {
+            const float b = B_COL_MAJOR ? B[(long long)col * K + k] : B[(long long)k * N + col];
+            sum += a[k] * b;
+        }
+        C[(long long)row * N + col] = sum;
+    }
+}
+
+// ------------------------------------------------------------------ 3. transposed_b
+// transpose_naive: Bt = B^T, the seed's one-element-per-thread transpose (seed 004); transposed_b
+// then runs naive<true> on Bt, whose layout is exactly "B stored column-major".
+extern "C" __global__ void transpose_naive(float* __restrict__ Bt, const float* __restrict__ B, int K, int N) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    const int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (k < K && col < N) Bt[(long long)col * K + k] = B[(long long)k * N + col];
+}
+
+// ------------------------------------------------------------------ 4-6. Best Practices 9.2.3.2 (w = 32)
+// A is M x 32, B is 32 x N, blocks of 32 x 32 threads, M and N multiples of 32.
+#define TILE_DIM 32
+
+// simple_multiply: each thread reads a row of A (one float per 32-byte sector used) and a column of B (seed 003)
+extern "C" __global__ void simple_multiply(float* __restrict__ c, const float* __restrict__ a,
+                                           const float* __restrict__ b, int N) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    for (int i = 0; i < TILE_DIM; i++) sum += a[row * TILE_DIM + i] * b[(long long)i * N + col];
+    c[(long long)row * N + col] = sum;
+}
+
+// coalesced_multiply: the warp's row of A loaded once, coalesced, into shared memory; __syncwarp (seed 003)
+extern "C" __global__ void coalesced_multiply(float* __restrict__ c, const float* __restrict__ a,
+                                              const float* __restrict__ b, int N) {
+    __shared__ float aTile[TILE_DIM][TILE_DIM];
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    aTile[threadIdx.y][threadIdx.x] = a[row * TILE_DIM + threadIdx.x];
+    __syncwarp();  // only this warp reads the row it wrote
+    for (int i = 0; i < TILE_DIM; i++) sum += aTile[threadIdx.y][i] * b[(long long)i * N + col];
+    c[(long long)row * N + col] = sum;
+}
+
+// shared_ab_multiply: tiles of A and B both in shared memory, no redundant B reads (seed 003)
+extern "C" __global__ void shared_ab_multiply(float* __restrict__ c, const float* __restrict__ a,
+                                              const float* __restrict__ b, int N) {
+    __shared__ float aTile[TILE_DIM][TILE_DIM], bTile[TILE_DIM][TILE_DIM];
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    aTile[threadIdx.y][threadIdx.x] = a[row * TILE_DIM + threadIdx.x];
+    bTile[threadIdx.y][threadIdx.x] = b[(long long)threadIdx.y * N + col];
+    __syncthreads();  // a warp reads B rows that other warps wrote
+    for (int i = 0; i < TILE_DIM; i++) sum += aTile[threadIdx.y][i] * bTile[i][threadIdx.x];
+    c[(long long)row * N + col] = sum;
+}
+
+// ------------------------------------------------------------------ 7. tiled (any M, N, K)
+// tiled<TILE>: TILE x TILE shared tiles of A and B, zero-padded at the edges, bounds-checked store (seed 002)
+template <int TILE>
+__global__ void tiled(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
+                      int M, int N, int K) {
+    __shared__ float sh_A[TILE][TILE];
+    __shared__ float sh_B[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = TILE * blockIdx.y + ty;
+    const int col = TILE * blockIdx.x + tx;
+    float value = 0.0f;
+    for (int phase = 0; phase < (K + TILE - 1) / TILE; phase++) {
+        const int ka = phase * TILE + tx, kb = phase * TILE + ty;
+        sh_A[ty][tx] = (row < M && ka < K) ? A[(long long)row * K + ka] : 0.0f;
+        sh_B[ty][tx] = (kb < K && col < N) ? B[(long long)kb * N + col] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TILE; k++) value += sh_A[ty][k] * sh_B[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[(long long)row * N + col] = value;
+}
+
+// ------------------------------------------------------------------ 8. corner turning
+// corner_turning<TILE, PAD>: N (= B) column-major, read coalesced along k and transposed into
+// shared memory (seed 000 exercise, Fig. 6.4); PAD = 1 removes the TILE-way bank conflict of the
+// transposed store Nds[tx][ty].
+template <int TILE, int PAD>
+__global__ void corner_turning(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ Bcm,
+                               int M, int N, int K) {
+    __shared__ float Mds[TILE][TILE];
+    __shared__ float Nds[TILE][TILE + PAD];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty;
+    const int col = blockIdx.x * TILE + tx;
+    const int n_rowstart = blockIdx.x * TILE;  // rows of the stored (column-major) N are columns of B
+    float value = 0.0f;
+    for (int ph = 0; ph < (K + TILE - 1) / TILE; ++ph) {
+        const int k = ph * TILE + tx;
+        Mds[ty][tx] = (row < M && k < K) ? A[(long long)row * K + k] : 0.0f;
+        Nds[tx][ty] = (n_rowstart + ty < N && k < K) ? Bcm[(long long)(n_rowstart + ty) * K + k] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < TILE; ++kk) value += Mds[ty][kk] * Nds[kk][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[(long long)row * N + col] = value;
+}
+
+// ------------------------------------------------------------------ 9. thread coarsening
+// coarsened<TILE, COARSE>: one block computes COARSE adjacent output tiles, reusing each A tile
+// COARSE times (seed 000, COARSE_FACTOR); bounds checks and zero padding added for any M, N, K.
+template <int TILE, int COARSE>
+__global__ void coarsened(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
+                          int M, int N, int K) {
+    __shared__ float Mds[TILE][TILE];
+    __shared__ float Nds[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty;
+    const int colStart = blockIdx.x * TILE * COARSE + tx;
+    float Pvalue[COARSE];
+#pragma unroll
+    for (int c = 0; c < COARSE; ++c) Pvalue[c] = 0.0f;
+    for (int ph = 0; ph < (K + TILE - 1) / TILE; ++ph) {
+        const int ka = ph * TILE + tx, kb = ph * TILE + ty;
+        Mds[ty][tx] = (row < M && ka < K) ? A[(long long)row * K + ka] : 0.0f;
+#pragma unroll
+        for (int c = 0; c < COARSE; ++c) {
+            const int col = colStart + c * TILE;
+            Nds[ty][tx] = (kb < K && col < N) ? B[(long long)kb * N + col] : 0.0f;
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < TILE; ++k) Pvalue[c] += Mds[ty][k] * Nds[k][tx];
+            __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < COARSE; ++c) {
+        const int col = colStart + c * TILE;
+        if (row < M && col < N) C[(long long)row * N + col] = Pvalue[c];
+    }
+}
+
+// ------------------------------------------------------------------ 10-12. C = A A^T (Best Practices 9.2.3.3)
+// A is M x 32, C is M x M, blocks of 32 x 32 threads, M a multiple of 32.
+
+// aat_simple: a[col*TILE_DIM + i] walks A^T with a stride of 32 floats: strided, wasteful reads (seed 003)
+extern "C" __global__ void aat_simple(float* __restrict__ c, const float* __restrict__ a, int M) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    for (int i = 0; i < TILE_DIM; i++) sum += a[row * TILE_DIM + i] * a[col * TILE_DIM + i];
+    c[(long long)row * M + col] = sum;
+}
+
+// aat_tiled<PAD>: both tiles read coalesced, the A^T tile transposed in shared memory; with PAD = 0 the
+// store transposedTile[tx][ty] walks a column of a 32 x 32 tile (32-way bank conflict), 32 x 33 removes it (seed 003)
+template <int PAD>
+__global__ void aat_tiled(float* __restrict__ c, const float* __restrict__ a, int M) {
+    __shared__ float aTile[TILE_DIM][TILE_DIM], transposedTile[TILE_DIM][TILE_DIM + PAD];
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    aTile[threadIdx.y][threadIdx.x] = a[row * TILE_DIM + threadIdx.x];
+    transposedTile[threadIdx.x][threadIdx.y] = a[(blockIdx.x * blockDim.x + threadIdx.y) * TILE_DIM + threadIdx.x];
+    __syncthreads();
+    for (int i = 0; i < TILE_DIM; i++) sum += aTile[threadIdx.y][i] * transposedTile[i][threadIdx.x];
+    c[(long long)row * M + col] = sum;
+}
+
+// ------------------------------------------------------------------ 13. register blocking
+// cp.async (sm_80+): global -> shared without a register round trip; `bytes` = 0 zero-fills the
+// destination (edge tiles). Older GPUs get an ordinary load/store with the same meaning.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(float* dst, const float* src, bool pred) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    const int n = pred ? BYTES : 0;
+    if (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(n));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
+#else
+    if (BYTES == 16)
+        *reinterpret_cast<float4*>(dst) = pred ? *reinterpret_cast<const float4*>(src) : make_float4(0.f, 0.f, 0.f, 0.f);
+    else
+        *dst = pred ? *src : 0.0f;
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int PENDING>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+#endif
+}
+
+// register_blocked<...>: each block computes a BM x BN tile of C from a STAGES-deep ring of
+// BK-wide shared tiles filled by cp.async; each warp a WM x WN warp tile; each thread
+// (WM*WN/32 outputs) a grid of WMITER x WNITER register blocks of TM x TN, read from shared memory
+// with 16-byte loads. A is stored transposed (As[k][m]) so that a thread's TM rows are one float4.
+//   VEC = 4: N % 4 == 0 and 16-byte aligned B and C: B tiles by 16-byte cp.async, float4 stores.
+//   VEC = 1: any N, K: B tiles by 4-byte cp.async, scalar stores.
+//   ALOAD = 0: A tiles by 4-byte cp.async, transposed on the way into shared memory.
+//   ALOAD = 1 (VEC = 4 and K % 4 == 0 only): A by 16-byte loads into registers one tile ahead,
+//   stored transposed after the current tile's math (siboehm's kernel 12 style).
+// Edge tiles are zero-filled (the extra products add zeros) and stores are bounds-checked, so any
+// M, N, K >= 1 is correct. Blocks are visited in groups of GROUP_M tile rows for L2 reuse.
+// SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
+// (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
+// problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
+          bool SPLIT>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
+                 int k_chunk) {
+    constexpr int NT = (BM / WM) * (BN / WN) * 32;
+    constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
+    constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
+    constexpr int TCOLS = WSUBN / TN;              // threads of a warp along N in one sub-tile
+    constexpr bool A_REG = ALOAD == 1 && VEC == 4;
+    constexpr int AS = BM + 4;                     // A^T row pitch: keeps float4 alignment, spreads transposed stores
+    constexpr int BS = BN;
+    constexpr int A_STAGE = BK * AS, B_STAGE = BK * BS;
+    constexpr int GROUP_M = 8;
+    static_assert(WMITER >= 1 && WMITER * 32 * TM * TN * WNITER == WM * WN, "warp tile does not split into 32 threads");
+    static_assert(TCOLS * (WSUBM / TM) == 32, "sub-tile is not 32 threads");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "register blocks are read as float4");
+    static_assert((BM * BK) % NT == 0 && (BK * BN) % (NT * VEC) == 0, "tile loads do not split evenly");
+    static_assert(!A_REG || (BM * BK) % (4 * NT) == 0, "A tile does not split into float4 per thread");
+
+    extern __shared__ float4 smem4[];
+    float* As = reinterpret_cast<float*>(smem4);
+    float* Bs = As + STAGES * A_STAGE;
+
+    // grouped rasterization: consecutive blocks share a few A panels and sweep B
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int in_group = GROUP_M * tiles_n;
+    const int first_m = (pid / in_group) * GROUP_M;
+    const int group_rows = min(tiles_m - first_m, GROUP_M);
+    const int pid_m = first_m + (pid % in_group) % group_rows;
+    const int pid_n = (pid % in_group) / group_rows;
+    const int m0 = pid_m * BM, n0 = pid_n * BN;
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int warp_m = warp / (BN / WN), warp_n = warp % (BN / WN);
+    const int t_m = lane / TCOLS, t_n = lane % TCOLS;
+    const int kb = SPLIT ? blockIdx.y * k_chunk : 0;  // this split's first k (tile loads use absolute k)
+    const int kend = SPLIT ? min(K, kb + k_chunk) : K;  // one past its last k
+    const int ktiles = (kend - kb + BK - 1) / BK;
+
+    auto load_b = [&](int stage, int k0) {
+        float* bs = Bs + stage * B_STAGE;
+#pragma unroll
+        for (int i = 0; i < (BK * BN) / (NT * VEC); ++i) {
+            const int e = tid + i * NT;
+            const int r = e / (BN / VEC), c = (e % (BN / VEC)) * VEC;
+            const bool ok = k0 + r < kend && n0 + c < N;
+            const float* src = ok ? B + (long long)(k0 + r) * N + n0 + c : B;
+            cp_async<4 * VEC>(bs + r * BS + c, src, ok);
+        }
+    };
+    auto load_a_async = [&](int stage, int k0) {
+        float* as = As + stage * A_STAGE;
+#pragma unroll
+        for (int i = 0; i < (BM * BK) / NT; ++i) {
+            const int e = tid + i * NT;
+            const int r = e / BK, k = e % BK;  // consecutive threads walk a row of A: coalesced
+            const bool ok = m0 + r < M && k0 + k < kend;
+            const float* src = ok ? A + (long long)(m0 + r) * K + k0 + k : A;
+            cp_async<4>(as + k * AS + r, src, ok);
+        }
+    };
+    constexpr int A_VECS = A_REG ? (BM * BK) / (4 * NT) : 1;
+    float4 a_regs[A_VECS];
+    auto load_a_regs = [&](int k0) {
+#pragma unroll
+        for (int i = 0; i < A_VECS; ++i) {
+            const int e = tid + i * NT;
+            const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
+            a_regs[i] = (m0 + r < M && k0 + k < kend) ? *reinterpret_cast<const float4*>(A + (long long)(m0 + r) * K + k0 + k)
+                                                   : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+    };
+    auto store_a_regs = [&](int stage) {
+        float* as = As + stage * A_STAGE;
+#pragma unroll
+        for (int i = 0; i < A_VECS; ++i) {
+            const int e = tid + i * NT;
+            const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
+            as[(k + 0) * AS + r] = a_regs[i].x;
+            as[(k + 1) * AS + r] = a_regs[i].y;
+            as[(k + 2) * AS + r] = a_regs[i].z;
+            as[(k + 3) * AS + r] = a_regs[i].w;
+        }
+    };
+
+    float acc[WMITER * TM][WNITER * TN];
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = 0.0f;
+
+    // prologue: tiles 0 .. STAGES-2 in flight (one commit group per tile, empty groups past the end)
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles) {
+            load_b(s, kb + s * BK);
+            if (A_REG) {
+                load_a_regs(kb + s * BK);
+                store_a_regs(s);
+            } else {
+                load_a_async(s, kb + s * BK);
+            }
+        }
+        cp_async_commit();
+    }
+
+    const float* a_frag = As + warp_m * WM + t_m * TM;
+    const float* b_frag = Bs + warp_n * WN + t_n * TN;
+    for (int t = 0; t < ktiles; ++t) {
+        cp_async_wait<STAGES - 2>();  // this thread's copies of tile t have landed
+        __syncthreads();              // everyone's have; everyone is done with tile t-1's stage
+        const int next = t + STAGES - 1, next_stage = next % STAGES;
+        if (next < ktiles) {
+            load_b(next_stage, kb + next * BK);
+            if (A_REG) load_a_regs(kb + next * BK);
+            else load_a_async(next_stage, kb + next * BK);
+        }
+        cp_async_commit();
+
+        const float* as = a_frag + (t % STAGES) * A_STAGE;
+        const float* bs = b_frag + (t % STAGES) * B_STAGE;
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float ra[WMITER * TM], rb[WNITER * TN];
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+                for (int i = 0; i < TM; i += 4) {
+                    const float4 v = *reinterpret_cast<const float4*>(as + k * AS + wm * WSUBM + i);
+                    ra[wm * TM + i + 0] = v.x; ra[wm * TM + i + 1] = v.y;
+                    ra[wm * TM + i + 2] = v.z; ra[wm * TM + i + 3] = v.w;
+                }
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int j = 0; j < TN; j += 4) {
+                    const float4 v = *reinterpret_cast<const float4*>(bs + k * BS + wn * WSUBN + j);
+                    rb[wn * TN + j + 0] = v.x; rb[wn * TN + j + 1] = v.y;
+                    rb[wn * TN + j + 2] = v.z; rb[wn * TN + j + 3] = v.w;
+                }
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        if (A_REG && next < ktiles) store_a_regs(next_stage);  // that stage was freed by the barrier above
+    }
+    cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep the rule simple)
+
+    // epilogue: bounds-checked stores, float4 when every row of C is 16-byte aligned; atomics when split
+#pragma unroll
+    for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int row = m0 + warp_m * WM + wm * WSUBM + t_m * TM + i;
+            if (row >= M) continue;
+            float* crow = C + (long long)row * N;
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int j = 0; j < TN; j += 4) {
+                    const int col = n0 + warp_n * WN + wn * WSUBN + t_n * TN + j;
+                    const int ii = wm * TM + i, jj = wn * TN + j;
+                    if (VEC == 4 && !SPLIT) {
+                        if (col < N)
+                            *reinterpret_cast<float4*>(crow + col) =
+                                make_float4(acc[ii][jj], acc[ii][jj + 1], acc[ii][jj + 2], acc[ii][jj + 3]);
+                    } else {
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            if (col + q < N) {
+                                if (SPLIT) atomicAdd(crow + col + q, acc[ii][jj + q]);
+                                else crow[col + q] = acc[ii][jj + q];
+                            }
+                    }
+                }
+        }
+}

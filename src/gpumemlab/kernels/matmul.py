@@ -1,0 +1,210 @@
+"""Instantiations of matmul.cu: the seeds' ladder and the register-blocked SGEMM's tuning space.
+
+The register-blocked kernel's parameters form a declared space (kernel_tuner style: a dict of
+allowed values plus restrictions); a small curated subset, :data:`CANDIDATES`, is instantiated and
+timed on the device by ``tools/matmul_tune.py``, which stores the choice per device name in
+``kernels/tuned/matmul.json``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from . import KernelSpec
+
+SRC = "matmul.cu"
+
+# --- the ladder -------------------------------------------------------------------------------
+NAIVE = KernelSpec(SRC, "naive<false>")
+NAIVE_COL_MAJOR = KernelSpec(SRC, "naive<true>")
+TRANSPOSE = KernelSpec(SRC, "transpose_naive")
+SIMPLE_MULTIPLY = KernelSpec(SRC, "simple_multiply")
+COALESCED_MULTIPLY = KernelSpec(SRC, "coalesced_multiply")
+SHARED_AB_MULTIPLY = KernelSpec(SRC, "shared_ab_multiply")
+AAT_SIMPLE = KernelSpec(SRC, "aat_simple")
+TILE_DIM = 32  # w of Best Practices 9.2.3 (simple/coalesced/shared_ab and the A A^T trio)
+TILES = (8, 16, 32)
+COARSE_FACTORS = (1, 2, 4, 8)
+COARSE_TILE = 32
+
+
+def tiled(tile: int) -> KernelSpec:
+    if tile not in TILES:
+        raise ValueError(f"tiled<{tile}> is not instantiated (tiles: {TILES})")
+    return KernelSpec(SRC, f"tiled<{tile}>")
+
+
+def corner_turning(tile: int = 32, pad: int = 1) -> KernelSpec:
+    if (tile, pad) not in ((32, 0), (32, 1)):
+        raise ValueError(f"corner_turning<{tile}, {pad}> is not instantiated")
+    return KernelSpec(SRC, f"corner_turning<{tile}, {pad}>")
+
+
+def coarsened(coarse: int, tile: int = COARSE_TILE) -> KernelSpec:
+    if coarse not in COARSE_FACTORS or tile != COARSE_TILE:
+        raise ValueError(f"coarsened<{tile}, {coarse}> is not instantiated (factors: {COARSE_FACTORS})")
+    return KernelSpec(SRC, f"coarsened<{tile}, {coarse}>")
+
+
+def aat_tiled(pad: int) -> KernelSpec:
+    if pad not in (0, 1):
+        raise ValueError("aat_tiled<PAD>: PAD is 0 (32x32 tile) or 1 (32x33)")
+    return KernelSpec(SRC, f"aat_tiled<{pad}>")
+
+
+# --- the register-blocked kernel's parameter space -------------------------------------------------
+TUNE_PARAMS = {
+    "BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16],
+    "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
+    "STAGES": [2, 3, 4], "ALOAD": [0, 1],
+}
+SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_80 and sm_90 opt-in limits)
+MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
+
+
+@dataclass(frozen=True)
+class RBConfig:
+    """One point of the space: block tile BM x BN x BK, warp tile WM x WN, WNITER sub-tiles along N,
+    TM x TN register blocks, STAGES-deep cp.async ring, ALOAD 0 (A by 4-byte cp.async) or 1 (A by
+    16-byte loads through registers), MINB blocks per SM promised to ptxas (``__launch_bounds__``)."""
+
+    bm: int
+    bn: int
+    bk: int
+    wm: int
+    wn: int
+    wniter: int
+    stages: int
+    aload: int
+    minb: int = 1
+    tm: int = 4
+    tn: int = 4
+    ragged_minb: int | None = None  # MINB of the VEC = 1 instantiation (its scalar loads need more registers)
+
+    @property
+    def name(self) -> str:
+        return (f"{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_i{self.wniter}"
+                f"_t{self.tm}x{self.tn}_s{self.stages}_a{self.aload}_b{self.minb}")
+
+    @classmethod
+    def from_name(cls, name: str) -> "RBConfig":
+        for cfg in CANDIDATES:
+            if cfg.name == name:
+                return cfg
+        raise ValueError(f"unknown register_blocked config {name!r}")
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.wm) * (self.bn // self.wn) * 32
+
+    @property
+    def wmiter(self) -> int:
+        return (self.wm * self.wn) // (32 * self.tm * self.tn * self.wniter)
+
+    @property
+    def thread_tile(self) -> tuple[int, int]:
+        return self.wmiter * self.tm, self.wniter * self.tn
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.stages * (self.bk * (self.bm + 4) + self.bk * self.bn) * 4
+
+    def problems(self, vec: int = 4) -> list[str]:
+        """Why this point is outside the space (empty: valid); mirrors the kernel's static_asserts."""
+        out = []
+        if self.bm % self.wm or self.bn % self.wn:
+            out.append("warp tile does not divide the block tile")
+            return out
+        if self.threads not in (128, 256):
+            out.append(f"{self.threads} threads (want 128 or 256)")
+        wmiter = self.wmiter
+        if wmiter < 1 or wmiter * 32 * self.tm * self.tn * self.wniter != self.wm * self.wn:
+            out.append("warp tile does not split into 32 threads")
+            return out
+        wsubm, wsubn = self.wm // wmiter, self.wn // self.wniter
+        if wsubn % self.tn or (wsubn // self.tn) * (wsubm // self.tm) != 32:
+            out.append("warp sub-tile is not 32 threads")
+        if self.tm % 4 or self.tn % 4:
+            out.append("register blocks must be float4 wide")
+        if (self.bm * self.bk) % self.threads or (self.bk * self.bn) % (self.threads * vec):
+            out.append("tile loads do not split evenly over the threads")
+        if self.aload == 1 and vec == 4 and (self.bm * self.bk) % (4 * self.threads):
+            out.append("A tile does not split into one float4 per thread")
+        if self.smem_bytes > SMEM_LIMIT:
+            out.append(f"{self.smem_bytes} B of shared memory")
+        if self.thread_tile[0] * self.thread_tile[1] > MAX_ACCUMULATORS:
+            out.append("too many accumulators per thread")
+        if self.stages < 2:
+            out.append("at least two stages")
+        return out
+
+    def spec(self, vec: int, split: bool = False) -> KernelSpec:
+        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue)."""
+        if vec not in (1, 4):
+            raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
+        minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
+        return KernelSpec(SRC, f"register_blocked<{self.bm}, {self.bn}, {self.bk}, {self.wm}, {self.wn}, "
+                               f"{self.wniter}, {self.tm}, {self.tn}, {self.stages}, {vec}, {self.aload}, {minb}, "
+                               f"{'true' if split else 'false'}>")
+
+
+def space() -> list[RBConfig]:
+    """Every valid point of :data:`TUNE_PARAMS` (minb: as many 256-thread blocks as 128 registers allow)."""
+    p = TUNE_PARAMS
+    out = []
+    for bm, bn, bk, wm, wn, wni, tm, tn, st, al in itertools.product(
+            p["BM"], p["BN"], p["BK"], p["WM"], p["WN"], p["WNITER"], p["TM"], p["TN"], p["STAGES"], p["ALOAD"]):
+        cfg = RBConfig(bm, bn, bk, wm, wn, wni, st, al, 1, tm, tn)
+        if not cfg.problems(4) and not cfg.problems(1):
+            out.append(cfg)
+    return out
+
+
+# The instantiated subset: 8x8 per thread (siboehm kernel 10/12, CUTLASS SIMT shapes), deeper
+# pipelines, BK 16; 8x16 per thread (a quarter fewer shared-memory loads per FMA, half the warps);
+# and small tiles for problems that give a big tile too few blocks.
+CANDIDATES = [
+    RBConfig(128, 128, 8, 64, 32, 2, stages=2, aload=1, minb=2),
+    RBConfig(128, 128, 8, 64, 32, 2, stages=3, aload=0, minb=2),
+    RBConfig(128, 128, 8, 64, 32, 2, stages=4, aload=0, minb=2),
+    RBConfig(128, 128, 8, 32, 64, 2, stages=3, aload=0, minb=2),
+    RBConfig(128, 128, 16, 64, 32, 2, stages=3, aload=0, minb=2, ragged_minb=1),
+    RBConfig(128, 128, 16, 64, 32, 2, stages=2, aload=1, minb=2, ragged_minb=1),
+    RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=0, minb=2),
+    RBConfig(128, 128, 8, 64, 64, 4, stages=4, aload=0, minb=2),
+    RBConfig(128, 128, 8, 64, 64, 4, stages=2, aload=1, minb=2),
+    RBConfig(256, 128, 8, 64, 64, 4, stages=3, aload=0, minb=1),
+    RBConfig(128, 256, 8, 64, 64, 4, stages=3, aload=0, minb=1),
+    RBConfig(128, 64, 8, 64, 32, 2, stages=3, aload=0, minb=3),
+    RBConfig(64, 128, 8, 32, 64, 2, stages=3, aload=0, minb=3),
+    RBConfig(64, 64, 8, 32, 32, 2, stages=3, aload=0, minb=4),
+]
+# Used when no tuned entry fits the device: the H200 tuning winner (BK 16, A through registers, 2 stages).
+DEFAULT = next(c for c in CANDIDATES if (c.bm, c.bn, c.bk, c.wm, c.wn, c.stages, c.aload) == (128, 128, 16, 64, 32, 2, 1))
+SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
+
+
+def register_blocked(cfg: RBConfig | None = None, vec: int = 4) -> KernelSpec:
+    return (cfg or DEFAULT).spec(vec)
+
+
+# --- arithmetic intensity (seed 000's exercise) --------------------------------------------------
+
+def op_per_byte(reuse_m: int, reuse_n: int) -> float:
+    """Global-memory OP/B of a kernel whose blocks compute reuse_m x reuse_n outputs from shared operands.
+
+    Per k step such a block loads reuse_m floats of A and reuse_n of B (4 bytes each) and does
+    2 * reuse_m * reuse_n flops: OP/B = 2 / 4 / (1/reuse_n + 1/reuse_m). One thread per output
+    (naive) is 1 x 1: 0.25; tiled T is T x T: T/4 (8 at 32); tiled 32 with coarsening 4 is 32 x 128:
+    12.8 - seed 000's answers a, b and c.
+    """
+    if reuse_m < 1 or reuse_n < 1:
+        raise ValueError("reuse factors are >= 1")
+    return 0.5 / (1.0 / reuse_m + 1.0 / reuse_n)
+
+
+KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
+           + [tiled(t) for t in TILES] + [corner_turning(32, 0), corner_turning(32, 1)]
+           + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
+           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)])

@@ -1,0 +1,372 @@
+"""``gpumemlab.matmul``: C = A B in FP32 on CuPy arrays, by any rung of the seeds' ladder.
+
+The variants are data (:data:`VARIANTS`): name, kernel, launch geometry, the layout of B it reads
+and its reuse factors for the OP/B model. The experiments time :func:`plan` objects (the kernel
+launches alone, operands already in the variant's layout); :func:`matmul` is validation + plan + run.
+
+Edge cases follow NumPy: M == 0 or N == 0 gives an empty (M, N) result, K == 0 gives zeros.
+``variant="auto"`` runs ``register_blocked`` with the configuration tuned for this device
+(``kernels/tuned/matmul.json``, written by ``tools/matmul_tune.py``; an entry of the same chip
+under another name is borrowed) or a default one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..kernels import KERNEL_DIR, KernelSpec
+from ..kernels import matmul as K
+
+TUNED_PATH = KERNEL_DIR / "tuned" / "matmul.json"
+MAX_GRID_Y = 65535
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One rung: ``layout`` of B it reads ("row", "col": B stored column-major, "bt": B transposed
+    first, timed), ``op`` "ab" (C = A B) or "aat" (C = A A^T), ``reuse`` = outputs per block that
+    share each loaded A and B element (rows, cols) for the OP/B model, ``k32``: Best Practices
+    kernels that need K = 32 and M, N multiples of 32."""
+
+    name: str
+    spec: KernelSpec | None
+    block: tuple[int, int]
+    layout: str = "row"
+    op: str = "ab"
+    reuse: tuple[int, int] = (1, 1)
+    k32: bool = False
+    coarse: int = 1
+    seed: str = ""
+    intensity: tuple | None = None  # (kernel, tile, coarsen) for model.intensity.matmul_intensity
+
+    @property
+    def op_per_byte(self) -> float:
+        return K.op_per_byte(*self.reuse)
+
+
+def _ladder() -> dict[str, Variant]:
+    v = [
+        Variant("naive", K.NAIVE, (32, 8), seed="000/002: one thread per output", intensity=("naive", 1, 1)),
+        Variant("naive_col_major", K.NAIVE_COL_MAJOR, (32, 8), layout="col", seed="000: N column-major, uncoalesced",
+                intensity=("naive", 1, 1)),
+        Variant("transposed_b", K.NAIVE_COL_MAJOR, (32, 8), layout="bt", seed="004: transpose B first",
+                intensity=("naive", 1, 1)),
+        Variant("simple_multiply", K.SIMPLE_MULTIPLY, (32, 32), k32=True, seed="003 BPG 9.2.3.2"),
+        # coalesced_multiply: A tile shared by the 32 threads of a row, B read by each thread
+        Variant("coalesced_multiply", K.COALESCED_MULTIPLY, (32, 32), reuse=(1, 32), k32=True, seed="003 BPG 9.2.3.2"),
+        Variant("shared_ab_multiply", K.SHARED_AB_MULTIPLY, (32, 32), reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.2"),
+    ]
+    v += [Variant(f"tiled_{t}", K.tiled(t), (t, t), reuse=(t, t), seed="002: shared-memory tiles",
+                  intensity=("tiled", t, 1)) for t in K.TILES]
+    v += [Variant("corner_turning", K.corner_turning(32, 1), (32, 32), layout="col", reuse=(32, 32),
+                  seed="000 exercise: corner turning, padded tile", intensity=("corner_turning", 32, 1)),
+          Variant("corner_turning_unpadded", K.corner_turning(32, 0), (32, 32), layout="col", reuse=(32, 32),
+                  seed="000 exercise: corner turning, 32-way bank conflict on the transposed store",
+                  intensity=("corner_turning", 32, 1))]
+    v += [Variant(f"coarsened_{c}", K.coarsened(c), (32, 32), reuse=(32, 32 * c), coarse=c,
+                  seed="000: thread coarsening", intensity=("coarsened", 32, c)) for c in K.COARSE_FACTORS]
+    v += [Variant("aat_simple", K.AAT_SIMPLE, (32, 32), op="aat", k32=True, seed="003 BPG 9.2.3.3"),
+          Variant("aat_shared", K.aat_tiled(0), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3"),
+          Variant("aat_padded", K.aat_tiled(1), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3")]
+    v += [Variant("register_blocked", None, (0, 0), reuse=(K.DEFAULT.bm, K.DEFAULT.bn),
+                  seed="register blocking, cp.async pipeline, warp tiling")]
+    return {x.name: x for x in v}
+
+
+VARIANTS = _ladder()
+AB_VARIANTS = tuple(n for n, v in VARIANTS.items() if v.op == "ab")
+AAT_VARIANTS = tuple(n for n, v in VARIANTS.items() if v.op == "aat")
+MATMUL_VARIANTS = ("auto",) + AB_VARIANTS
+
+
+# ---------------------------------------------------------------- tuned configuration
+
+@cache
+def tuned_table() -> dict:
+    """{device name: entry} from kernels/tuned/matmul.json ({} if absent or unreadable)."""
+    try:
+        data = json.loads(Path(TUNED_PATH).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data.get("devices", {}) if isinstance(data, dict) else {}
+
+
+def tuned_entry(device: dict) -> dict | None:
+    """The tuned entry for this device name; else one tuned on a GPU of the same compute capability
+    and SM count (same chip, e.g. H100 SXM and H200), marked ``borrowed_from``; else None."""
+    table = tuned_table()
+    if device["name"] in table:
+        return table[device["name"]]
+    for name, entry in sorted(table.items()):
+        d = entry.get("device", {})
+        if list(d.get("cc", [])) == list(device.get("cc", [])) and d.get("sm_count") == device.get("sm_count"):
+            return dict(entry, borrowed_from=name)
+    return None
+
+
+def _tiles(cfg: K.RBConfig, m: int, n: int) -> int:
+    return math.ceil(m / cfg.bm) * math.ceil(n / cfg.bn)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A register_blocked configuration and its split-K factor for one problem shape."""
+
+    config: K.RBConfig
+    splits: int = 1
+
+
+MIN_SPLIT_DEPTH = 256  # a split-K slice shorter than this spends more on its prologue than it saves
+
+
+def split_chunk(k: int, bk: int, splits: int) -> tuple[int, int]:
+    """(k_chunk, effective splits): the K depth per split, a multiple of BK, with no empty split."""
+    splits = max(1, min(int(splits), math.ceil(k / bk)))
+    chunk = math.ceil(math.ceil(k / bk) / splits) * bk
+    return chunk, math.ceil(k / chunk)
+
+
+def _split_options(cfg: K.RBConfig, m: int, n: int, k: int, slots: int) -> list[int]:
+    """Split-K factors worth trying: only when the tiles fill less than half of one wave."""
+    tiles = _tiles(cfg, m, n)
+    out = [1]
+    for s in (2, 3, 4, 6, 8):
+        if tiles * s <= slots and k // s >= MIN_SPLIT_DEPTH:
+            out.append(s)
+    return out
+
+
+def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None) -> Choice:
+    """The register_blocked configuration (and split-K factor) for an M x N x K product on this device.
+
+    With a tuned entry (:func:`tuned_entry`): the measured winner if this exact shape was tuned, else the least predicted
+    time = waves x time per wave, where a wave is ``blocks_per_sm x SMs`` tiles (x splits) and a
+    tile's time comes from the configuration's measured large-size rate. Without one: the default,
+    or the small-tile configuration when the default's tiles leave SMs idle.
+    """
+    if device is None:
+        from ..gpu import runtime
+
+        device = runtime.device_info()
+    if entry is None:
+        entry = tuned_entry(device)
+    sms = int(device["sm_count"])
+    known = {c.name: c for c in K.CANDIDATES}
+    if entry:
+        tuned = entry.get("shapes", {}).get(f"{m}x{n}x{k}", {})
+        if tuned.get("winner") in known:
+            return Choice(known[tuned["winner"]], int(tuned.get("splits", 1)))
+        best = None
+        for c in entry.get("configs", []):
+            cfg, rate, occ = known.get(c.get("name")), c.get("rate_gflops"), c.get("blocks_per_sm")
+            if cfg is None or not rate or not occ:
+                continue
+            slots = occ * sms
+            for s in _split_options(cfg, m, n, k, slots):
+                waves = math.ceil(_tiles(cfg, m, n) * s / slots)
+                t = waves * (2.0 * cfg.bm * cfg.bn * math.ceil(k / s)) / (rate * 1e9 / slots)
+                if best is None or t < best[0]:
+                    best = (t, Choice(cfg, s))
+        if best is not None:
+            return best[1]
+    if _tiles(K.DEFAULT, m, n) < sms:
+        return Choice(K.SMALL)
+    return Choice(K.DEFAULT)
+
+
+def choose_config(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None) -> K.RBConfig:
+    return choose(m, n, k, device, entry).config
+
+
+# ---------------------------------------------------------------- plans (what the timer runs)
+
+@dataclass
+class Plan:
+    """Launches for one variant on fixed operands: ``run()`` enqueues everything the variant does
+    (for transposed_b: transpose + multiply); ``parts`` names the pieces (timed separately)."""
+
+    variant: str
+    run: Callable[[], None]
+    parts: dict[str, Callable[[], None]] = field(default_factory=dict)
+    config: K.RBConfig | None = None
+    vec: int | None = None
+    splits: int = 1
+    keep: tuple = ()  # scratch and prepared operands the launches use
+
+
+def _grid2d(variant: str, nx: int, ny: int, block: tuple[int, int], per_x: int = 1) -> tuple[int, int]:
+    gx = max(1, math.ceil(nx / (block[0] * per_x)))
+    gy = max(1, math.ceil(ny / block[1]))
+    if gy > MAX_GRID_Y:
+        raise ValueError(f"matmul: {variant} launches a 2-D grid with {gy} rows of blocks (limit {MAX_GRID_Y}); "
+                         "use variant='auto'")
+    return gx, gy
+
+
+def _aligned16(*arrays) -> bool:
+    return all(x.data.ptr % 16 == 0 for x in arrays)
+
+
+def column_major(b):
+    """B (K x N, row-major) stored column-major: an N x K row-major array (the untimed layout change)."""
+    import cupy
+
+    return cupy.ascontiguousarray(b.T)
+
+
+def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int | None = None,
+                          splits: int | None = None) -> Plan:
+    from ..gpu import runtime
+
+    m, k = a.shape
+    n = b.shape[1]
+    if config is None:
+        choice = choose(m, n, k)
+        config, splits = choice.config, (choice.splits if splits is None else splits)
+    cfg = config
+    fast = n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out)
+    vec = vec or (4 if fast else 1)
+    if vec == 4 and not fast:
+        raise ValueError("register_blocked vec=4 needs N % 4 == 0, K % 4 == 0 and 16-byte aligned arrays")
+    chunk, splits = split_chunk(k, cfg.bk, splits or 1)
+    spec = cfg.spec(vec, split=splits > 1)
+    kernel = runtime.get_kernel(spec)
+    _allow_smem(kernel, spec, cfg.smem_bytes)
+    grid, threads, smem = (_tiles(cfg, m, n), splits), cfg.threads, cfg.smem_bytes
+
+    def launch():  # on CuPy's current stream, like everything else around it
+        runtime.launch(kernel, grid, threads, out, a, b, m, n, k, chunk, shmem=smem)
+
+    def zero_then_launch():  # split-K partial tiles are added into C
+        import cupy
+
+        cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
+        launch()
+
+    return Plan("register_blocked", zero_then_launch if splits > 1 else launch, config=cfg, vec=vec, splits=splits)
+
+
+_SMEM_SET: set = set()
+
+
+def _allow_smem(kernel, spec: KernelSpec, nbytes: int) -> None:
+    from ..gpu import runtime
+
+    if nbytes > 48 * 1024 and spec not in _SMEM_SET:
+        runtime.set_max_dynamic_shared(kernel, nbytes)
+        _SMEM_SET.add(spec)
+
+
+def plan(variant: str, a, b, out, config: K.RBConfig | None = None) -> Plan:
+    """A plan for ``out = a @ b`` (``op == "aat"``: ``out = a @ a.T``, ``b`` ignored).
+
+    Operands must already be validated (float32, C-contiguous, matching shapes, M, N, K >= 1).
+    Layout changes that a variant needs (B column-major) are done here, untimed; the transpose of
+    ``transposed_b`` is part of ``run``.
+    """
+    import cupy
+
+    from ..gpu import runtime
+
+    if variant == "auto":
+        variant = "register_blocked"
+    v = VARIANTS.get(variant)
+    if v is None:
+        raise ValueError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS + AAT_VARIANTS)}")
+    if v.name == "register_blocked":
+        return register_blocked_plan(a, b, out, config)
+    m, k = a.shape
+    n = m if v.op == "aat" else b.shape[1]
+    if v.k32:
+        if k != K.TILE_DIM or m % K.TILE_DIM or n % K.TILE_DIM:
+            raise ValueError(f"matmul: {variant} (Best Practices 9.2.3, w = 32) needs K == 32 and M, N multiples "
+                             f"of 32; got M={m}, N={n}, K={k}")
+    kernel = runtime.get_kernel(v.spec)
+    bx, by = v.block
+    if v.op == "aat":
+        grid = _grid2d(variant, m, m, v.block)
+        return Plan(variant, lambda: runtime.launch(kernel, grid, (bx, by), out, a, m))
+    if v.k32:
+        grid = _grid2d(variant, n, m, v.block)
+        return Plan(variant, lambda: runtime.launch(kernel, grid, (bx, by), out, a, b, n))
+    grid = _grid2d(variant, n, m, v.block, per_x=v.coarse)
+    if v.layout == "row":
+        return Plan(variant, lambda: runtime.launch(kernel, grid, (bx, by), out, a, b, m, n, k))
+    if v.layout == "col":
+        bcm = column_major(b)
+        return Plan(variant, lambda: runtime.launch(kernel, grid, (bx, by), out, a, bcm, m, n, k), keep=(bcm,))
+    # transposed_b: Bt = B^T by the seed's transpose, then the column-major multiply on Bt
+    bt = cupy.empty((n, k), dtype=cupy.float32)
+    tkernel = runtime.get_kernel(K.TRANSPOSE)
+    tgrid = _grid2d(variant, k, n, (32, 8))
+
+    def transpose():
+        runtime.launch(tkernel, tgrid, (32, 8), bt, b, k, n)
+
+    def multiply():
+        runtime.launch(kernel, grid, (bx, by), out, a, bt, m, n, k)
+
+    def both():
+        transpose()
+        multiply()
+
+    return Plan(variant, both, parts=dict(transpose=transpose, multiply=multiply), keep=(bt,))
+
+
+# ---------------------------------------------------------------- the public function
+
+def _overlaps(x, y) -> bool:
+    x0, y0 = x.data.ptr, y.data.ptr
+    return x0 < y0 + y.nbytes and y0 < x0 + x.nbytes
+
+
+def validate(a, b, out=None, variant: str = "auto"):
+    """Check the arguments of :func:`matmul`; return (a, b, out-or-None) as CuPy arrays.
+
+    TypeError: not a GPU array, dtype not float32. ValueError: unknown variant, not 2-D,
+    inner dimensions differ, not C-contiguous, out of the wrong shape or overlapping an input.
+    """
+    from ._checks import as_device_array, check_out
+
+    if not isinstance(variant, str) or variant not in MATMUL_VARIANTS:
+        raise ValueError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS)}")
+    a = as_device_array(a, "a", (np.float32,), ndim=2)
+    b = as_device_array(b, "b", (np.float32,), ndim=2)
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
+                         f"(a.shape[1] = {a.shape[1]} != b.shape[0] = {b.shape[0]})")
+    if out is not None:
+        out = check_out(out, (a.shape[0], b.shape[1]), np.float32)
+        if out.size and (_overlaps(out, a) or _overlaps(out, b)):
+            raise ValueError("out: overlaps an input; pass a separate output array")
+    return a, b, out
+
+
+def matmul(a, b, out=None, variant: str = "auto"):
+    """``a @ b`` for float32 GPU arrays (M x K times K x N, row-major), into ``out`` if given.
+
+    ``variant``: "auto" (the tuned register-blocked kernel) or a ladder name (``AB_VARIANTS``).
+    Returns the (M, N) CuPy array. Runs on CuPy's current stream, so it is ordered like any CuPy
+    operation around it.
+    """
+    import cupy
+
+    a, b, out = validate(a, b, out, variant)
+    m, k = a.shape
+    n = b.shape[1]
+    if out is None:
+        out = cupy.empty((m, n), dtype=cupy.float32)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out.fill(0)
+        return out
+    plan(variant, a, b, out).run()
+    return out

@@ -1,0 +1,268 @@
+"""Every matmul variant against a float64 reference: random non-zero inputs, odd shapes, output
+poisoned first (NaN never passes), plus the public API's behaviour and errors on the GPU."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ODD_SHAPES = [(1, 1, 1), (7, 7, 7), (1, 513, 7), (513, 1, 33), (33, 65, 1), (1000, 777, 1023), (64, 128, 96),
+              (129, 260, 36)]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    from gpumemlab.gpu import runtime
+
+    runtime.work_stream()
+    return cupy
+
+
+def operands(cp, m, n, k, seed=0):
+    from gpumemlab.bench.verify import device_random_nonzero
+
+    return (device_random_nonzero((m, k), np.float32, seed), device_random_nonzero((k, n), np.float32, seed + 1))
+
+
+def check_plan(cp, variant, a, b, config=None, vec=None, splits=None):
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    m = a.shape[0]
+    n = m if ops.VARIANTS.get(variant) and ops.VARIANTS[variant].op == "aat" else b.shape[1]
+    out = cp.empty((m, n), dtype=cp.float32)
+    poison(out)
+    if variant == "register_blocked":
+        p = ops.register_blocked_plan(a, b, out, config, vec, splits)
+    else:
+        p = ops.plan(variant, a, b, out)
+    p.run()
+    return Reference(a, b if ops.VARIANTS[variant].op == "ab" else None).check(out, f"{variant} {a.shape}x{n}")
+
+
+GENERAL = ["naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "tiled_32", "corner_turning",
+           "corner_turning_unpadded", "coarsened_1", "coarsened_2", "coarsened_4", "coarsened_8", "register_blocked"]
+
+
+@pytest.mark.parametrize("variant", GENERAL)
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_general_variants_any_shape(cp, variant, shape):
+    m, n, k = shape
+    a, b = operands(cp, m, n, k, seed=m + n + k)
+    assert check_plan(cp, variant, a, b) < 1e-5
+
+
+@pytest.mark.parametrize("variant", ["simple_multiply", "coalesced_multiply", "shared_ab_multiply"])
+@pytest.mark.parametrize("m,n", [(32, 32), (96, 160), (256, 64)])
+def test_best_practices_ab(cp, variant, m, n):
+    a, b = operands(cp, m, n, 32, seed=3)
+    assert check_plan(cp, variant, a, b) < 1e-5
+
+
+@pytest.mark.parametrize("variant", ["aat_simple", "aat_shared", "aat_padded"])
+@pytest.mark.parametrize("m", [32, 96, 320])
+def test_aat(cp, variant, m):
+    a, _ = operands(cp, m, 1, 32, seed=5)
+    assert check_plan(cp, variant, a, None) < 1e-5
+
+
+def _configs():
+    from gpumemlab.kernels.matmul import CANDIDATES
+
+    return CANDIDATES
+
+
+@pytest.mark.parametrize("cfg", _configs(), ids=lambda c: c.name)
+def test_register_blocked_every_config(cp, cfg):
+    # vec 4: aligned sizes, full tiles and edge tiles (M, N, K multiples of 4 but not of the tile)
+    for m, n, k in [(256, 256, 256), (260, 132, 36), (4, 4, 4), (300, 1000, 516)]:
+        a, b = operands(cp, m, n, k, seed=m + k)
+        assert check_plan(cp, "register_blocked", a, b, cfg, 4) < 1e-5, (m, n, k)
+    # vec 1: any size
+    for m, n, k in [(1, 1, 1), (7, 13, 5), (1000, 777, 1023), (129, 67, 9), (256, 256, 256)]:
+        a, b = operands(cp, m, n, k, seed=m + n)
+        assert check_plan(cp, "register_blocked", a, b, cfg, 1) < 1e-5, (m, n, k)
+
+
+@pytest.mark.parametrize("cfg", _configs(), ids=lambda c: c.name)
+def test_register_blocked_split_k(cp, cfg):
+    """Split-K: partial tiles added with atomics into a zeroed C (poisoned before, so a missed zeroing fails)."""
+    for (m, n, k), vec, splits in [((136, 72, 1000), 4, 2), ((67, 45, 777), 1, 3), ((64, 64, 64), 4, 8),
+                                   ((5, 3, 41), 1, 4)]:
+        a, b = operands(cp, m, n, k, seed=k)
+        assert check_plan(cp, "register_blocked", a, b, cfg, vec, splits) < 1e-5, (m, n, k, splits)
+
+
+def test_register_blocked_long_k(cp):
+    """Many pipeline iterations (K = 4100: 513 tiles of 8 with a ragged last one)."""
+    from gpumemlab.kernels.matmul import DEFAULT
+
+    a, b = operands(cp, 136, 132, 4100, seed=9)
+    assert check_plan(cp, "register_blocked", a, b, DEFAULT, 4) < 1e-5
+
+
+def test_unaligned_views_take_the_scalar_path(cp):
+    """A 16-byte-misaligned base pointer must not take the float4 path."""
+    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    a0, b = operands(cp, 65, 64, 64, seed=11)
+    a = a0.ravel()[1:1 + 64 * 64].reshape(64, 64)  # offset by one float
+    assert a.data.ptr % 16 != 0 and a.flags.c_contiguous
+    out = cp.empty((64, 64), cp.float32)
+    p = ops.register_blocked_plan(a, b, out)
+    assert p.vec == 1
+    p.run()
+    Reference(a, b).check(out, "misaligned a")
+
+
+def test_nan_never_passes(cp):
+    from gpumemlab.errors import VerificationError
+    from gpumemlab.experiments.matmul import Reference
+
+    a, b = operands(cp, 33, 35, 37)
+    ref = Reference(a, b)
+    out = (a @ b).astype(cp.float32)
+    ref.check(out, "cupy")
+    out[5, 7] = np.nan
+    with pytest.raises(VerificationError, match="NaN"):
+        ref.check(out, "one NaN")
+    out[5, 7] = 0.0  # a wrong but finite value is caught by the error norm
+    out[3, 3] += 1.0
+    with pytest.raises(VerificationError):
+        ref.check(out, "wrong values")
+
+
+def test_tf32_level_error_is_rejected(cp):
+    """Inputs rounded to TF32 (10-bit mantissa) pass the loose 1e-5 norm at 4096 but not the FP32 guard."""
+    from gpumemlab.errors import VerificationError
+    from gpumemlab.experiments.matmul import Reference
+
+    a, b = operands(cp, 256, 256, 1024)
+    ref = Reference(a, b)
+
+    def tf32(x):
+        bits = x.view(cp.uint32) & cp.uint32(0xFFFFE000)
+        return bits.view(cp.float32)
+
+    out = (tf32(a).astype(cp.float64) @ tf32(b).astype(cp.float64)).astype(cp.float32)
+    assert ref.errors(out)[1] > 1e-4
+    with pytest.raises(VerificationError):
+        ref.check(out, "tf32-rounded")
+
+
+# ---------------------------------------------------------------- public API
+
+def test_matmul_auto_and_every_variant_name(cp):
+    import gpumemlab
+    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.ops.matmul import AB_VARIANTS, VARIANTS
+
+    a, b = operands(cp, 96, 64, 32)
+    ref = Reference(a, b)
+    for variant in ("auto",) + AB_VARIANTS:
+        out = gpumemlab.matmul(a, b, variant=variant)
+        assert out.shape == (96, 64) and out.dtype == np.float32
+        ref.check(out, variant)
+    a, b = operands(cp, 100, 50, 30)
+    with pytest.raises(ValueError, match="K == 32"):
+        gpumemlab.matmul(a, b, variant="shared_ab_multiply")
+    assert VARIANTS["register_blocked"].spec is None
+
+
+def test_matmul_out_argument(cp):
+    import gpumemlab
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments.matmul import Reference
+
+    a, b = operands(cp, 70, 90, 110)
+    out = cp.empty((70, 90), cp.float32)
+    poison(out)
+    got = gpumemlab.matmul(a, b, out=out)
+    assert got is out
+    Reference(a, b).check(out, "out=")
+    with pytest.raises(ValueError, match="shape"):
+        gpumemlab.matmul(a, b, out=cp.empty((90, 70), cp.float32))
+    with pytest.raises(TypeError, match="dtype"):
+        gpumemlab.matmul(a, b, out=cp.empty((70, 90), cp.float64))
+    with pytest.raises(ValueError, match="overlaps"):
+        sq = operands(cp, 8, 8, 8)[0]
+        gpumemlab.matmul(sq, sq.copy(), out=sq)
+
+
+def test_matmul_errors(cp):
+    import gpumemlab
+
+    a, b = operands(cp, 8, 6, 4)
+    with pytest.raises(TypeError, match="float64"):
+        gpumemlab.matmul(a.astype(cp.float64), b)
+    with pytest.raises(ValueError, match="2-D"):
+        gpumemlab.matmul(a[None], b)
+    with pytest.raises(ValueError, match="2-D"):
+        gpumemlab.matmul(a, b.ravel())
+    with pytest.raises(ValueError, match="do not align"):
+        gpumemlab.matmul(a, a)
+    with pytest.raises(ValueError, match="contiguous"):
+        gpumemlab.matmul(a, cp.ascontiguousarray(b.T).T)
+    with pytest.raises(TypeError, match="NumPy"):
+        gpumemlab.matmul(a, b.get())
+
+
+def test_matmul_empty_and_k_zero_follow_numpy(cp):
+    import gpumemlab
+
+    assert gpumemlab.matmul(cp.empty((0, 5), cp.float32), cp.ones((5, 3), cp.float32)).shape == (0, 3)
+    assert gpumemlab.matmul(cp.ones((4, 5), cp.float32), cp.ones((5, 0), cp.float32)).shape == (4, 0)
+    z = gpumemlab.matmul(cp.ones((4, 0), cp.float32), cp.ones((0, 3), cp.float32))
+    assert z.shape == (4, 3) and bool((z == 0).all())
+    np.testing.assert_array_equal(z.get(), np.ones((4, 0), np.float32) @ np.ones((0, 3), np.float32))
+
+
+def test_matmul_accepts_cuda_array_interface(cp):
+    import gpumemlab
+    from gpumemlab.experiments.matmul import Reference
+
+    class Wrapped:
+        def __init__(self, arr):
+            self._arr = arr
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+    a, b = operands(cp, 40, 24, 16)
+    out = gpumemlab.matmul(Wrapped(a), Wrapped(b))
+    Reference(a, b).check(out, "cuda_array_interface")
+
+
+def test_choose_reads_this_device(cp):
+    import gpumemlab
+    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.kernels.matmul import CANDIDATES
+    from gpumemlab.ops.matmul import choose
+
+    for shape in [(1024, 1024, 1024), (4096, 4096, 4096), (4096, 1000, 8192), (17, 33, 9)]:
+        c = choose(*shape)
+        assert c.config in CANDIDATES and c.splits >= 1
+    a, b = operands(cp, 1024, 1024, 1024)  # auto at a tuned shape (split-K when the entry says so)
+    Reference(a, b).check(gpumemlab.matmul(a, b), "auto 1024^3")
+
+
+def test_matmul_orders_against_the_callers_stream(cp):
+    """Inputs written on another stream right before the call must be seen by the kernel, and its
+    result by the caller's next operation on that stream."""
+    import gpumemlab
+    from gpumemlab.experiments.matmul import Reference
+
+    from gpumemlab.gpu import runtime
+
+    a, b = operands(cp, 512, 512, 512)
+    runtime.synchronize()  # a and b exist before `other` reads them
+    other = cp.cuda.Stream(non_blocking=True)
+    with other:
+        a2 = a * 1.0  # produced on `other`
+        b2 = b + 0.0
+        c = gpumemlab.matmul(a2, b2)
+        d = c * 1.0  # consumed on `other`
+    other.synchronize()
+    Reference(a, b).check(d, "cross-stream")

@@ -1,0 +1,232 @@
+"""Matmul family without a GPU: the catalog compiles for sm_80/sm_90 with no spills, the tuning space,
+the OP/B model (seed 000's answers), the config choice, and the public API's input errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gpumemlab.kernels import matmul as K
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_catalog_compiles_without_spills(arch):
+    from gpumemlab.gpu.compile import compile_specs
+
+    compiled = compile_specs(K.KERNELS, arch)
+    assert set(compiled) == set(K.KERNELS)
+    for spec, (_mod, usage) in compiled.items():
+        assert usage.spill_store_bytes == 0 and usage.spill_load_bytes == 0, f"{spec.name} spills on {arch}: {usage}"
+        assert usage.local_bytes == 0, f"{spec.name} has a stack frame on {arch}: {usage}"
+        assert 0 < usage.registers <= 255
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_register_blocked_fits_its_launch_bounds(arch):
+    """ptxas must honour MINB: registers x threads x MINB fit the 64K-register file."""
+    from gpumemlab.gpu.compile import compile_specs
+
+    compiled = compile_specs(K.KERNELS, arch)  # the catalog's own group: a cache hit after the test above
+    for cfg in K.CANDIDATES:
+        for vec in (4, 1):
+            for split in (False, True):
+                spec = cfg.spec(vec, split)
+                usage = compiled[spec][1]
+                minb = int(spec.name.split("<", 1)[1].rstrip(">").split(",")[11])
+                assert usage.registers * cfg.threads * minb <= 65536, (spec.name, usage.registers)
+
+
+def test_candidates_are_points_of_the_declared_space():
+    space = set(K.space())
+    assert len(space) > len(K.CANDIDATES)
+    for cfg in K.CANDIDATES:
+        assert cfg.problems(4) == [] and cfg.problems(1) == [], cfg.name
+        plain = K.RBConfig(cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wniter, cfg.stages, cfg.aload, 1, cfg.tm, cfg.tn)
+        assert plain in space, cfg.name
+        assert K.RBConfig.from_name(cfg.name) == cfg
+    names = [c.name for c in K.CANDIDATES]
+    assert len(names) == len(set(names))
+    assert K.DEFAULT in K.CANDIDATES and K.SMALL in K.CANDIDATES
+
+
+def test_space_rejects_what_the_kernel_would_not_compile():
+    bad = K.RBConfig(128, 128, 8, 64, 32, 3, stages=3, aload=0)  # 3 sub-tiles do not split a 32-wide warp tile
+    assert bad.problems()
+    too_big = K.RBConfig(256, 256, 16, 64, 64, 4, stages=4, aload=0)
+    assert any("shared memory" in p or "threads" in p for p in too_big.problems())
+    with pytest.raises(ValueError):
+        K.RBConfig.from_name("nope")
+    with pytest.raises(ValueError):
+        K.DEFAULT.spec(2)
+
+
+def test_default_config_geometry():
+    cfg = K.DEFAULT
+    assert cfg.threads == 256 and cfg.thread_tile == (8, 8)
+    assert cfg.smem_bytes == cfg.stages * (cfg.bk * (cfg.bm + 4) + cfg.bk * cfg.bn) * 4
+
+
+def test_op_per_byte_matches_seed_000_exercise():
+    from gpumemlab.experiments.matmul import op_per_byte
+
+    assert op_per_byte("naive") == pytest.approx(0.25)
+    assert op_per_byte("tiled_32") == pytest.approx(8.0)
+    assert op_per_byte("coarsened_4") == pytest.approx(12.8)
+    assert op_per_byte("tiled_8") == pytest.approx(2.0)
+    assert op_per_byte("tiled_16") == pytest.approx(4.0)
+    assert op_per_byte("coarsened_1") == pytest.approx(8.0)
+    assert op_per_byte("coarsened_8") == pytest.approx(0.5 / (1 / 256 + 1 / 32))
+    assert op_per_byte("corner_turning") == pytest.approx(8.0)
+    assert op_per_byte("register_blocked", K.DEFAULT) == pytest.approx(32.0)  # 128 x 128 tiles
+    with pytest.raises(ValueError):
+        K.op_per_byte(0, 4)
+
+
+def test_op_per_byte_formula_agrees_with_the_analyzer():
+    """The reuse-factor formula and model.intensity give the same OP/B for every rung the model knows."""
+    intensity = pytest.importorskip("gpumemlab.model.intensity")
+    from gpumemlab.ops.matmul import VARIANTS
+
+    checked = 0
+    for v in VARIANTS.values():
+        if v.intensity is not None:
+            assert intensity.matmul_intensity(*v.intensity) == pytest.approx(K.op_per_byte(*v.reuse)), v.name
+            checked += 1
+    assert checked >= 10
+
+
+def test_ladder_variants_are_declared():
+    from gpumemlab.ops import matmul as ops
+
+    for name in ("naive", "naive_col_major", "transposed_b", "simple_multiply", "coalesced_multiply",
+                 "shared_ab_multiply", "tiled_8", "tiled_16", "tiled_32", "corner_turning", "coarsened_1",
+                 "coarsened_2", "coarsened_4", "coarsened_8", "aat_simple", "aat_shared", "aat_padded",
+                 "register_blocked"):
+        assert name in ops.VARIANTS
+    assert set(ops.AAT_VARIANTS) == {"aat_simple", "aat_shared", "aat_padded"}
+    assert "auto" in ops.MATMUL_VARIANTS and "aat_simple" not in ops.MATMUL_VARIANTS
+    specs = {v.spec for v in ops.VARIANTS.values() if v.spec is not None}
+    assert specs <= set(K.KERNELS)
+
+
+H100 = dict(name="NVIDIA H100 80GB HBM3", sm_count=132)
+
+
+def test_choose_config_without_a_tuned_entry():
+    from gpumemlab.ops.matmul import choose_config
+
+    assert choose_config(4096, 4096, 4096, device=H100, entry={}) == K.DEFAULT
+    assert choose_config(512, 512, 512, device=H100, entry={}) == K.SMALL  # 16 tiles of 128x128 for 132 SMs
+
+
+def test_choose_config_uses_the_tuned_entry():
+    from gpumemlab.ops.matmul import choose_config
+
+    big, small = K.CANDIDATES[0], K.SMALL
+    entry = {"shapes": {"1024x1024x1024": {"winner": K.CANDIDATES[2].name}},
+             "configs": [{"name": big.name, "rate_gflops": 40000.0, "blocks_per_sm": 2},
+                         {"name": small.name, "rate_gflops": 25000.0, "blocks_per_sm": 4}]}
+    assert choose_config(1024, 1024, 1024, device=H100, entry=entry) == K.CANDIDATES[2]  # tuned shape: its winner
+    assert choose_config(8192, 8192, 8192, device=H100, entry=entry) == big  # many waves: the faster rate wins
+    assert choose_config(256, 256, 4096, device=H100, entry=entry) == small  # 4 big tiles would idle the GPU
+    stale = {"configs": [{"name": "gone", "rate_gflops": 1.0, "blocks_per_sm": 1}]}
+    assert choose_config(4096, 4096, 4096, device=H100, entry=stale) == K.DEFAULT
+
+
+def test_choose_split_k_only_for_problems_that_cannot_fill_the_gpu():
+    from gpumemlab.ops.matmul import choose
+
+    cfg = K.CANDIDATES[1]
+    entry = {"configs": [{"name": cfg.name, "rate_gflops": 40000.0, "blocks_per_sm": 2}]}
+    assert choose(8192, 8192, 8192, device=H100, entry=entry).splits == 1
+    small = choose(1024, 1024, 1024, device=H100, entry=entry)  # 64 tiles for 264 slots
+    assert small.config == cfg and small.splits == 4
+    assert choose(1024, 1024, 512, device=H100, entry=entry).splits == 2  # slices stay >= 256 deep
+    tuned = dict(entry, shapes={"1024x1024x1024": {"winner": cfg.name, "splits": 3}})
+    assert choose(1024, 1024, 1024, device=H100, entry=tuned).splits == 3
+
+
+def test_split_chunk_never_leaves_an_empty_split():
+    from gpumemlab.ops.matmul import split_chunk
+
+    assert split_chunk(1000, 8, 3) == (336, 3)
+    assert split_chunk(20, 8, 8) == (8, 3)
+    for k in (1, 7, 8, 9, 64, 1000, 1023, 4096):
+        for bk in (8, 16):
+            for s in (1, 2, 3, 4, 8, 100):
+                chunk, eff = split_chunk(k, bk, s)
+                assert chunk % bk == 0 and 1 <= eff <= s and (eff - 1) * chunk < k <= eff * chunk
+
+
+def test_tuned_entry_is_borrowed_only_from_the_same_chip(monkeypatch):
+    from gpumemlab.ops import matmul as ops
+
+    table = {"GPU A": {"device": {"cc": [9, 0], "sm_count": 132}, "configs": []}}
+    monkeypatch.setattr(ops, "tuned_table", lambda: table)
+    assert ops.tuned_entry({"name": "GPU A", "cc": [9, 0], "sm_count": 132}) is table["GPU A"]
+    assert ops.tuned_entry({"name": "GPU B", "cc": [9, 0], "sm_count": 132})["borrowed_from"] == "GPU A"
+    assert ops.tuned_entry({"name": "GPU C", "cc": [9, 0], "sm_count": 114}) is None
+    assert ops.tuned_entry({"name": "GPU D", "cc": [8, 0], "sm_count": 132}) is None
+
+
+def test_tuned_json_is_well_formed():
+    from gpumemlab.ops.matmul import TUNED_PATH
+
+    if not TUNED_PATH.exists():
+        pytest.skip("no tuned entries yet")
+    data = json.loads(TUNED_PATH.read_text())
+    known = {c.name for c in K.CANDIDATES}
+    for device, entry in data["devices"].items():
+        assert entry["configs"], device
+        for c in entry["configs"]:
+            assert c["name"] in known and c["rate_gflops"] > 0 and c["blocks_per_sm"] >= 1
+        for shape, s in entry["shapes"].items():
+            assert s["winner"] in known and s.get("splits", 1) >= 1, (device, shape)
+
+
+# ---------------------------------------------------------------- public API errors (before any GPU work)
+
+def test_matmul_rejects_host_arrays():
+    import gpumemlab
+
+    a = np.ones((4, 4), np.float32)
+    with pytest.raises(TypeError, match="NumPy"):
+        gpumemlab.matmul(a, a)
+
+
+def test_matmul_rejects_other_objects():
+    import gpumemlab
+
+    with pytest.raises(TypeError, match="GPU array"):
+        gpumemlab.matmul([[1.0]], [[1.0]])
+
+
+@pytest.mark.parametrize("variant", ["fastest", "aat_simple", "", None])
+def test_matmul_rejects_unknown_variants(variant):
+    import gpumemlab
+
+    a = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match="unknown variant"):
+        gpumemlab.matmul(a, a, variant=variant)
+
+
+def test_matmul_error_messages_are_one_line():
+    import gpumemlab
+
+    for args, kw in (((np.ones((2, 2), np.float32),) * 2, {}), (([[1.0]], [[1.0]]), {}),
+                     ((np.ones((2, 2), np.float32),) * 2, {"variant": "x"})):
+        with pytest.raises((TypeError, ValueError)) as info:
+            gpumemlab.matmul(*args, **kw)
+        assert "\n" not in str(info.value)
+
+
+def test_matmul_experiments_are_registered():
+    from gpumemlab.experiments import registry
+
+    reg = registry()
+    assert reg["matmul"].params["size"] == 4096
+    assert "register_blocked" in reg["matmul"].params["variants"]
+    sizes = reg["matmul_sizes"].params["sizes"]
+    assert sizes[0] == 128 and sizes[-1] == 8192
+    assert reg["matmul_sizes"].params["slow_max_size"] < 8192
+    assert "matmul_shared_ab" in reg

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One device call for the matmul family: tune, GPU tests, the three experiments, sanitizers.
+# Usage (repo root, on the GPU machine): OUT=/some/dir bash tools/matmul_device.sh [steps...]
+# steps: tune tests bench sanitize (default: all, in that order); logs and results go to $OUT.
+# tune also installs its table into src/gpumemlab/kernels/tuned/ (this copy), so the later steps use it.
+set -u
+cd "$(dirname "$0")/.."
+export PYTHONPATH=src PYTHONUNBUFFERED=1 GPUMEMLAB_CACHE=${GPUMEMLAB_CACHE:-/tmp/gpumemlab-cache}
+OUT=${OUT:-/tmp/gpumemlab-out}
+mkdir -p "$OUT"
+steps=("${@:-tune tests bench sanitize}")
+start=$(date +%s)
+{
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
+python3 -c "import cupy, cuda.core; print('cupy', cupy.__version__, 'CUPY_TF32', __import__('os').environ.get('CUPY_TF32'))"
+for step in ${steps[@]}; do
+    echo "===== $step (t=$(( $(date +%s) - start )) s)"
+    case $step in
+        tune) timeout ${T_TUNE:-120} python3 tools/matmul_tune.py --out "$OUT" \
+                  && python3 tools/matmul_tune.py --install "$OUT/matmul_tuned.json" ;;
+        tests) timeout ${T_TESTS:-90} python3 -m pytest -q --maxfail=15 --tb=line -p no:cacheprovider tests/gpu/test_matmul.py 2>&1 | tail -30 ;;
+        bench) timeout ${T_BENCH:-130} python3 tools/matmul_tune.py --bench "$OUT/bench" 2>&1 | tail -80 ;;
+        sanitize) timeout ${T_SAN:-120} bash tools/sanitize_matmul.sh ${SAN_TOOLS:-memcheck racecheck} ;;
+    esac
+    echo "===== $step done rc=$? (t=$(( $(date +%s) - start )) s)"
+done
+} 2>&1 | tee "$OUT/device.log"
