@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -96,6 +97,21 @@ def parse_ptxas_log(log: str) -> dict[str, dict]:
     return out
 
 
+@contextmanager
+def _nvrtc_cache_disabled():
+    """NVRTC's own compute cache skips ptxas, and with it the -v report, for code it has seen
+    (cuda-python issue 1124); we cache cubins ourselves, so turn it off while compiling."""
+    old = os.environ.get("CUDA_CACHE_DISABLE")
+    os.environ["CUDA_CACHE_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("CUDA_CACHE_DISABLE", None)
+        else:
+            os.environ["CUDA_CACHE_DISABLE"] = old
+
+
 def _text(x) -> str:
     return x.decode() if isinstance(x, (bytes, bytearray)) else str(x)
 
@@ -154,7 +170,8 @@ def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
     try:
         prog = Program(text, code_type="c++",
                        options=_program_options(arch, options, defines))
-        obj = prog.compile("cubin", name_expressions=names, logs=log)
+        with _nvrtc_cache_disabled():
+            obj = prog.compile("cubin", name_expressions=names, logs=log)
     except Exception as exc:  # NVRTC reports errors as exceptions carrying the log
         raise CompileError(f"{source} for {arch}: {exc}".strip()) from None
     raw = {_text(k): _text(v) for k, v in (obj.symbol_mapping or {}).items()}
