@@ -30,7 +30,7 @@ def main() -> int:
             failures.append(what)
 
     # reduction ladder: one pass each, sizes that leave partial blocks
-    for n in (1, 257, 1000, 5003):
+    for n in (1, 257, 1000, 5003, 70_001):
         x = random_nonzero(n, np.float32, rng)
         xd = cupy.asarray(x)
         for step in R.LADDER:
@@ -39,20 +39,20 @@ def main() -> int:
             runtime.launch(step.spec, blocks, R.BLOCK, out, xd, np.int64(n))
             check(abs(float(out.sum()) - x.astype(np.float64).sum()) < 1e-3, f"{step.name} n={n}")
         ticket = cupy.zeros(1, np.uint32)
-        for kernel, unroll, load in R.VECTORIZED:  # a small grid so blocks get uneven shares
+        for config in R.VECTORIZED + R.TUNING:  # a small grid so blocks get uneven shares / partial tiles
             grid = 3
             part = cupy.full(grid, np.nan, np.float32)
             res = cupy.full(1, np.nan, np.float32)
-            spec = R.vectorized(kernel, "float", "float", unroll, load)
-            if kernel == "reduce6":
-                runtime.launch(spec, grid, R.BLOCK, part, xd[1:], np.int64(n - 1))
+            spec = config.spec()
+            if config.kernel == "reduce6":
+                runtime.launch(spec, grid, config.block, part, xd[1:], np.int64(n - 1))
                 runtime.launch(R.reduce_final("float", "float"), 1, R.FINAL_BLOCK, res, part, np.int64(grid))
             else:
-                runtime.launch(spec, grid, R.BLOCK, res, part, ticket, xd[1:], np.int64(n - 1))
-            check(abs(float(res[0]) - x[1:].astype(np.float64).sum()) < 1e-3, f"{kernel} x{unroll} load{load} n={n}")
+                runtime.launch(spec, grid, config.block, res, part, ticket, xd[1:], np.int64(n - 1))
+            check(abs(float(res[0]) - x[1:].astype(np.float64).sum()) < 1e-3, f"{config.label} n={n}")
     # the library's typed passes, both the single-block and the two-pass path
     for dtype in ("float32", "float64", "int32"):
-        for n in (0, 1, 3001, 70_001):
+        for n in (0, 1, 3001, 70_001, 300_007):
             x = random_nonzero(n, dtype, rng)
             got = float(gpumemlab.sum(cupy.asarray(x)))
             check(abs(got - x.astype(np.float64).sum()) <= 1e-3 * max(1.0, np.abs(x).sum() * 1e-3), f"sum {dtype} {n}")

@@ -51,16 +51,14 @@ def test_ladder_kernel_block_partials(cp, step, n):
     assert np.all(np.abs(got - want) <= bound), ladder.name
 
 
-def _vectorized_configs():
+def _vectorized_configs(space: str):
     from gpumemlab.kernels import reduce as K
 
-    return [pytest.param(k, u, ld, id=f"{k}-x{u}-load{ld}") for k, u, ld in K.VECTORIZED]
+    configs = K.VECTORIZED if space == "ladder" else [c.with_waves(max(K.TUNING_WAVES)) for c in K.TUNING]
+    return [pytest.param(c, id=c.label.replace(" ", "-")) for c in configs]
 
 
-@pytest.mark.parametrize("kernel,unroll,load", _vectorized_configs())
-@pytest.mark.parametrize("n", [5, 4099, 100_003, (1 << 21) + 3])
-@pytest.mark.parametrize("offset", [0, 1, 3])
-def test_vectorized_passes_any_alignment(cp, kernel, unroll, load, n, offset):
+def _check_vectorized(cp, config, n, offset):
     from types import SimpleNamespace
 
     from gpumemlab.experiments.reduce import vectorized_runner
@@ -71,7 +69,7 @@ def test_vectorized_passes_any_alignment(cp, kernel, unroll, load, n, offset):
     base = host(n + offset, np.float32, seed=n)
     x = cp.asarray(base)[offset:]  # contiguous, but 4 or 12 bytes past a 16-byte boundary
     result = cp.full(1, np.nan, np.float32)
-    run, plan = vectorized_runner(session, kernel, unroll, load, x, result)
+    run, plan = vectorized_runner(session, config, x, result)
     ref = math.fsum(base[offset:].astype(np.float64))
     bound = relative_bound(plan, np.float32) * float(np.abs(base[offset:]).astype(np.float64).sum())
     for _ in range(2):  # reduce7 must leave its ticket at 0 for the next launch
@@ -80,17 +78,35 @@ def test_vectorized_passes_any_alignment(cp, kernel, unroll, load, n, offset):
         assert abs(float(result[0]) - ref) <= bound
 
 
-@pytest.mark.parametrize("dtype", ["float64", "int32"])
-def test_reduce6_typed_instantiations(cp, dtype):
-    import gpumemlab
+@pytest.mark.parametrize("config", _vectorized_configs("ladder"))
+@pytest.mark.parametrize("n", [5, 4099, 100_003, (1 << 21) + 3])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_vectorized_passes_any_alignment(cp, config, n, offset):
+    _check_vectorized(cp, config, n, offset)
 
-    for n in (7, 16_385, 300_001):
-        x = host(n, dtype, seed=n)
-        got = gpumemlab.sum(cp.asarray(x)).get()
-        if dtype == "int32":
-            assert got.dtype == np.int64 and int(got) == int(x.astype(np.int64).sum())
-        else:
-            assert abs(float(got) - math.fsum(x)) <= 1e-13 * np.abs(x).sum()
+
+@pytest.mark.parametrize("config", _vectorized_configs("tuning"))
+@pytest.mark.parametrize("n,offset", [(4099, 1), ((1 << 21) + 3, 3), ((1 << 22) + 17, 0)])
+def test_tuning_configurations(cp, config, n, offset):
+    """Every candidate of the library's configuration, with more waves than fit (later blocks, partial tiles)."""
+    _check_vectorized(cp, config, n, offset)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+@pytest.mark.parametrize("n,offset", [(7, 0), (16_385, 1), (300_001, 3), ((1 << 22) + 9, 1)])
+def test_sum_typed_paths_on_the_gpu(cp, dtype, n, offset):
+    """float64 and int32 through the library's multi-block kernel (and the single block), misaligned too."""
+    import gpumemlab
+    from gpumemlab.ops.reduce import SINGLE_PASS_MAX, device_plan
+
+    base = host(n + offset, dtype, seed=n)
+    x = base[offset:]
+    assert (device_plan(n, dtype).grid > 0) == (n > SINGLE_PASS_MAX)
+    got = gpumemlab.sum(cp.asarray(base)[offset:]).get()
+    if dtype == "int32":
+        assert got.dtype == np.int64 and int(got) == int(x.astype(np.int64).sum())
+    else:
+        assert got.dtype == np.float64 and abs(float(got) - math.fsum(x)) <= 1e-13 * np.abs(x).sum()
 
 
 # ------------------------------------------------------------------ gpumemlab.sum

@@ -129,10 +129,14 @@ def _run(session, params):
         fn = (lambda k, grid, out: lambda: runtime.launch(k, grid, GRID_BLOCK, out, x, np.int64(m)))(k, grid, out)
         ref = accumulators_reference(x, threads, K.NACC)
 
-        def verify(fn=fn, out=out, ref=ref, name=spec.label):
+        # float32 recurrences contract (|x/2| < 0.75) but an output near 0 keeps the rounding of its O(100) terms:
+        # the absolute tolerance scales with the largest output (a missing or doubled update is off by O(1))
+        atol = 1e-5 * float(cupy.abs(ref).max())
+
+        def verify(fn=fn, out=out, ref=ref, name=spec.label, atol=atol):
             poison(out)
             fn()
-            check_close(out, ref.get(), what=name, rtol=1e-4, atol=1e-5)
+            check_close(out, ref.get(), what=name, rtol=1e-4, atol=atol)
         name = "natural registers" if limit is None else f"maxrregcount {limit}"
         group.append(session.measure(
             experiment="launch_config", variant=name,

@@ -44,27 +44,26 @@ def ladder_runner(step: K.LadderStep, x, result):
     return run
 
 
-def vectorized_runner(session, kernel: str, unroll: int, load: int, x, result):
-    """reduce6 (+ reduce_final) or reduce7 on float32 ``x``: persistent grid at the driver's occupancy."""
+def vectorized_runner(session, config: K.VecConfig, x, result):
+    """reduce6 (+ reduce_final) or reduce7 on float32 ``x`` with ``config``: ``waves`` x the resident grid."""
     import cupy
 
-    spec = K.vectorized(kernel, "float", "float", unroll, load)
+    spec = config.spec()
     k1 = runtime.get_kernel(spec)
-    final_block = K.FINAL_BLOCK if kernel == "reduce6" else K.BLOCK
-    p = ops_reduce.plan(x.size, 4, session.sm_count, max(1, runtime.max_active_blocks(spec, K.BLOCK)), unroll,
-                        final_block)
+    p = ops_reduce.plan(x.size, 4, session.sm_count, ops_reduce.blocks_per_sm(spec, config.block), config)
     grid = max(1, p.grid)  # the ladder always runs the vectorized pass, even for small inputs
-    p = ops_reduce.SumPlan(x.size, 4, grid, unroll=unroll, final_block=final_block)
+    final_block = config.block if config.kernel == "reduce7" else K.FINAL_BLOCK
+    p = ops_reduce.SumPlan(x.size, 4, grid, config.block, config.unroll, final_block, config.mapping)
     partial = cupy.empty(grid, np.float32)
-    if kernel == "reduce6":
+    if config.kernel == "reduce6":
         k2 = runtime.get_kernel(K.reduce_final("float", "float"))
 
         def run():
-            runtime.launch(k1, grid, K.BLOCK, partial, x, np.int64(x.size))
+            runtime.launch(k1, grid, config.block, partial, x, np.int64(x.size))
             runtime.launch(k2, 1, K.FINAL_BLOCK, result, partial, np.int64(grid))
         return run, p
     ticket = cupy.zeros(1, np.uint32)
-    return (lambda: runtime.launch(k1, grid, K.BLOCK, result, partial, ticket, x, np.int64(x.size))), p
+    return (lambda: runtime.launch(k1, grid, config.block, result, partial, ticket, x, np.int64(x.size))), p
 
 
 def ladder_bound(n: int) -> float:
@@ -124,23 +123,22 @@ def _run(session, params):
             fn = ladder_runner(step, x, result)
             ours.append(measure(step.name, fn, lambda: result[0], ladder_bound(n),
                                 extra=dict(technique=step.technique)))
-        for kernel, unroll, load in K.VECTORIZED:
-            if unroll not in params["unroll"]:
+        for config in K.VECTORIZED:
+            if config.unroll not in params["unroll"]:
                 continue
-            fn, p = vectorized_runner(session, kernel, unroll, load, x, result)
-            how = "2 launches" if kernel == "reduce6" else "1 launch, last block adds partials"
-            ours.append(measure(f"{kernel} float4 x{unroll} {K.LOADS[load]}", fn, lambda: result[0],
-                                ops_reduce.relative_bound(p, np.float32),
-                                extra=dict(grid=p.grid, blocks_per_sm=p.grid / session.sm_count, unroll=unroll,
-                                           load=K.LOADS[load],
-                                           technique=f"16-byte loads, {unroll} in flight, even share, {how}")))
+            fn, p = vectorized_runner(session, config, x, result)
+            how = "2 launches" if config.kernel == "reduce6" else "1 launch, last block adds partials"
+            ours.append(measure(config.label, fn, lambda: result[0], ops_reduce.relative_bound(p, np.float32),
+                                extra=dict(grid=p.grid, blocks_per_sm=p.grid / session.sm_count, **config.as_dict(),
+                                           technique=f"16-byte loads, {config.unroll} in flight, "
+                                                     f"{K.MAPPINGS[config.mapping]}, {how}")))
         box = {}
 
         def library():
             box["out"] = ops_reduce.sum(x)
         lib_plan = ops_reduce.device_plan(n, np.float32)
         ours.append(measure("gpumemlab.sum", library, lambda: box["out"], ops_reduce.relative_bound(lib_plan, np.float32),
-                            extra=dict(grid=lib_plan.grid, **K.LIBRARY), poison_fn=box.clear))
+                            extra=dict(grid=lib_plan.grid, **K.LIBRARY.as_dict()), poison_fn=box.clear))
 
         bases = []
 

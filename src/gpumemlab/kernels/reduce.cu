@@ -1,5 +1,5 @@
 // Reduction family: the Harris / How_to_optimize ladder of seed 004 (reduce0 -> reduce2 are the seed's own
-// kernels), continued to warp shuffles and a vectorized persistent-grid pass, plus the single-block final pass
+// kernels), continued to warp shuffles and vectorized multi-block passes, plus the single-block final pass
 // the library uses. Every kernel writes one partial per block; inputs of any length (out-of-range lanes add 0).
 // Indices are 64-bit. Every kernel requires blockDim.x == BLOCK (a power of two, >= 64).
 
@@ -133,33 +133,60 @@ __global__ void __launch_bounds__(BLOCK) reduce5(T* __restrict__ out, const T* _
     if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
-// 16-byte read-only load; LOAD=1 adds the streaming hints L1::no_allocate (read once) and L2::256B (the L2
-// fetches 256-byte blocks: fewer, larger DRAM requests for a stream that reads every byte anyway)
-template <int LOAD> __device__ __forceinline__ float4 load16(const float4* p) {
-    if constexpr (LOAD == 0) return __ldg(p);
-    float4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    return v;
+// 16-byte read-only load. LOAD 0: __ldg (ld.global.nc); 1: PTX ld.global.nc.L1::no_allocate.L2::256B (read once,
+// the L2 fetches 256-byte blocks); 2: ld.global.nc.L1::no_allocate only (read once, no L1 line allocated)
+template <int LOAD> __device__ __forceinline__ uint4 ld_nc16(const void* p) {
+    uint4 r;
+    if constexpr (LOAD == 1)
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    else
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    return r;
 }
-template <int LOAD> __device__ __forceinline__ int4 load16(const int4* p) {
-    if constexpr (LOAD == 0) return __ldg(p);
-    int4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    return v;
-}
-template <int LOAD> __device__ __forceinline__ double2 load16(const double2* p) {
-    if constexpr (LOAD == 0) return __ldg(p);
-    double2 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
-    return v;
+template <int LOAD, typename V> __device__ __forceinline__ V load16(const V* p) {
+    if constexpr (LOAD == 0) {
+        return __ldg(p);
+    } else {
+        union { uint4 u; V v; } c;
+        c.u = ld_nc16<LOAD>(p);
+        return c.v;
+    }
 }
 
-// One thread's share of a persistent-grid pass: head/tail elements outside 16-byte alignment first, then an
-// even, contiguous share of 16-byte vectors per block (boundaries on 512 bytes, so blocks finish together),
-// UNROLL loads in flight before any add, each batch summed pairwise into the running sum.
-template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD>
+// sum of the N vectors r[0], r[S], r[2S], ... as a balanced tree: element u meets u + N/2 first (depth log2 N; a
+// recursion, so no array index survives to run time: a loop over an accumulator array left it in local memory)
+template <typename Acc, int N, int S = 1, typename V> __device__ __forceinline__ Acc pairwise_hsum(const V* r) {
+    if constexpr (N == 1) return hsum<Acc>(r[0]);
+    else return pairwise_hsum<Acc, N / 2, 2 * S>(r) + pairwise_hsum<Acc, N / 2, 2 * S>(r + S);
+}
+
+// UNROLL independent 16-byte loads (v[base + u*BLOCK], all in range) before any add, summed pairwise into acc
+template <typename Acc, int BLOCK, int UNROLL, int LOAD, typename V>
+__device__ __forceinline__ void add_batch(Acc& acc, const V* __restrict__ v, long long base) {
+    V r[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) r[u] = load16<LOAD>(v + base + u * BLOCK);
+    acc += pairwise_hsum<Acc, UNROLL>(r);
+}
+
+// the loads of a batch that fall before `end`, one at a time
+template <typename Acc, int BLOCK, int UNROLL, int LOAD, typename V>
+__device__ __forceinline__ void add_partial_batch(Acc& acc, const V* __restrict__ v, long long base, long long end) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+        const long long j = base + (long long)u * BLOCK;
+        if (j < end) acc += hsum<Acc>(load16<LOAD>(v + j));
+    }
+}
+
+// One thread's share of a multi-block pass: head/tail elements outside 16-byte alignment first, then the
+// 16-byte vectors in batches of UNROLL loads per thread (a tile of BLOCK x UNROLL vectors per block).
+// MAP 0: each block reads an even, contiguous share (boundaries on 512 bytes, so blocks finish together);
+// MAP 1: strip-mined tiles, tile t to block t mod gridDim (CUB's GRID_MAPPING_STRIP_MINE): the resident blocks
+// sweep the array together; the partial last tile goes to the block whose turn it is.
+template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD, int MAP>
 __device__ __forceinline__ Acc thread_share(const T* __restrict__ in, long long n) {
     typedef typename Vec16<T>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
@@ -172,51 +199,49 @@ __device__ __forceinline__ Acc thread_share(const T* __restrict__ in, long long 
     Acc acc = Acc(0);
     if (g < head) acc += (Acc)in[g];
     if (g < n - tail0) acc += (Acc)in[tail0 + g];
-    const long long chunks = (nv + 31) / 32;
-    const long long begin = min(nv, chunks * blockIdx.x / gridDim.x * 32);
-    const long long end = min(nv, chunks * (blockIdx.x + 1) / gridDim.x * 32);
     const V* __restrict__ v = reinterpret_cast<const V*>(in + head);
-    long long base = begin + tid;
-    for (; base + (UNROLL - 1) * BLOCK < end; base += UNROLL * BLOCK) {
-        V r[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) r[u] = load16<LOAD>(v + base + u * BLOCK);
-        Acc t[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) t[u] = hsum<Acc>(r[u]);
-#pragma unroll
-        for (int s = UNROLL / 2; s > 0; s >>= 1)
-#pragma unroll
-            for (int u = 0; u < s; ++u) t[u] += t[u + s];
-        acc += t[0];
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL - 1; ++u) {
-        const long long j = base + (long long)u * BLOCK;
-        if (j < end) acc += hsum<Acc>(load16<LOAD>(v + j));
+    if constexpr (MAP == 0) {
+        const long long chunks = (nv + 31) / 32;
+        const long long begin = min(nv, chunks * blockIdx.x / gridDim.x * 32);
+        const long long end = min(nv, chunks * (blockIdx.x + 1) / gridDim.x * 32);
+        long long base = begin + tid;
+        for (; base + (UNROLL - 1) * BLOCK < end; base += UNROLL * BLOCK) add_batch<Acc, BLOCK, UNROLL, LOAD>(acc, v, base);
+        add_partial_batch<Acc, BLOCK, UNROLL, LOAD>(acc, v, base, end);
+    } else {
+        constexpr long long TILE = (long long)BLOCK * UNROLL;
+        const long long full = nv / TILE;
+        long long t = blockIdx.x;
+        for (; t < full; t += gridDim.x) add_batch<Acc, BLOCK, UNROLL, LOAD>(acc, v, t * TILE + tid);
+        if (t == full) add_partial_batch<Acc, BLOCK, UNROLL, LOAD>(acc, v, full * TILE + tid, nv);
     }
     return acc;
 }
 
-// The min-blocks launch bound keeps ptxas from sinking the loads to their first use (4 in flight otherwise).
-#define REDUCE_BOUNDS __launch_bounds__(BLOCK, (UNROLL >= 8 ? 1024 : 2048) / BLOCK)
+// Min blocks per SM for __launch_bounds__: the register budget ptxas must meet (without one it sinks the loads
+// to their first use, 4 in flight). x16 needs ~80 registers for its 64 loaded words (3 blocks of 256 fit);
+// 8-byte accumulators need more registers than 2048 threads allow at x4.
+__host__ __device__ constexpr int reduce_min_blocks(int block, int unroll, int acc_bytes) {
+    const int threads = unroll >= 16 ? 512 : unroll >= 8 || acc_bytes > 4 ? 1024 : 2048;
+    return threads / block > 0 ? threads / block : 1;
+}
+#define REDUCE_BOUNDS __launch_bounds__(BLOCK, reduce_min_blocks(BLOCK, UNROLL, sizeof(Acc)))
 
-// reduce6: vectorized grid-stride pass (16-byte loads, UNROLL per thread, persistent grid), one partial per
-// block; a second launch (reduce_final) adds the partials: deterministic, no atomics
-template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD>
+// reduce6: vectorized multi-block pass (16-byte loads, UNROLL per thread, grid of a few waves at most), one
+// partial per block; a second launch (reduce_final) adds the partials: deterministic, no atomics
+template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD, int MAP>
 __global__ void REDUCE_BOUNDS reduce6(Acc* __restrict__ partial, const T* __restrict__ in, long long n) {
-    const Acc acc = block_sum<Acc, BLOCK>(thread_share<T, Acc, BLOCK, UNROLL, LOAD>(in, n));
+    const Acc acc = block_sum<Acc, BLOCK>(thread_share<T, Acc, BLOCK, UNROLL, LOAD, MAP>(in, n));
     if (threadIdx.x == 0) partial[blockIdx.x] = acc;
 }
 
 // reduce7: reduce6 in one launch: the last block to finish (an integer atomic ticket after __threadfence)
 // adds the partials in a fixed order, writes *out and resets the ticket (cuda-samples threadFenceReduction):
 // deterministic, no float atomics, no second launch.
-template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD>
+template <typename T, typename Acc, int BLOCK, int UNROLL, int LOAD, int MAP>
 __global__ void REDUCE_BOUNDS reduce7(Acc* __restrict__ out, Acc* __restrict__ partial, unsigned* __restrict__ ticket,
                                       const T* __restrict__ in, long long n) {
     __shared__ bool last;
-    Acc acc = block_sum<Acc, BLOCK>(thread_share<T, Acc, BLOCK, UNROLL, LOAD>(in, n));
+    Acc acc = block_sum<Acc, BLOCK>(thread_share<T, Acc, BLOCK, UNROLL, LOAD, MAP>(in, n));
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = acc;
         __threadfence();  // the partial is visible device-wide before the ticket is taken
@@ -226,6 +251,7 @@ __global__ void REDUCE_BOUNDS reduce7(Acc* __restrict__ out, Acc* __restrict__ p
     if (!last) return;
     __threadfence();
     acc = Acc(0);
+#pragma unroll 8
     for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) acc += __ldcg(partial + i);  // L2: other SMs wrote them
     acc = block_sum<Acc, BLOCK>(acc);
     if (threadIdx.x == 0) {

@@ -1,8 +1,8 @@
 """Instantiations of reduce.cu: the reduction ladder (float) and the library's typed passes.
 
 A ladder step is data: its kernel, how many input elements one block consumes, and what it shows.
-The library runs ``reduce7`` (16-byte vectors, persistent grid, the last block adds the partials) with
-the configuration :data:`LIBRARY`, and ``reduce_final`` (one block) alone for small inputs; C types per
+The library runs ``reduce7`` (16-byte vectors, a grid of the resident blocks, the last block adds the
+partials) with the configuration :data:`LIBRARY`, and ``reduce_final`` (one block) alone for small inputs; C types per
 NumPy dtype are in :data:`CTYPES`.
 """
 
@@ -13,14 +13,59 @@ from dataclasses import dataclass
 from . import KernelSpec
 
 SRC = "reduce.cu"
-BLOCK = 256          # threads per block of every multi-block pass
+BLOCK = 256          # threads per block of the ladder and the default of the vectorized passes
 FINAL_BLOCK = 1024   # threads of the single-block final pass
-UNROLLS = (1, 2, 4, 8)
-LOADS = {0: "__ldg", 1: "L2::256B"}  # the 16-byte load of the vectorized passes (see load16 in reduce.cu)
-# gpumemlab.sum: one launch, 8 loads in flight per thread, plain __ldg. Measured on an H200 (2^28 float32):
-# the L2::256B prefetch hint costs ~7% and reduce6's second launch ~0.5% (docs/notes/reduce_transpose.md).
-LIBRARY = dict(kernel="reduce7", unroll=8, load=0)
-LIBRARY_UNROLL = LIBRARY["unroll"]
+UNROLLS = (1, 2, 4, 8, 16)
+BLOCKS = (256, 512)
+LOADS = {0: "__ldg", 1: "L2::256B", 2: "no_allocate"}  # the 16-byte load (load16 in reduce.cu)
+MAPPINGS = {0: "even share", 1: "strip-mined"}          # which vectors a block reads (thread_share in reduce.cu)
+
+
+@dataclass(frozen=True)
+class VecConfig:
+    """One configuration of the vectorized passes: the kernel's template arguments plus the grid size.
+
+    ``waves``: the grid is ``waves`` x the blocks that fit on the GPU at once (1: a persistent grid; more: the
+    hardware hands the later blocks to whichever SM frees a slot first, as CUB's 5x subscription does).
+    """
+
+    kernel: str = "reduce7"   # reduce6 (+ reduce_final: two launches) or reduce7 (one launch)
+    unroll: int = 8           # 16-byte loads in flight per thread
+    load: int = 0             # key of LOADS
+    block: int = BLOCK
+    mapping: int = 0          # key of MAPPINGS
+    waves: int = 1
+
+    def __post_init__(self):
+        if (self.kernel not in ("reduce6", "reduce7") or self.unroll not in UNROLLS or self.load not in LOADS
+                or self.block not in BLOCKS or self.mapping not in MAPPINGS or self.waves < 1):
+            raise ValueError(f"{self} is not instantiated")
+
+    def spec(self, ctype: str = "float", acc: str | None = None) -> KernelSpec:
+        return KernelSpec(SRC, f"{self.kernel}<{ctype}, {acc or ctype}, {self.block}, {self.unroll}, {self.load}, "
+                               f"{self.mapping}>")
+
+    @property
+    def label(self) -> str:
+        """``reduce7 float4 x8 __ldg``, plus the block size, mapping and waves where not the defaults."""
+        extra = ([f"B{self.block}"] if self.block != BLOCK else []) + (["strip-mined"] if self.mapping else []) \
+            + ([f"{self.waves} waves"] if self.waves != 1 else [])
+        return " ".join([f"{self.kernel} float4 x{self.unroll} {LOADS[self.load]}"] + extra)
+
+    def with_waves(self, waves: int) -> "VecConfig":
+        return VecConfig(self.kernel, self.unroll, self.load, self.block, self.mapping, waves)
+
+    def as_dict(self) -> dict:
+        return dict(kernel=self.kernel, unroll=self.unroll, load=LOADS[self.load], block=self.block,
+                    mapping=MAPPINGS[self.mapping], waves=self.waves)
+
+
+# gpumemlab.sum: one launch (reduce7), plain __ldg, 8 loads in flight per thread, 512 threads, strip-mined tiles,
+# one wave. Chosen from the same-run comparison of all of TUNING x TUNING_WAVES against cupy.sum on an H200
+# (tools/reduce_transpose_tune.py; table in docs/notes/reduce_transpose.md): the fastest at 2^28 float32 within
+# noise of x16 and the most robust at 2^26; no_allocate loads, the L2::256B hint and more waves all lose there.
+LIBRARY = VecConfig("reduce7", unroll=8, load=0, block=512, mapping=1, waves=1)
+LIBRARY_UNROLL = LIBRARY.unroll
 
 # NumPy dtype name -> (element C type, accumulator C type, accumulator NumPy dtype name)
 CTYPES = {"float32": ("float", "float", "float32"),
@@ -35,11 +80,9 @@ def ladder_spec(step: int, ctype: str = "float") -> KernelSpec:
 
 
 def vectorized(kernel: str = "reduce6", ctype: str = "float", acc: str | None = None, unroll: int = 4,
-               load: int = 0) -> KernelSpec:
+               load: int = 0, block: int = BLOCK, mapping: int = 0) -> KernelSpec:
     """``reduce6`` (two launches) or ``reduce7`` (one launch) with ``unroll`` 16-byte loads per thread."""
-    if kernel not in ("reduce6", "reduce7") or unroll not in UNROLLS or load not in LOADS:
-        raise ValueError(f"{kernel}<unroll={unroll}, load={load}> is not instantiated")
-    return KernelSpec(SRC, f"{kernel}<{ctype}, {acc or ctype}, {BLOCK}, {unroll}, {load}>")
+    return VecConfig(kernel, unroll, load, block, mapping).spec(ctype, acc)
 
 
 def reduce6(ctype: str = "float", acc: str | None = None, unroll: int = 4, load: int = 0) -> KernelSpec:
@@ -47,7 +90,7 @@ def reduce6(ctype: str = "float", acc: str | None = None, unroll: int = 4, load:
 
 
 def library_spec(ctype: str, acc: str) -> KernelSpec:
-    return vectorized(LIBRARY["kernel"], ctype, acc, LIBRARY["unroll"], LIBRARY["load"])
+    return LIBRARY.spec(ctype, acc)
 
 
 def reduce_final(ctype: str = "float", acc: str | None = None) -> KernelSpec:
@@ -76,9 +119,14 @@ LADDER = [
 ]
 
 
-# the vectorized variants the experiment compares: (kernel, unroll, load)
-VECTORIZED = ([("reduce6", u, 0) for u in UNROLLS] + [("reduce6", 8, 1)]
-              + [("reduce7", u, ld) for u in (4, 8) for ld in LOADS])
+# the vectorized steps of the ladder the experiment compares
+VECTORIZED = ([VecConfig("reduce6", u) for u in (1, 2, 4, 8)] + [VecConfig("reduce6", 8, 1)]
+              + [VecConfig("reduce7", u, ld) for u in (4, 8) for ld in (0, 1)])
+
+# the search space for gpumemlab.sum's configuration (float32; waves are a launch-time choice, see TUNING_WAVES):
+# loads in flight, load flavour, block size, block-to-data mapping
+TUNING = [VecConfig("reduce7", u, ld, b, m) for u in (4, 8, 16) for ld in (0, 2) for b in BLOCKS for m in MAPPINGS]
+TUNING_WAVES = (1, 2, 4, 8)
 
 
 def _library_specs() -> list[KernelSpec]:
@@ -88,5 +136,8 @@ def _library_specs() -> list[KernelSpec]:
     return specs
 
 
-KERNELS = ([s.spec for s in LADDER] + [vectorized(k, "float", "float", u, ld) for k, u, ld in VECTORIZED]
-           + _library_specs())
+def _unique(specs):
+    return list(dict.fromkeys(specs))
+
+
+KERNELS = _unique([s.spec for s in LADDER] + [c.spec() for c in VECTORIZED + TUNING] + _library_specs())

@@ -1,9 +1,9 @@
 """``gpumemlab.sum``: a deterministic two-pass reduction of float32 / float64 / int32 GPU arrays.
 
-One launch of ``reduce7`` (configuration ``kernels.reduce.LIBRARY``): a persistent grid of
-``blocks_per_sm x SMs`` blocks; each block reads an even, contiguous share of 16-byte vectors with
-several loads in flight per thread and writes one partial; the last block to finish (an integer
-ticket) adds the partials in block order. Small inputs (<= ``SINGLE_PASS_MAX`` elements) take one
+One launch of ``reduce7`` (configuration ``kernels.reduce.LIBRARY``): a grid of ``waves x blocks_per_sm x
+SMs`` blocks; each block reads its share of 16-byte vectors (an even contiguous share, or strip-mined
+tiles) with several loads in flight per thread and writes one partial; the last block to finish (an
+integer ticket) adds the partials in block order. Small inputs (<= ``SINGLE_PASS_MAX`` elements) take one
 block (``reduce_final``). No floating-point atomics: for a fixed size, dtype and device the result is
 bitwise reproducible.
 
@@ -12,15 +12,15 @@ int32 -> int64 (exact; 64-bit accumulation).
 
 Accuracy (floating point): the additions form a tree of depth ``h`` (:func:`tree_depth`); the
 computed sum ``s^`` of ``x`` satisfies ``|s^ - s| <= gamma_h * sum(|x|)`` with ``gamma_h = h*u/(1-h*u)``
-and ``u`` the unit roundoff (2^-24 for float32). For 2^28 float32 on a 132-SM GPU ``h`` is ~100, a bound
-of ~6e-6 of ``sum(|x|)``; sequential summation would allow ``2^28 * u``, i.e. 16.
+and ``u`` the unit roundoff (2^-24 for float32). For 2^28 float32 on a 132-SM GPU ``h`` is ~100 or less, a
+bound of ~6e-6 of ``sum(|x|)``; sequential summation would allow ``2^28 * u``, i.e. 16.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -39,24 +39,29 @@ class SumPlan:
     n: int
     itemsize: int
     grid: int
-    block: int = K.BLOCK
-    unroll: int = K.LIBRARY_UNROLL
-    final_block: int = K.FINAL_BLOCK  # threads that add the partials (reduce_final), or BLOCK for reduce7
+    block: int = K.LIBRARY.block
+    unroll: int = K.LIBRARY.unroll
+    final_block: int = K.LIBRARY.block  # threads that add the partials: reduce7's block, or reduce_final's
+    mapping: int = K.LIBRARY.mapping
 
     @property
     def width(self) -> int:
         return VECTOR_BYTES // self.itemsize
 
 
-def plan(n: int, itemsize: int, sm_count: int, blocks_per_sm: int, unroll: int = K.LIBRARY_UNROLL,
-         final_block: int = K.BLOCK) -> SumPlan:
-    """Pure function of the size and the device: the same inputs always give the same grid."""
+def plan(n: int, itemsize: int, sm_count: int, blocks_per_sm: int, config: K.VecConfig = K.LIBRARY) -> SumPlan:
+    """Pure function of the size, the device and the configuration: the same inputs always give the same grid.
+
+    ``blocks_per_sm``: how many blocks of ``config`` fit on one SM; the grid is ``config.waves`` times the GPU's
+    worth of them, or fewer when the input has fewer tiles (``block x unroll`` vectors each).
+    """
     if n <= SINGLE_PASS_MAX:
-        return SumPlan(n, itemsize, 0, unroll=unroll)
+        return SumPlan(n, itemsize, 0, block=config.block, unroll=config.unroll, mapping=config.mapping)
     width = VECTOR_BYTES // itemsize
-    tiles = math.ceil(n / (width * K.BLOCK * unroll))  # one unrolled batch of the whole block
-    return SumPlan(n, itemsize, max(1, min(sm_count * blocks_per_sm, tiles)), unroll=unroll,
-                   final_block=final_block)
+    tiles = math.ceil(n / (width * config.block * config.unroll))
+    grid = max(1, min(sm_count * blocks_per_sm * config.waves, tiles))
+    final_block = config.block if config.kernel == "reduce7" else K.FINAL_BLOCK
+    return SumPlan(n, itemsize, grid, config.block, config.unroll, final_block, config.mapping)
 
 
 def tree_depth(p: SumPlan) -> int:
@@ -64,9 +69,12 @@ def tree_depth(p: SumPlan) -> int:
     if p.grid == 0:
         return math.ceil(p.n / K.FINAL_BLOCK) + int(math.log2(K.FINAL_BLOCK))
     nv = p.n // p.width + 1
-    per_block = math.ceil(math.ceil(nv / 32) / p.grid) * 32
-    batches = math.ceil(per_block / (p.block * p.unroll))
-    thread = 2 + batches + (p.unroll - 1) + int(math.log2(p.width * p.unroll))
+    tile = p.block * p.unroll
+    if p.mapping == 0:  # an even, contiguous share per block (multiples of 32 vectors)
+        batches = math.ceil(math.ceil(math.ceil(nv / 32) / p.grid) * 32 / tile)
+    else:               # strip-mined tiles, plus the partial last tile
+        batches = math.ceil(nv / tile / p.grid) + 1
+    thread = 2 + batches + p.unroll + int(math.log2(p.width * p.unroll))  # head/tail, batches, partial batch, tree
     final = math.ceil(p.grid / p.final_block) + int(math.log2(p.final_block))
     return thread + int(math.log2(p.block)) + final
 
@@ -98,18 +106,24 @@ def _ticket(stream_handle: int):
 
 
 @cache
-def _blocks_per_sm(spec) -> int:
+def blocks_per_sm(spec, block: int) -> int:
     from ..gpu import runtime
 
-    return max(1, runtime.max_active_blocks(spec, K.BLOCK))
+    return max(1, runtime.max_active_blocks(spec, block))
 
 
-def device_plan(n: int, dtype) -> SumPlan:
-    """The plan :func:`sum` uses on this device for ``n`` elements of ``dtype``."""
+def device_plan(n: int, dtype, config: K.VecConfig = K.LIBRARY) -> SumPlan:
+    """The plan :func:`sum` uses on this device for ``n`` elements of ``dtype`` (``config``: another one)."""
+    return _device_plan(int(n), np.dtype(dtype).name, config)
+
+
+@lru_cache(maxsize=256)
+def _device_plan(n: int, dtype_name: str, config: K.VecConfig) -> SumPlan:
     from ..gpu import runtime
 
-    first, _, _ = _specs(np.dtype(dtype).name)
-    return plan(n, np.dtype(dtype).itemsize, runtime.device_info()["sm_count"], _blocks_per_sm(first))
+    ctype, acc, _ = K.CTYPES[dtype_name]
+    return plan(n, np.dtype(dtype_name).itemsize, runtime.device_info()["sm_count"],
+                blocks_per_sm(config.spec(ctype, acc), config.block), config)
 
 
 def error_bound(x) -> float:
