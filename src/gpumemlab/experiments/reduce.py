@@ -18,6 +18,7 @@ from ..gpu import runtime
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
 from . import Experiment, Plot
+from ._model import predict_shared
 from . import _torch
 
 NAIVE = K.LADDER[0].name
@@ -92,6 +93,19 @@ def run(session, params):
         return _run(session, params)
 
 
+# The first tree step's shared-memory read of each ladder kernel (seed 004's bank-conflict analysis).
+STEP_ACCESS = {
+    0: ("s[threadIdx.x + 1]", "threadIdx.x % 2 == 0"),      # reduce0: tid % (2s) == 0, s = 1: divergent
+    1: ("s[2 * threadIdx.x + 1]", "2 * threadIdx.x < 256"),  # reduce1: index = 2*s*tid: 2-way conflicts
+    2: ("s[threadIdx.x + 128]", "threadIdx.x < 128"),        # reduce2..: sequential addressing
+}
+
+
+def step_model(step: int) -> dict | None:
+    access, active = STEP_ACCESS[min(step, 2)]
+    return predict_shared(access, f"__shared__ float s[{K.BLOCK}]", block=(K.BLOCK, 1, 1), active=active)
+
+
 def _run(session, params):
     import cupy
 
@@ -110,11 +124,11 @@ def _run(session, params):
         poison = lambda: result.fill(np.nan)  # noqa: E731
         ours = []
 
-        def measure(variant, fn, get, bound, kind="kernel", extra=None, poison_fn=poison):
+        def measure(variant, fn, get, bound, kind="kernel", extra=None, poison_fn=poison, model=None):
             extra = dict(extra or {}, bound_rel_abs_sum=bound)
             rec = session.measure(experiment="reduce", variant=variant, params=common, run=fn, bytes=4 * n,
                                   verify=checker(fn, get, ref, abs_sum, bound, variant, poison_fn),
-                                  ceiling="read_gbps", kind=kind, extra=extra)
+                                  ceiling="read_gbps", kind=kind, extra=extra, model=model)
             got = float(get())
             rec.extra["rel_error_vs_float64"] = abs(got - ref) / abs_sum
             return rec
@@ -122,7 +136,7 @@ def _run(session, params):
         for step in K.LADDER:
             fn = ladder_runner(step, x, result)
             ours.append(measure(step.name, fn, lambda: result[0], ladder_bound(n),
-                                extra=dict(technique=step.technique)))
+                                extra=dict(technique=step.technique), model=step_model(step.step)))
         for config in K.VECTORIZED:
             if config.unroll not in params["unroll"]:
                 continue

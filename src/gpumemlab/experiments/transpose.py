@@ -14,6 +14,7 @@ from ..gpu import runtime
 from ..kernels import transpose as K
 from ..ops import transpose as ops_transpose
 from . import Experiment, Plot
+from ._model import predict_global, predict_shared
 from . import _torch
 from .vector_copy import copy_kernel_runner, memcpy_runner
 
@@ -25,6 +26,18 @@ def variant_runner(variant: K.TransposeVariant, ctype: str, out, x):
     kernel = runtime.get_kernel(variant.spec(ctype))
     grid = variant.grid(rows, cols)
     return lambda: runtime.launch(kernel, grid, variant.block, out, x, rows, cols)
+
+
+def variant_model(v, side: int) -> dict | None:
+    """The access each ladder step is about: the strided global write of the naive kernel, else the
+    column read from the shared tile (32 x 32: 32-way conflicts; 32 x 33: conflict-free)."""
+    if v is K.NAIVE:
+        return predict_global("out[threadIdx.x * n + threadIdx.y]", "float out[]", block=(32, 1, 1),
+                              lets=(("n", str(side)),))
+    if v in (K.COALESCED, K.PADDED, K.COARSENED):
+        width = 33 if v is not K.COALESCED else 32
+        return predict_shared("tile[threadIdx.x][threadIdx.y]", f"__shared__ float tile[32][{width}]", block=(32, 1, 1))
+    return None
 
 
 def run(session, params):
@@ -57,9 +70,9 @@ def _run(session, params):
                 check_equal_device(out, expected, what=what)
             return check
 
-        def measure(variant, fn, verify, kind="kernel", extra=None):
+        def measure(variant, fn, verify, kind="kernel", extra=None, model=None):
             return session.measure(experiment="transpose", variant=variant, params=common, run=fn, bytes=nbytes,
-                                   verify=verify, ceiling="copy_gbps", kind=kind, extra=extra)
+                                   verify=verify, ceiling="copy_gbps", kind=kind, extra=extra, model=model)
 
         # ceilings of this run: the same bytes copied
         memcpy = memcpy_runner(out, x)
@@ -75,7 +88,8 @@ def _run(session, params):
             fn = variant_runner(v, ctype, out, x)
             expected = x.T if v.transposes else x
             ours.append(measure(v.name, fn, verified(fn, v.name, expected),
-                                extra=dict(technique=v.technique, tile=v.tile, block=list(v.block))))
+                                extra=dict(technique=v.technique, tile=v.tile, block=list(v.block)),
+                                model=variant_model(v, side)))
 
         box = {}
 
