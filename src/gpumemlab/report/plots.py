@@ -41,6 +41,7 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
             ax.set_ylabel(LABELS.get(plot["y"], plot["y"]))
             if plot.get("logx"):
                 ax.set_xscale("log", base=2)
+            ax.set_ylim(bottom=0)  # bandwidth and throughput axes from zero: no exaggerated dips
             ax.set_title(plot.get("title") or info.get("title", name), fontsize=10)
         else:  # a bar per variant (and params group)
             key = "gflops" if any(r.gflops for r in recs) else "gbps"
