@@ -41,12 +41,35 @@ def test_candidates_are_points_of_the_declared_space():
     assert len(space) > len(K.CANDIDATES)
     for cfg in K.CANDIDATES:
         assert cfg.problems(4) == [] and cfg.problems(1) == [], cfg.name
-        plain = K.RBConfig(cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wniter, cfg.stages, cfg.aload, 1, cfg.tm, cfg.tn)
+        plain = K.RBConfig(cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wniter, cfg.stages, cfg.aload, 1, cfg.tm, cfg.tn,
+                           dbuf=cfg.dbuf)
         assert plain in space, cfg.name
         assert K.RBConfig.from_name(cfg.name) == cfg
     names = [c.name for c in K.CANDIDATES]
     assert len(names) == len(set(names))
     assert K.DEFAULT in K.CANDIDATES and K.SMALL in K.CANDIDATES
+
+
+@pytest.mark.parametrize("cfg", [c for c in K.CANDIDATES if c.thread_tile[0] * c.thread_tile[1] >= 64],
+                         ids=lambda c: c.name)
+def test_register_blocked_shared_layouts_by_the_model(cfg):
+    """The kernel's shared-memory accesses, as the analyzer sees them (cc 9.0): interleaved lanes make every
+    fragment LDS.128 take 2 wavefronts (row-major lanes: 4 for B), and the transposed A stores are conflict-free."""
+    from gpumemlab.model import analyze_shared
+
+    tcols = (cfg.wn // cfg.wniter) // cfg.tn
+    lane = "(threadIdx.x % 32)"
+    t_n, t_m = f"(({lane} >> 1) % {tcols})", f"(({lane} & 1) | ((({lane} >> 1) / {tcols}) << 1))"
+    decl = "__shared__ float4 s[4096]"
+    a = analyze_shared(f"s[{t_m} * {cfg.tm // 4}]", decl, block=(32, 1, 1))
+    b = analyze_shared(f"s[{t_n} * {cfg.tn // 4}]", decl, block=(32, 1, 1))
+    row_major_b = analyze_shared(f"s[({lane} % {tcols}) * {cfg.tn // 4}]", decl, block=(32, 1, 1))
+    assert (a["wavefronts"], b["wavefronts"], row_major_b["wavefronts"]) == (2, 2, 4)
+    if cfg.aload == 1:  # a warp stores 16 rows x 2 k-quads of A^T (pitch BM + 4): one wavefront per STS
+        kq = cfg.bk // 4
+        store = analyze_shared(f"s[(4 * (({lane} / 16) % {kq})) * {cfg.bm + 4} + {lane} % 16]",
+                               f"__shared__ float s[{cfg.bk * (cfg.bm + 4)}]", block=(32, 1, 1))
+        assert store["wavefronts"] == 1, store
 
 
 def test_space_rejects_what_the_kernel_would_not_compile():
@@ -62,7 +85,7 @@ def test_space_rejects_what_the_kernel_would_not_compile():
 
 def test_default_config_geometry():
     cfg = K.DEFAULT
-    assert cfg.threads == 256 and cfg.thread_tile == (8, 8)
+    assert cfg.threads == 128 and cfg.thread_tile == (8, 16) and cfg.dbuf == 1  # 4 warps of 64 x 64
     assert cfg.smem_bytes == cfg.stages * (cfg.bk * (cfg.bm + 4) + cfg.bk * cfg.bn) * 4
 
 

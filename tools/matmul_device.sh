@@ -12,6 +12,9 @@ steps=("${@:-tune tests bench sanitize}")
 start=$(date +%s)
 {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
+# SM clock and power every 0.5 s while the steps run (FP32 SGEMM can run at less than the boost clock)
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$OUT/clocks.csv" 2>&1 &
+smi_pid=$!
 python3 -c "import cupy, cuda.core; print('cupy', cupy.__version__, 'CUPY_TF32', __import__('os').environ.get('CUPY_TF32'))"
 for step in ${steps[@]}; do
     echo "===== $step (t=$(( $(date +%s) - start )) s)"
@@ -24,4 +27,5 @@ for step in ${steps[@]}; do
     esac
     echo "===== $step done rc=$? (t=$(( $(date +%s) - start )) s)"
 done
+kill "$smi_pid" 2>/dev/null
 } 2>&1 | tee "$OUT/device.log"

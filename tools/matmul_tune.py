@@ -266,6 +266,22 @@ def summarize(path: str) -> None:
               + (f"  transpose {x['transpose_s'] * 1e3:.2f} ms" if x.get("transpose_s") else ""))
 
 
+def usage(arch: str | None) -> None:
+    """ptxas's report (registers, spills) for every candidate instantiation, with this machine's NVRTC."""
+    from gpumemlab.gpu.compile import compile_specs, nvrtc_version
+    from gpumemlab.kernels.matmul import CANDIDATES
+
+    if arch is None:
+        from gpumemlab.gpu import runtime
+
+        arch = runtime.device_arch()
+    specs = [c.spec(v, sp) for c in CANDIDATES for v in (4, 1) for sp in (False, True)]
+    print(f"ptxas report, {arch}, NVRTC {nvrtc_version()}")
+    for spec, (_mod, u) in compile_specs(specs, arch).items():
+        print(f"  {spec.name:78s} regs {u.registers:3d} spill {u.spill_store_bytes}/{u.spill_load_bytes} "
+              f"stack {u.local_bytes}" if u else f"  {spec.name}: no report")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=".", help="folder for matmul_tuned.json")
@@ -275,7 +291,11 @@ def main(argv=None) -> int:
     ap.add_argument("--summarize", metavar="RESULTS_JSON", help="print the matmul records of a results.json")
     ap.add_argument("--bench", metavar="DIR", help="run the matmul experiments, write DIR/results.json")
     ap.add_argument("--install", metavar="TUNED_JSON", help="merge a matmul_tuned.json into the package's table")
+    ap.add_argument("--usage", nargs="?", const="", metavar="ARCH", help="print ptxas's report for every candidate")
     args = ap.parse_args(argv)
+    if args.usage is not None:
+        usage(args.usage or None)
+        return 0
     if args.install:
         install(args.install)
         return 0

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck and racecheck over every matmul variant on small odd sizes (device script).
 # Usage (repo root): PYTHONPATH=src bash tools/sanitize_matmul.sh [memcheck|racecheck ...]
+# SAN_RB_ONLY=1: only the register_blocked configurations (every candidate, plain and split-K, vec 4 and 1).
 set -u
 CASES='
-import numpy as np, cupy
+import os, numpy as np, cupy
 from gpumemlab.gpu import runtime
 from gpumemlab.bench.verify import device_random_nonzero
 from gpumemlab.experiments.matmul import Reference
@@ -20,13 +21,14 @@ def run(variant, m, n, k, cfg=None, vec=None, splits=None):
         p = ops.plan(variant, a, b, out)
     Reference(a, b).verifier(p.run, out, variant)()
 count = 0
-for v in ops.AB_VARIANTS:
+rb_only = os.environ.get("SAN_RB_ONLY") == "1"
+for v in () if rb_only else ops.AB_VARIANTS:
     if ops.VARIANTS[v].k32:
         run(v, 64, 96, 32)
     elif v != "register_blocked":
         run(v, 67, 45, 37)
     count += 1
-for v in ops.AAT_VARIANTS:
+for v in () if rb_only else ops.AAT_VARIANTS:
     run(v, 96, 0, 32); count += 1
 for cfg in CANDIDATES:
     run("register_blocked", 140, 136, 36, cfg, 4)

@@ -223,31 +223,43 @@ __device__ __forceinline__ void cp_async_wait() {
 //   VEC = 1: any N, K: B tiles by 4-byte cp.async, scalar stores.
 //   ALOAD = 0: A tiles by 4-byte cp.async, transposed on the way into shared memory.
 //   ALOAD = 1 (VEC = 4 and K % 4 == 0 only): A by 16-byte loads into registers one tile ahead,
-//   stored transposed after the current tile's math (siboehm's kernel 12 style).
+//   stored transposed (siboehm's kernel 12 style); a warp stores 16 rows x 2 k-quads, one wavefront.
+//   DBUF = 1: the fragments read from shared memory are double-buffered in registers across k and
+//   across tiles: the barrier sits before the last k step, so the next tile's first fragments are
+//   in flight while that step's FFMAs issue (no exposed shared-memory latency after a barrier).
+// Lanes are interleaved (as CUTLASS's RowMajorInterleaved<2>): lanes n and n^1 read the same float4 of B,
+// n and n^2 the same of A, so every fragment LDS.128 takes 2 wavefronts instead of 4.
 // Edge tiles are zero-filled (the extra products add zeros) and stores are bounds-checked, so any
 // M, N, K >= 1 is correct. Blocks are visited in groups of GROUP_M tile rows for L2 reuse.
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
 // (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
 // problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT>
+          bool SPLIT, int DBUF>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
                  int k_chunk) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
-    constexpr int TCOLS = WSUBN / TN;              // threads of a warp along N in one sub-tile
+    constexpr int TCOLS = WSUBN / TN, TROWS = WSUBM / TM;  // a sub-tile's lanes along N and along M
     constexpr bool A_REG = ALOAD == 1 && VEC == 4;
     constexpr int AS = BM + 4;                     // A^T row pitch: keeps float4 alignment, spreads transposed stores
     constexpr int BS = BN;
     constexpr int A_STAGE = BK * AS, B_STAGE = BK * BS;
     constexpr int GROUP_M = 8;
+    constexpr int KQ = BK / 4;                     // float4s along k in a row of the A tile
+    constexpr int B_PER_ROW = BN / VEC, B_LOADS = (BK * BN) / (NT * VEC), B_RSTEP = NT / B_PER_ROW;
+    constexpr int A_LOADS = A_REG ? (BM * BK) / (4 * NT) : (BM * BK) / NT;
+    constexpr int A_RSTEP = A_REG ? NT / KQ : NT / BK;
     static_assert(WMITER >= 1 && WMITER * 32 * TM * TN * WNITER == WM * WN, "warp tile does not split into 32 threads");
-    static_assert(TCOLS * (WSUBM / TM) == 32, "sub-tile is not 32 threads");
+    static_assert(TCOLS * TROWS == 32 && TCOLS >= 2 && TROWS >= 2, "sub-tile is not 32 interleavable lanes");
     static_assert(TM % 4 == 0 && TN % 4 == 0, "register blocks are read as float4");
-    static_assert((BM * BK) % NT == 0 && (BK * BN) % (NT * VEC) == 0, "tile loads do not split evenly");
-    static_assert(!A_REG || (BM * BK) % (4 * NT) == 0, "A tile does not split into float4 per thread");
+    static_assert((BM * BK) % NT == 0 && (BK * BN) % (NT * VEC) == 0 && NT % B_PER_ROW == 0, "tile loads do not split evenly");
+    static_assert(!A_REG || ((BM * BK) % (4 * NT) == 0 && NT % (16 * KQ) == 0 && BM % 16 == 0 && KQ % 2 == 0),
+                  "A tile does not split into float4 per thread");
+    static_assert(A_REG || NT % BK == 0, "A tile rows do not split evenly");
+    static_assert(STAGES >= 2, "at least two stages");
 
     extern __shared__ float4 smem4[];
     float* As = reinterpret_cast<float*>(smem4);
@@ -265,55 +277,65 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = warp / (BN / WN), warp_n = warp % (BN / WN);
-    const int t_m = lane / TCOLS, t_n = lane % TCOLS;
+    const int t_n = (lane >> 1) % TCOLS, t_m = (lane & 1) | (((lane >> 1) / TCOLS) << 1);
     const int kb = SPLIT ? blockIdx.y * k_chunk : 0;  // this split's first k (tile loads use absolute k)
     const int kend = SPLIT ? min(K, kb + k_chunk) : K;  // one past its last k
     const int ktiles = (kend - kb + BK - 1) / BK;
 
-    auto load_b = [&](int stage, int k0) {
-        float* bs = Bs + stage * B_STAGE;
+    // Per-thread load coordinates: row r0 + i * RSTEP, fixed column; sources advance one tile per issue.
+    const int b_r0 = tid / B_PER_ROW, b_c = (tid % B_PER_ROW) * VEC;
+    const bool b_col_ok = n0 + b_c < N;
+    const float* b_src = B + (long long)(kb + b_r0) * N + n0 + b_c;
+    const int a_r0 = A_REG ? (tid % 16) + 16 * (tid / (16 * KQ)) : tid / BK;
+    const int a_k = A_REG ? 4 * ((tid / 16) % KQ) : tid % BK;
+    const float* a_src = A + (long long)(m0 + a_r0) * K + kb + a_k;
+
+    int issued = 0;  // tiles whose cp.async copies were issued (B, and A when ALOAD = 0)
+    auto issue_async = [&]() {  // the next tile's copies into its stage; always one commit group
+        if (issued < ktiles) {
+            const int krem = kend - (kb + issued * BK);  // valid k rows in this tile
+            float* bs = Bs + (issued % STAGES) * B_STAGE + b_r0 * BS + b_c;
 #pragma unroll
-        for (int i = 0; i < (BK * BN) / (NT * VEC); ++i) {
-            const int e = tid + i * NT;
-            const int r = e / (BN / VEC), c = (e % (BN / VEC)) * VEC;
-            const bool ok = k0 + r < kend && n0 + c < N;
-            const float* src = ok ? B + (long long)(k0 + r) * N + n0 + c : B;
-            cp_async<4 * VEC>(bs + r * BS + c, src, ok);
-        }
-    };
-    auto load_a_async = [&](int stage, int k0) {
-        float* as = As + stage * A_STAGE;
+            for (int i = 0; i < B_LOADS; ++i) {
+                const bool ok = b_col_ok && b_r0 + i * B_RSTEP < krem;
+                cp_async<4 * VEC>(bs + i * B_RSTEP * BS, ok ? b_src + (long long)i * B_RSTEP * N : B, ok);
+            }
+            b_src += (long long)BK * N;
+            if (!A_REG) {
+                float* as = As + (issued % STAGES) * A_STAGE + a_k * AS + a_r0;
 #pragma unroll
-        for (int i = 0; i < (BM * BK) / NT; ++i) {
-            const int e = tid + i * NT;
-            const int r = e / BK, k = e % BK;  // consecutive threads walk a row of A: coalesced
-            const bool ok = m0 + r < M && k0 + k < kend;
-            const float* src = ok ? A + (long long)(m0 + r) * K + k0 + k : A;
-            cp_async<4>(as + k * AS + r, src, ok);
+                for (int i = 0; i < A_LOADS; ++i) {
+                    const bool ok = m0 + a_r0 + i * A_RSTEP < M && a_k < krem;
+                    cp_async<4>(as + i * A_RSTEP, ok ? a_src + (long long)i * A_RSTEP * K : A, ok);
+                }
+                a_src += BK;
+            }
         }
+        cp_async_commit();
+        ++issued;
     };
-    constexpr int A_VECS = A_REG ? (BM * BK) / (4 * NT) : 1;
+    constexpr int A_VECS = A_REG ? A_LOADS : 1;
     float4 a_regs[A_VECS];
-    auto load_a_regs = [&](int k0) {
+    int loaded = 0;  // tiles whose A went through a_regs
+    auto load_a_regs = [&]() {
+        const int krem = kend - (kb + loaded * BK);
 #pragma unroll
-        for (int i = 0; i < A_VECS; ++i) {
-            const int e = tid + i * NT;
-            const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
-            a_regs[i] = (m0 + r < M && k0 + k < kend) ? *reinterpret_cast<const float4*>(A + (long long)(m0 + r) * K + k0 + k)
-                                                   : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
+        for (int i = 0; i < A_VECS; ++i)
+            a_regs[i] = (m0 + a_r0 + i * A_RSTEP < M && a_k < krem)
+                            ? *reinterpret_cast<const float4*>(a_src + (long long)i * A_RSTEP * K)
+                            : make_float4(0.f, 0.f, 0.f, 0.f);
+        a_src += BK;
     };
-    auto store_a_regs = [&](int stage) {
-        float* as = As + stage * A_STAGE;
+    auto store_a_regs = [&]() {  // into the stage of the tile that load_a_regs read last
+        float* as = As + (loaded % STAGES) * A_STAGE + a_k * AS + a_r0;
 #pragma unroll
         for (int i = 0; i < A_VECS; ++i) {
-            const int e = tid + i * NT;
-            const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
-            as[(k + 0) * AS + r] = a_regs[i].x;
-            as[(k + 1) * AS + r] = a_regs[i].y;
-            as[(k + 2) * AS + r] = a_regs[i].z;
-            as[(k + 3) * AS + r] = a_regs[i].w;
+            as[0 * AS + i * A_RSTEP] = a_regs[i].x;
+            as[1 * AS + i * A_RSTEP] = a_regs[i].y;
+            as[2 * AS + i * A_RSTEP] = a_regs[i].z;
+            as[3 * AS + i * A_RSTEP] = a_regs[i].w;
         }
+        ++loaded;
     };
 
     float acc[WMITER * TM][WNITER * TN];
@@ -322,61 +344,83 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 #pragma unroll
         for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = 0.0f;
 
-    // prologue: tiles 0 .. STAGES-2 in flight (one commit group per tile, empty groups past the end)
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ktiles) {
-            load_b(s, kb + s * BK);
-            if (A_REG) {
-                load_a_regs(kb + s * BK);
-                store_a_regs(s);
-            } else {
-                load_a_async(s, kb + s * BK);
-            }
-        }
-        cp_async_commit();
-    }
-
+    float ra[2][WMITER * TM], rb[2][WNITER * TN];
     const float* a_frag = As + warp_m * WM + t_m * TM;
     const float* b_frag = Bs + warp_n * WN + t_n * TN;
-    for (int t = 0; t < ktiles; ++t) {
-        cp_async_wait<STAGES - 2>();  // this thread's copies of tile t have landed
-        __syncthreads();              // everyone's have; everyone is done with tile t-1's stage
-        const int next = t + STAGES - 1, next_stage = next % STAGES;
-        if (next < ktiles) {
-            load_b(next_stage, kb + next * BK);
-            if (A_REG) load_a_regs(kb + next * BK);
-            else load_a_async(next_stage, kb + next * BK);
-        }
-        cp_async_commit();
+    auto load_frag = [&](int buf, int stage, int k) {
+        const float* as = a_frag + stage * A_STAGE + k * AS;
+        const float* bs = b_frag + stage * B_STAGE + k * BS;
+#pragma unroll
+        for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+            for (int i = 0; i < TM; i += 4) {
+                const float4 v = *reinterpret_cast<const float4*>(as + wm * WSUBM + i);
+                ra[buf][wm * TM + i + 0] = v.x; ra[buf][wm * TM + i + 1] = v.y;
+                ra[buf][wm * TM + i + 2] = v.z; ra[buf][wm * TM + i + 3] = v.w;
+            }
+#pragma unroll
+        for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+            for (int j = 0; j < TN; j += 4) {
+                const float4 v = *reinterpret_cast<const float4*>(bs + wn * WSUBN + j);
+                rb[buf][wn * TN + j + 0] = v.x; rb[buf][wn * TN + j + 1] = v.y;
+                rb[buf][wn * TN + j + 2] = v.z; rb[buf][wn * TN + j + 3] = v.w;
+            }
+    };
 
-        const float* as = a_frag + (t % STAGES) * A_STAGE;
-        const float* bs = b_frag + (t % STAGES) * B_STAGE;
+    // prologue: the first tiles in flight (one commit group per tile, empty groups past the end);
+    // DBUF keeps one more tile of B in flight, since its barrier comes before a tile's last step
+    constexpr int AHEAD = DBUF ? STAGES : STAGES - 1;
+#pragma unroll
+    for (int s = 0; s < AHEAD; ++s) {
+        if (A_REG && s < ktiles && (DBUF ? s < 1 : true)) {
+            load_a_regs();
+            store_a_regs();
+        }
+        issue_async();
+    }
+    if (DBUF) {
+        if (A_REG && ktiles > 1) load_a_regs();  // tile 1, stored before tile 0's last step
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        load_frag(0, 0, 0);
+    }
+
+    int stage = 0;  // the stage of tile t
+    for (int t = 0; t < ktiles; ++t) {
+        if (!DBUF) {
+            cp_async_wait<STAGES - 2>();  // this thread's copies of tile t have landed
+            __syncthreads();              // everyone's have; everyone is done with tile t-1's stage
+            issue_async();                // tile t + STAGES - 1 into the stage tile t-1 used
+            if (A_REG && t + STAGES - 1 < ktiles) load_a_regs();
+        }
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            float ra[WMITER * TM], rb[WNITER * TN];
-#pragma unroll
-            for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-                for (int i = 0; i < TM; i += 4) {
-                    const float4 v = *reinterpret_cast<const float4*>(as + k * AS + wm * WSUBM + i);
-                    ra[wm * TM + i + 0] = v.x; ra[wm * TM + i + 1] = v.y;
-                    ra[wm * TM + i + 2] = v.z; ra[wm * TM + i + 3] = v.w;
+            if (DBUF) {
+                if (k + 1 < BK) {
+                    load_frag((k + 1) & 1, stage, k + 1);
+                } else if (t + 1 < ktiles) {  // uniform: the whole block takes this branch or none does
+                    if (A_REG) store_a_regs();    // tile t+1's A, into a stage last read two tiles ago
+                    cp_async_wait<STAGES - 2>();  // tile t+1's B (and async A) copies have landed
+                    __syncthreads();              // everyone's have; everyone has read all of tile t's fragments
+                    issue_async();                // tile t + STAGES into tile t's stage
+                    if (A_REG && loaded < ktiles) load_a_regs();  // tile t+2
+                    stage = stage + 1 == STAGES ? 0 : stage + 1;
+                    load_frag(0, stage, 0);
                 }
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                for (int j = 0; j < TN; j += 4) {
-                    const float4 v = *reinterpret_cast<const float4*>(bs + k * BS + wn * WSUBN + j);
-                    rb[wn * TN + j + 0] = v.x; rb[wn * TN + j + 1] = v.y;
-                    rb[wn * TN + j + 2] = v.z; rb[wn * TN + j + 3] = v.w;
-                }
+            } else {
+                load_frag(k & 1, stage, k);
+            }
+            const int buf = k & 1;
 #pragma unroll
             for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
-                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[buf][i], rb[buf][j], acc[i][j]);
         }
-        if (A_REG && next < ktiles) store_a_regs(next_stage);  // that stage was freed by the barrier above
+        if (!DBUF) {
+            if (A_REG && t + STAGES - 1 < ktiles) store_a_regs();  // its stage was freed by the barrier above
+            stage = stage + 1 == STAGES ? 0 : stage + 1;
+        }
     }
     cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep the rule simple)
 

@@ -57,7 +57,7 @@ def aat_tiled(pad: int) -> KernelSpec:
 TUNE_PARAMS = {
     "BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16],
     "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
-    "STAGES": [2, 3, 4], "ALOAD": [0, 1],
+    "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1],
 }
 SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_80 and sm_90 opt-in limits)
 MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
@@ -67,7 +67,9 @@ MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
 class RBConfig:
     """One point of the space: block tile BM x BN x BK, warp tile WM x WN, WNITER sub-tiles along N,
     TM x TN register blocks, STAGES-deep cp.async ring, ALOAD 0 (A by 4-byte cp.async) or 1 (A by
-    16-byte loads through registers), MINB blocks per SM promised to ptxas (``__launch_bounds__``)."""
+    16-byte loads through registers), MINB blocks per SM promised to ptxas (``__launch_bounds__``),
+    DBUF 1: shared-memory fragments double-buffered in registers across k steps and tiles (the
+    barrier before a tile's last step)."""
 
     bm: int
     bn: int
@@ -81,11 +83,12 @@ class RBConfig:
     tm: int = 4
     tn: int = 4
     ragged_minb: int | None = None  # MINB of the VEC = 1 instantiation (its scalar loads need more registers)
+    dbuf: int = 0
 
     @property
     def name(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_i{self.wniter}"
-                f"_t{self.tm}x{self.tn}_s{self.stages}_a{self.aload}_b{self.minb}")
+                f"_t{self.tm}x{self.tn}_s{self.stages}_a{self.aload}_b{self.minb}" + ("_d1" if self.dbuf else ""))
 
     @classmethod
     def from_name(cls, name: str) -> "RBConfig":
@@ -125,11 +128,16 @@ class RBConfig:
         wsubm, wsubn = self.wm // wmiter, self.wn // self.wniter
         if wsubn % self.tn or (wsubn // self.tn) * (wsubm // self.tm) != 32:
             out.append("warp sub-tile is not 32 threads")
+        elif wsubn // self.tn < 2 or wsubm // self.tm < 2:
+            out.append("interleaved lanes need at least 2 lanes along M and along N")
         if self.tm % 4 or self.tn % 4:
             out.append("register blocks must be float4 wide")
-        if (self.bm * self.bk) % self.threads or (self.bk * self.bn) % (self.threads * vec):
+        if ((self.bm * self.bk) % self.threads or (self.bk * self.bn) % (self.threads * vec)
+                or self.threads % (self.bn // vec) or self.threads % self.bk):
             out.append("tile loads do not split evenly over the threads")
-        if self.aload == 1 and vec == 4 and (self.bm * self.bk) % (4 * self.threads):
+        kq = self.bk // 4
+        if self.aload == 1 and vec == 4 and ((self.bm * self.bk) % (4 * self.threads) or self.threads % (16 * kq)
+                                             or kq % 2 or self.bm % 16):
             out.append("A tile does not split into one float4 per thread")
         if self.smem_bytes > SMEM_LIMIT:
             out.append(f"{self.smem_bytes} B of shared memory")
@@ -137,6 +145,8 @@ class RBConfig:
             out.append("too many accumulators per thread")
         if self.stages < 2:
             out.append("at least two stages")
+        if self.dbuf not in (0, 1):
+            out.append("DBUF is 0 or 1")
         return out
 
     def spec(self, vec: int, split: bool = False) -> KernelSpec:
@@ -146,42 +156,39 @@ class RBConfig:
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         return KernelSpec(SRC, f"register_blocked<{self.bm}, {self.bn}, {self.bk}, {self.wm}, {self.wn}, "
                                f"{self.wniter}, {self.tm}, {self.tn}, {self.stages}, {vec}, {self.aload}, {minb}, "
-                               f"{'true' if split else 'false'}>")
+                               f"{'true' if split else 'false'}, {self.dbuf}>")
 
 
 def space() -> list[RBConfig]:
     """Every valid point of :data:`TUNE_PARAMS` (minb: as many 256-thread blocks as 128 registers allow)."""
     p = TUNE_PARAMS
     out = []
-    for bm, bn, bk, wm, wn, wni, tm, tn, st, al in itertools.product(
-            p["BM"], p["BN"], p["BK"], p["WM"], p["WN"], p["WNITER"], p["TM"], p["TN"], p["STAGES"], p["ALOAD"]):
-        cfg = RBConfig(bm, bn, bk, wm, wn, wni, st, al, 1, tm, tn)
+    for bm, bn, bk, wm, wn, wni, tm, tn, st, al, db in itertools.product(
+            p["BM"], p["BN"], p["BK"], p["WM"], p["WN"], p["WNITER"], p["TM"], p["TN"], p["STAGES"], p["ALOAD"],
+            p["DBUF"]):
+        cfg = RBConfig(bm, bn, bk, wm, wn, wni, st, al, 1, tm, tn, dbuf=db)
         if not cfg.problems(4) and not cfg.problems(1):
             out.append(cfg)
     return out
 
 
-# The instantiated subset: 8x8 per thread (siboehm kernel 10/12, CUTLASS SIMT shapes), deeper
-# pipelines, BK 16; 8x16 per thread (a quarter fewer shared-memory loads per FMA, half the warps);
-# and small tiles for problems that give a big tile too few blocks.
+# The instantiated subset. Every big-tile config double-buffers its fragments (DBUF) and takes A through
+# registers: 8 x 8 per thread (CUTLASS/siboehm SIMT shape; 2 or 3 stages), 8 x 16 per thread (a quarter
+# fewer shared loads per FFMA: 128 x 128 with 128 threads, 2 blocks/SM, at BK 16 or BK 8 with 3 stages; or
+# 128 x 256 with 256 threads, 1 block/SM), one 8 x 16 without DBUF (its control), and the small tiles for
+# problems whose big tiles leave SMs idle.
 CANDIDATES = [
-    RBConfig(128, 128, 8, 64, 32, 2, stages=2, aload=1, minb=2),
-    RBConfig(128, 128, 8, 64, 32, 2, stages=3, aload=0, minb=2),
-    RBConfig(128, 128, 8, 64, 32, 2, stages=4, aload=0, minb=2),
-    RBConfig(128, 128, 8, 32, 64, 2, stages=3, aload=0, minb=2),
-    RBConfig(128, 128, 16, 64, 32, 2, stages=3, aload=0, minb=2, ragged_minb=1),
-    RBConfig(128, 128, 16, 64, 32, 2, stages=2, aload=1, minb=2, ragged_minb=1),
-    RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=0, minb=2),
-    RBConfig(128, 128, 8, 64, 64, 4, stages=4, aload=0, minb=2),
-    RBConfig(128, 128, 8, 64, 64, 4, stages=2, aload=1, minb=2),
-    RBConfig(256, 128, 8, 64, 64, 4, stages=3, aload=0, minb=1),
-    RBConfig(128, 256, 8, 64, 64, 4, stages=3, aload=0, minb=1),
-    RBConfig(128, 64, 8, 64, 32, 2, stages=3, aload=0, minb=3),
+    RBConfig(128, 128, 16, 64, 32, 2, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(128, 128, 16, 64, 32, 2, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1),
+    RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1),
     RBConfig(64, 128, 8, 32, 64, 2, stages=3, aload=0, minb=3),
     RBConfig(64, 64, 8, 32, 32, 2, stages=3, aload=0, minb=4),
 ]
-# Used when no tuned entry fits the device: the H200 tuning winner (BK 16, A through registers, 2 stages).
-DEFAULT = next(c for c in CANDIDATES if (c.bm, c.bn, c.bk, c.wm, c.wn, c.stages, c.aload) == (128, 128, 16, 64, 32, 2, 1))
+# Used when no tuned entry fits the device: the H200 tuning winner (8 x 16 per thread, 128 threads, BK 16, DBUF).
+DEFAULT = next(c for c in CANDIDATES if c.name == "128x128x16_w64x64_i4_t4x4_s2_a1_b2_d1")
 SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
 
 
