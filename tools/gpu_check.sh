@@ -18,7 +18,7 @@ for s in "${stages[@]}"; do
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu --format=csv
       $PY -c "import cupy, cuda.core, numpy, sys; print(sys.version.split()[0], 'cupy', cupy.__version__, 'cuda.core', cuda.core.__version__, 'numpy', numpy.__version__)" ;;
     kernels) stage kernels; run_logged kernels $PY -m gpumemlab kernels ;;
-    tests) stage tests; run_logged tests $PY -m pytest -q -x -p no:cacheprovider tests ${TESTS_K:+-k "$TESTS_K"} ;;
+    tests) stage tests; run_logged tests $PY -m pytest -q --maxfail=20 -p no:cacheprovider tests ${TESTS_K:+-k "$TESTS_K"} ;;
     sanitize) stage sanitize
       for tool in memcheck racecheck synccheck; do
         run_logged "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
