@@ -1,4 +1,8 @@
+import os
+
 import pytest
+
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")  # as the CLI does: keep ptxas -v reports (see gpu/cubin.py)
 
 
 def _has_gpu() -> bool:

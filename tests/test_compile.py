@@ -87,3 +87,24 @@ def test_parse_arch(text, want):
 def test_parse_arch_rejects(bad):
     with pytest.raises(ValueError, match="bad arch"):
         C.parse_arch(bad)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_cubin_usage_matches_the_ptxas_report_for_the_catalog(arch):
+    from gpumemlab.gpu.cubin import usage_from_cubin
+    from gpumemlab.kernels import all_specs
+
+    compiled = C.compile_specs(all_specs(), arch)
+    for spec, (mod, u) in compiled.items():
+        e = usage_from_cubin(mod.cubin)[mod.symbol_mapping[spec.name]]
+        assert (e["registers"], e["local_bytes"], e.get("shared_bytes", 0)) == \
+            (u.registers, u.local_bytes, u.shared_bytes), spec.label
+
+
+def test_missing_ptxas_report_falls_back_to_the_cubin(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(C, "parse_ptxas_log", lambda log: {})  # as when NVRTC's cache skipped ptxas
+    mod = C.compile_text(SRC, ["fill<128>", "stack"], "sm_90")
+    fill, stack = mod.usage["fill<128>"], mod.usage["stack"]
+    assert fill.from_cubin and fill.shared_bytes == 128 * 4 and fill.spill_store_bytes == 0
+    assert stack.local_bytes == 64 * 4 and stack.spill_store_bytes is None  # a frame: spills unknown

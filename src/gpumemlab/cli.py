@@ -7,6 +7,7 @@ Errors a user can cause (:class:`~gpumemlab.errors.GpumemlabError`) end in one l
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .errors import GpumemlabError
@@ -38,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # NVRTC reads this once per process: with its compute cache on, ptxas prints no -v report for
+    # code it has seen (we keep our own cubin cache), so turn it off before anything compiles.
+    os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -246,8 +246,11 @@ def cmd_kernels(args) -> int:
             continue
         rows.append(dict(kernel=spec.label, registers=u.registers, shared_bytes=u.shared_bytes,
                          spill_store_bytes=u.spill_store_bytes, spill_load_bytes=u.spill_load_bytes,
-                         local_bytes=u.local_bytes, source=spec.source, spills_expected=spec.spills_expected))
-        if (u.spill_store_bytes or u.spill_load_bytes) and not spec.spills_expected:
+                         local_bytes=u.local_bytes, source=spec.source, spills_expected=spec.spills_expected,
+                         from_cubin=u.from_cubin))
+        if u.spill_store_bytes is None and not spec.spills_expected:
+            bad.append(f"{spec.label} (spills unknown: no ptxas report, {u.local_bytes} B stack frame)")
+        elif (u.spill_store_bytes or u.spill_load_bytes) and not spec.spills_expected:
             bad.append(spec.label)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -256,8 +259,9 @@ def cmd_kernels(args) -> int:
         print(f"{'kernel':<{w}}  regs  smem(B)  spill st/ld(B)  local(B)   [{arch}]")
         for r in rows:
             flag = "  (deliberate)" if r["spills_expected"] and r["spill_store_bytes"] else ""
+            spill = "?" if r["spill_store_bytes"] is None else f"{r['spill_store_bytes']}/{r['spill_load_bytes']}"
             print(f"{r['kernel']:<{w}}  {r['registers']:>4}  {r['shared_bytes']:>7}  "
-                  f"{r['spill_store_bytes']:>6}/{r['spill_load_bytes']:<6}  {r['local_bytes']:>8}{flag}")
+                  f"{spill:>13}  {r['local_bytes']:>8}{flag}")
     if bad:
         print(f"gpumemlab kernels: unexpected register spills or missing reports for {arch}: {', '.join(bad)}",
               file=sys.stderr)

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from ..errors import CompileError
 from ..kernels import KernelSpec, source_text
+from .cubin import usage_from_cubin
 
-CACHE_FORMAT = 2  # bump when what is stored next to a cubin changes
+CACHE_FORMAT = 3  # bump when what is stored next to a cubin changes
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,12 @@ class ResourceUsage:
     kernel: str
     registers: int
     shared_bytes: int
-    spill_store_bytes: int
-    spill_load_bytes: int
+    spill_store_bytes: int | None  # None: unknown (read from the cubin, which has a stack frame)
+    spill_load_bytes: int | None
     local_bytes: int  # stack frame: local memory per thread
     barriers: int = 0
     constant_bytes: int = 0
+    from_cubin: bool = False  # ptxas printed no report; registers/shared/frame come from the ELF
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -178,10 +180,18 @@ def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
     mapping = {n: raw.get(n, n) for n in names}
     text = log.getvalue()
     parsed = parse_ptxas_log(text)
-    # A kernel missing from the log (seen with NVRTC 13.0 on some programs) still loads and runs;
-    # only the resource report is unknown, and `resource_usage` says so.
-    usage = {n: ResourceUsage(kernel=n, **parsed[mapping[n]]) for n in names if mapping[n] in parsed}
     cubin = bytes(obj.code)
+    usage = {n: ResourceUsage(kernel=n, **parsed[mapping[n]]) for n in names if mapping[n] in parsed}
+    missing = [n for n in names if n not in usage]
+    if missing:  # NVRTC's compute cache skipped ptxas for these: read what the cubin records
+        elf = usage_from_cubin(cubin)
+        for n in missing:
+            e = elf.get(mapping[n])
+            if e and "registers" in e:
+                spills = 0 if e.get("local_bytes", 0) == 0 else None  # no stack frame: no spills
+                usage[n] = ResourceUsage(kernel=n, registers=e["registers"], shared_bytes=e.get("shared_bytes", 0),
+                                         spill_store_bytes=spills, spill_load_bytes=spills,
+                                         local_bytes=e.get("local_bytes", 0), from_cubin=True)
     if use_cache:
         try:
             _atomic_write(cubin_path, cubin)
