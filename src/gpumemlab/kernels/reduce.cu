@@ -32,14 +32,20 @@ template <typename T, int BLOCK> __device__ __forceinline__ T block_sum(T v) {
     return v;
 }
 
+// The prologue of reduce0..2: one element per thread into shared memory, zero past the end.
+template <typename T>
+__device__ __forceinline__ void load_one_per_thread(T* sdata, const T* __restrict__ in, long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    sdata[threadIdx.x] = i < n ? in[i] : T(0);
+    __syncthreads();
+}
+
 // reduce0: interleaved addressing, `tid % (2*s)`: divergent warps and a slow modulo (seed 004 reduce; Harris #1)
 template <typename T, int BLOCK>
 __global__ void reduce0(T* __restrict__ out, const T* __restrict__ in, long long n) {
     __shared__ T sdata[BLOCK];
     const unsigned tid = threadIdx.x;
-    const long long i = (long long)blockIdx.x * blockDim.x + tid;
-    sdata[tid] = i < n ? in[i] : T(0);
-    __syncthreads();
+    load_one_per_thread(sdata, in, n);
     for (unsigned s = 1; s < blockDim.x; s *= 2) {
         if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];
         __syncthreads();
@@ -52,9 +58,7 @@ template <typename T, int BLOCK>
 __global__ void reduce1(T* __restrict__ out, const T* __restrict__ in, long long n) {
     __shared__ T sdata[BLOCK];
     const unsigned tid = threadIdx.x;
-    const long long i = (long long)blockIdx.x * blockDim.x + tid;
-    sdata[tid] = i < n ? in[i] : T(0);
-    __syncthreads();
+    load_one_per_thread(sdata, in, n);
     for (unsigned s = 1; s < blockDim.x; s *= 2) {
         const unsigned index = 2 * s * tid;
         if (index < blockDim.x) sdata[index] += sdata[index + s];
@@ -68,9 +72,7 @@ template <typename T, int BLOCK>
 __global__ void reduce2(T* __restrict__ out, const T* __restrict__ in, long long n) {
     __shared__ T sdata[BLOCK];
     const unsigned tid = threadIdx.x;
-    const long long i = (long long)blockIdx.x * blockDim.x + tid;
-    sdata[tid] = i < n ? in[i] : T(0);
-    __syncthreads();
+    load_one_per_thread(sdata, in, n);
     for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
         if (tid < s) sdata[tid] += sdata[tid + s];
         __syncthreads();
