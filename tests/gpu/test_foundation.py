@@ -155,6 +155,12 @@ def test_timer_gives_at_least_ten_samples(cp):
     assert t2.inner >= 1 and t2.stats.n >= 10
 
 
+def test_work_stream_stays_current(session):
+    import cupy
+
+    assert cupy.cuda.get_current_stream().ptr == session.stream.handle
+
+
 def test_ceilings_are_plausible(session):
     c = session.ceilings
     for key in ("dram_theoretical_gbps", "memcpy_gbps", "copy_kernel_gbps", "copy_gbps", "read_gbps",
