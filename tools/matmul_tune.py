@@ -46,7 +46,7 @@ def check(names: list[str]) -> dict:
 
     ws = runtime.work_stream()
     result = {}
-    with ws.cupy:
+    with ws:
         for name in names:
             cfg = RBConfig.from_name(name)
             try:
@@ -107,7 +107,7 @@ def tune(names: list[str], shapes: list[str]) -> dict:
     table = {s: {} for s in shapes}     # shape -> config -> best GFLOP/s over its split options
     best_split = {s: {} for s in shapes}
     cublas = {}
-    with stream.cupy:
+    with stream:
         for shape in shapes:
             m, n, k = parse_shape(shape)
             a = device_random_nonzero((m, k), np.float32, 1)

@@ -51,7 +51,7 @@ def main() -> int:
     long_timer = TimerConfig(min_samples=30, min_time_s=0.25, max_time_s=1.0)
     results = {}
     for log2 in args.log2:
-        with session.stream.cupy:
+        with session.stream:
             n = session.fit_elements(1 << log2, 4 * 1.3, "reduce tune")
             x = device_random_nonzero(n, np.float32, 7)
             ref = float(x.sum(dtype=np.float64))

@@ -81,7 +81,7 @@ class Session:
         """
         self.say(f"{experiment}: {variant} {params}")
         if verify is not None:
-            with self.stream.cupy:
+            with self.stream:
                 verify()
         cfg = timer or self.timer
         if self.quick:

@@ -51,7 +51,7 @@ class Timing:
 def time_gpu(fn, *, stream=None, flusher: L2Flusher | None = None, cfg: TimerConfig = TimerConfig()) -> Timing:
     """Time ``fn`` (which enqueues GPU work on ``stream``) and return per-call statistics."""
     stream = stream or runtime.work_stream()
-    with stream.cupy:  # CuPy work inside fn (baselines, memcpy) goes on the stream the events time
+    with stream:  # CuPy work inside fn (baselines, memcpy) goes on the stream the events time
         return _time_on(fn, stream, flusher, cfg)
 
 

@@ -45,7 +45,7 @@ def sample_indices(n: int, block: int, count: int, seed: int) -> np.ndarray:
 
 
 def run(session, params):
-    with session.stream.cupy:  # every CuPy call of the experiment on the stream its kernels use
+    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
         return _run(session, params)
 
 

@@ -61,7 +61,7 @@ def accuracy(f: K.MathFunction, fast: bool, points: int, seed: int) -> dict:
 
 
 def run(session, params):
-    with session.stream.cupy:  # every CuPy call of the experiment on the stream its kernels use
+    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
         return _run(session, params)
 
 

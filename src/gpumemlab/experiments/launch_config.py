@@ -76,7 +76,7 @@ def accumulators_reference(x, threads: int, nacc: int):
 
 
 def run(session, params):
-    with session.stream.cupy:  # every CuPy call of the experiment on the stream its kernels use
+    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
         return _run(session, params)
 
 

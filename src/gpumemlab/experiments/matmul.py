@@ -86,7 +86,7 @@ class Reference:
         from ..gpu import runtime
 
         def check():
-            with runtime.work_stream().cupy:
+            with runtime.work_stream():
                 poison(out)
                 runtime.synchronize()
                 fn()
@@ -144,7 +144,7 @@ def measure_variant(session, experiment: str, variant: str, params: dict, a, b, 
 
 
 def run(session, params):
-    with session.stream.cupy:  # inputs, references and baselines on the stream the kernels run on
+    with session.stream:  # inputs, references and baselines on the stream the kernels run on
         return _run(session, params)
 
 

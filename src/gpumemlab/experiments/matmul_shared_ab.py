@@ -25,7 +25,7 @@ def _measure(session, variant, params, run, nbytes, flops, verify, model=None, k
 
 
 def run(session, params):
-    with session.stream.cupy:  # inputs, references and baselines on the stream the kernels run on
+    with session.stream:  # inputs, references and baselines on the stream the kernels run on
         return _run(session, params)
 
 

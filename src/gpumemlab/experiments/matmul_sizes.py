@@ -12,7 +12,7 @@ from .matmul import FEW_SAMPLES, Reference, annotate, measure_cublas, measure_va
 
 
 def run(session, params):
-    with session.stream.cupy:  # inputs, references and baselines on the stream the kernels run on
+    with session.stream:  # inputs, references and baselines on the stream the kernels run on
         return _run(session, params)
 
 

@@ -89,7 +89,7 @@ def checker(fn, get, ref: float, abs_sum: float, bound: float, what: str, poison
 
 
 def run(session, params):
-    with session.stream.cupy:  # every CuPy call of the experiment on the stream its kernels use
+    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
         return _run(session, params)
 
 

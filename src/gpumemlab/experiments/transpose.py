@@ -41,7 +41,7 @@ def variant_model(v, side: int) -> dict | None:
 
 
 def run(session, params):
-    with session.stream.cupy:  # every CuPy call of the experiment on the stream its kernels use
+    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
         return _run(session, params)
 
 

@@ -7,7 +7,7 @@ Arrays are CuPy's; work runs on one :class:`WorkStream` whose CuPy view lets lib
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -265,6 +265,19 @@ class WorkStream:
 
     core: object
     cupy: object
+    _restore: list = field(default_factory=list, repr=False)
+
+    def __enter__(self) -> "WorkStream":
+        """Make this CuPy's current stream for the block. Unlike ``with cupy_stream:``, which
+        restores the null stream on exit, this restores whatever stream was current before."""
+        import cupy
+
+        self._restore.append(cupy.cuda.get_current_stream())
+        self.cupy.use()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._restore.pop().use()
 
     def record_timing(self):
         from cuda.core import EventOptions
