@@ -31,6 +31,7 @@ class Session:
     def __post_init__(self):
         self.device = runtime.device_info()
         self.stream = runtime.work_stream()
+        self.stream.cupy.use()  # setup work between measurements also goes on the stream the events time
         self.rng = np.random.default_rng(self.seed)
         self._flusher = None
 
