@@ -18,7 +18,7 @@ from ..gpu import runtime
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
 from . import Experiment, Plot
-from ._model import predict_shared
+from ._model import predict_global, predict_shared
 from . import _torch
 
 NAIVE = K.LADDER[0].name
@@ -101,6 +101,10 @@ STEP_ACCESS = {
 }
 
 
+# The vectorized passes' main access: one 16-byte load per lane, consecutive lanes adjacent.
+VECTOR_MODEL = predict_global("x[blockIdx.x*blockDim.x + threadIdx.x]", "float4 x[]", block=(K.BLOCK, 1, 1))
+
+
 def step_model(step: int) -> dict | None:
     access, active = STEP_ACCESS[min(step, 2)]
     return predict_shared(access, f"__shared__ float s[{K.BLOCK}]", block=(K.BLOCK, 1, 1), active=active)
@@ -145,14 +149,16 @@ def _run(session, params):
             ours.append(measure(config.label, fn, lambda: result[0], ops_reduce.relative_bound(p, np.float32),
                                 extra=dict(grid=p.grid, blocks_per_sm=p.grid / session.sm_count, **config.as_dict(),
                                            technique=f"16-byte loads, {config.unroll} in flight, "
-                                                     f"{K.MAPPINGS[config.mapping]}, {how}")))
+                                                     f"{K.MAPPINGS[config.mapping]}, {how}"),
+                                model=VECTOR_MODEL))
         box = {}
 
         def library():
             box["out"] = ops_reduce.sum(x)
         lib_plan = ops_reduce.device_plan(n, np.float32)
         ours.append(measure("gpumemlab.sum", library, lambda: box["out"], ops_reduce.relative_bound(lib_plan, np.float32),
-                            extra=dict(grid=lib_plan.grid, **K.LIBRARY.as_dict()), poison_fn=box.clear))
+                            extra=dict(grid=lib_plan.grid, **K.LIBRARY.as_dict()), poison_fn=box.clear,
+                            model=VECTOR_MODEL))
 
         bases = []
 

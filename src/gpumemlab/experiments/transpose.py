@@ -37,7 +37,9 @@ def variant_model(v, side: int) -> dict | None:
     if v in (K.COALESCED, K.PADDED, K.COARSENED):
         width = 33 if v is not K.COALESCED else 32
         return predict_shared("tile[threadIdx.x][threadIdx.y]", f"__shared__ float tile[32][{width}]", block=(32, 1, 1))
-    return None
+    if v is K.VECTORIZED:  # 16-byte global loads and stores, consecutive lanes adjacent
+        return predict_global("in[blockIdx.x*blockDim.x + threadIdx.x]", "float4 in[]", block=(v.block[0], 1, 1))
+    return predict_global("in[blockIdx.x*32 + threadIdx.x]", "float in[]", block=(32, 1, 1))  # the copies
 
 
 def run(session, params):
@@ -101,7 +103,8 @@ def _run(session, params):
             library()
             check_equal_device(box["out"], x.T, what="gpumemlab.transpose")
         chosen = ops_transpose.choose_variant(side, side, dtype, x.data.ptr, out.data.ptr)
-        ours.append(measure("gpumemlab.transpose", library, verify_library, extra=dict(kernel=chosen.name)))
+        ours.append(measure("gpumemlab.transpose", library, verify_library, extra=dict(kernel=chosen.name),
+                            model=variant_model(chosen, side)))
 
         bases = []
 
