@@ -16,7 +16,8 @@ from ..gpu import runtime
 from . import nvml
 from .records import Record
 from .stats import gb_per_s, gflop_per_s
-from .timer import L2Flusher, TimerConfig, time_gpu
+from .stats import summarize
+from .timer import L2Flusher, TimerConfig, time_gpu, time_interleaved
 
 
 @dataclass
@@ -105,6 +106,19 @@ class Session:
                      kind=kind, model=model, notes=notes, env=nvml.snapshot(), extra=dict(extra or {}))
         self.records.append(rec)
         return rec
+
+    def head_to_head(self, ours, baseline, *, cold_l2: bool = True, timer: TimerConfig | None = None) -> dict:
+        """Speed of ``ours`` relative to ``baseline`` from interleaved samples (A B, B A, ...).
+
+        ``speedup`` is the median over rounds of t_baseline / t_ours (> 1: ours is faster); robust
+        to the drift that separately timed medians pick up on a shared or warming GPU.
+        """
+        cfg = timer or TimerConfig(min_samples=30, min_time_s=0.3, max_time_s=2.0)
+        stats = time_interleaved({"ours": ours, "baseline": baseline}, stream=self.stream,
+                                 flusher=self.flusher() if cold_l2 else None, cfg=cfg)
+        ratios = summarize([b / a for a, b in zip(stats["ours"].samples, stats["baseline"].samples)])
+        return dict(speedup=ratios.median, p10=ratios.p10, p90=ratios.p90, rounds=ratios.n,
+                    ours_median_s=stats["ours"].median, baseline_median_s=stats["baseline"].median)
 
 
 def attach_baseline(records: list[Record], baseline: Record) -> None:

@@ -88,3 +88,37 @@ def _time_on(fn, stream, flusher, cfg) -> Timing:
         if n >= cfg.min_samples and (total >= cfg.min_time_s or total >= cfg.max_time_s):
             break
     return Timing(summarize(samples), inner, flusher is not None)
+
+
+def time_interleaved(fns: dict, *, stream=None, flusher: L2Flusher | None = None,
+                     cfg: TimerConfig = TimerConfig()) -> dict[str, SampleStats]:
+    """Time several callables sample by sample in alternating order (A B, B A, ...), so clock,
+    temperature and neighbour drift hit all of them alike; per-call statistics for each."""
+    stream = stream or runtime.work_stream()
+    names = list(fns)
+    with stream:
+        for _ in range(cfg.warmup):
+            for fn in fns.values():
+                fn()
+        stream.sync()
+        samples: dict[str, list[float]] = {n: [] for n in names}
+        total, rounds = 0.0, 0
+        while True:
+            events = []
+            for r in range(cfg.batch):
+                order = names if (rounds + r) % 2 == 0 else names[::-1]
+                for name in order:
+                    if flusher is not None:
+                        flusher.flush(stream)
+                    start = stream.record_timing()
+                    fns[name]()
+                    events.append((name, start, stream.record_timing()))
+            stream.sync()
+            for name, a, b in events:
+                t = runtime.elapsed_s(a, b)
+                samples[name].append(t)
+                total += t
+            rounds += cfg.batch
+            if rounds >= cfg.max_samples or (rounds >= cfg.min_samples and total >= cfg.min_time_s):
+                break
+    return {n: summarize(s) for n, s in samples.items()}

@@ -1,4 +1,5 @@
-"""The analyzer's prediction for an experiment's main access (None if the model cannot answer)."""
+"""Helpers for experiment records: the analyzer's prediction for the main access, and the
+sentences of interleaved head-to-head comparisons."""
 
 from __future__ import annotations
 
@@ -24,3 +25,12 @@ def predict_shared(access: str, decl: str, **kw) -> dict | None:
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"access": access, "decl": decl, **{k: res.get(k) for k in KEYS_SHARED}}
+
+
+def head_to_head_findings(label: str, rec) -> list[str]:
+    """Sentences for the interleaved comparisons stored in ``rec.extra["head_to_head"]``."""
+    out = []
+    for name, h in (rec.extra.get("head_to_head") or {}).items():
+        out.append(f"{label} vs {name}, interleaved samples: {100 * h['speedup']:.1f}% of its speed "
+                   f"(p10-p90 {100 * h['p10']:.1f}-{100 * h['p90']:.1f}%, {h['rounds']} rounds)")
+    return out

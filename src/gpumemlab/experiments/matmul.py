@@ -9,15 +9,16 @@ import numpy as np
 from ..bench.session import attach_baseline, speedups
 from ..bench.timer import TimerConfig, time_gpu
 from ..bench.verify import device_random_nonzero, poison
-from ..errors import VerificationError
+from ..errors import UsageError, VerificationError
 from ..ops import matmul as ops
 from . import Experiment
+from ._model import head_to_head_findings
 
 CUBLAS = "cuBLAS SGEMM"
 TOL = 1e-5          # ||C - C64|| / (||A|| ||B||): the issue's FP32 criterion
 TF32_GUARD = 1e-4   # ||C - C64|| / ||C64||: FP32 sums land far below, TF32 inputs (2^-11) near 3e-4
 # rungs whose one call takes tens of milliseconds or more at 4096: a few samples are plenty
-FEW_SAMPLES = TimerConfig(warmup=1, min_samples=5, batch=5, min_time_s=0.0, max_time_s=0.5)
+FEW_SAMPLES = TimerConfig(warmup=1, min_samples=10, batch=10, min_time_s=0.0, max_time_s=0.5)  # slow rungs
 LADDER = ("naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "tiled_32", "corner_turning_unpadded",
           "corner_turning", "coarsened_1", "coarsened_2", "coarsened_4", "coarsened_8", "register_blocked")
 
@@ -167,15 +168,47 @@ def _run(session, params):
     attach_baseline(ours, base)
     speedups(ours, naive=EXPERIMENT.naive)
     annotate(session, ours, base)
-    del a, b, out, ref
-    return [base] + ours
+    records = [base] + ours
+    if "register_blocked" in params["variants"]:
+        fast = next(r for r in ours if r.variant == "register_blocked")
+        fast.extra["head_to_head"] = {CUBLAS: session.head_to_head(
+            ops.plan("register_blocked", a, b, out).run, cublas_runner(a, b, out), cold_l2=False)}
+        del a, b, out, ref
+        for shape in ([] if session.quick else params["extra_shapes"]):
+            records += _shape_vs_cublas(session, shape)
+    return records
+
+
+def _shape_vs_cublas(session, shape: str) -> list:
+    """register_blocked against cuBLAS on one more (e.g. non-square) M x N x K shape."""
+    import cupy
+
+    try:
+        m, n, k = (int(v) for v in shape.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"matmul: bad shape {shape!r} in extra_shapes: expected MxNxK, e.g. 4096x1000x8192") from None
+    if min(m, n, k) < 1:
+        raise UsageError(f"matmul: shape {shape!r} in extra_shapes must have M, N, K >= 1")
+    a = device_random_nonzero((m, k), np.float32, session.seed + 2)
+    b = device_random_nonzero((k, n), np.float32, session.seed + 3)
+    out = cupy.empty((m, n), dtype=cupy.float32)
+    ref = Reference(a, b)
+    params = dict(m=m, n=n, k=k)
+    base = measure_cublas(session, "matmul", params, a, b, out, ref, 2.0 * m * n * k)
+    fast = measure_variant(session, "matmul", "register_blocked", params, a, b, out, ref, 2.0 * m * n * k)
+    attach_baseline([fast], base)
+    annotate(session, [fast], base)
+    fast.extra["head_to_head"] = {CUBLAS: session.head_to_head(
+        ops.plan("register_blocked", a, b, out).run, cublas_runner(a, b, out), cold_l2=False)}
+    return [base, fast]
 
 
 def findings(records):
     base = next(r for r in records if r.kind == "baseline")
     yield f"cuBLAS SGEMM (FP32): {base.gflops:,.0f} GFLOP/s at {base.params['m']}^3"
+    ladder = [r for r in records if r.params == base.params]
     rows = []
-    for r in records:
+    for r in ladder:
         if r.kind == "baseline":
             continue
         rows.append(f"{r.variant} {r.gflops:,.0f} GFLOP/s = {r.extra.get('pct_of_cublas', 0):.1f}% of cuBLAS "
@@ -183,7 +216,12 @@ def findings(records):
                     + (f", x{r.extra['speedup_vs_previous']:.2f} vs previous rung" if "speedup_vs_previous" in r.extra else "")
                     + ")")
     yield "ladder: " + "; ".join(rows)
-    by = {r.variant: r for r in records}
+    for r in records:
+        if r.variant == "register_blocked":
+            shape = "x".join(str(r.params[d]) for d in ("m", "n", "k"))
+            yield f"{shape}: register_blocked {r.extra.get('pct_of_cublas', 0):.1f}% of cuBLAS (separate medians)"
+            yield from head_to_head_findings(f"{shape}: register_blocked", r)
+    by = {r.variant: r for r in ladder}
     if "naive" in by and "naive_col_major" in by:
         yield (f"column-major N is {by['naive_col_major'].median_s / by['naive'].median_s:.1f}x slower than row-major "
                "(seed 000: uncoalesced)")
@@ -200,7 +238,7 @@ EXPERIMENT = Experiment(
     seed_claim="OP/B: naive 0.25, tiled 32x32 8, tiled 32 + coarsening 4 12.8; tiled reaches ~12% of cuBLAS at "
                "large sizes (002); transposing B makes both reads contiguous, 30% faster (004).",
     run=run,
-    params=dict(size=4096, quick_size=512, variants=list(LADDER)),
+    params=dict(size=4096, quick_size=512, variants=list(LADDER), extra_shapes=["4096x1000x8192"]),
     naive="naive",
     modern_note="L1 and L2 absorb much of what the OP/B model charges to DRAM: the naive kernels are bound by load "
                 "instructions and L1 throughput, not DRAM; only register blocking (many outputs per thread from "

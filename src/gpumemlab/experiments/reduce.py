@@ -18,7 +18,7 @@ from ..gpu import runtime
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
 from . import Experiment, Plot
-from ._model import predict_global, predict_shared
+from ._model import head_to_head_findings, predict_global, predict_shared
 from . import _torch
 
 NAIVE = K.LADDER[0].name
@@ -179,6 +179,9 @@ def _run(session, params):
                                  extra=dict(torch=_torch.version()), poison_fn=box.clear))
         for b in bases:
             attach_baseline(ours, b)
+        lib_rec = ours[-1]
+        base_fns = {"cupy.sum": cupy_sum, **({"torch.sum": fn} if torch is not None else {})}
+        lib_rec.extra["head_to_head"] = {name: session.head_to_head(library, f) for name, f in base_fns.items()}
         records += ours + bases
     speedups(records, naive=NAIVE, keys=("n",))
     return records
@@ -198,6 +201,7 @@ def findings(records):
         for b in ("cupy.sum", "torch.sum"):
             if b in rs:
                 yield f"{size}: gpumemlab.sum = {100 * lib.gbps / rs[b].gbps:.1f}% of {b} bandwidth ({rs[b].gbps:.0f} GB/s)"
+        yield from head_to_head_findings(f"{size}: gpumemlab.sum", lib)
 
 EXPERIMENT = Experiment(
     name="reduce",

@@ -14,7 +14,7 @@ from ..gpu import runtime
 from ..kernels import transpose as K
 from ..ops import transpose as ops_transpose
 from . import Experiment, Plot
-from ._model import predict_global, predict_shared
+from ._model import head_to_head_findings, predict_global, predict_shared
 from . import _torch
 from .vector_copy import copy_kernel_runner, memcpy_runner
 
@@ -133,6 +133,9 @@ def _run(session, params):
             r.extra["pct_of_copy_in_run"] = 100.0 * r.gbps / copy_best
         for b in ceilings + bases:
             attach_baseline(ours, b)
+        base_fns = {"cudaMemcpy D2D": memcpy, "cupy.ascontiguousarray(x.T)": cupy_t,
+                    **({"torch.t().contiguous()": fn} if torch is not None else {})}
+        ours[-1].extra["head_to_head"] = {name: session.head_to_head(library, f) for name, f in base_fns.items()}
         records += ceilings + ours + bases
         box.clear()
     speedups(records, naive=NAIVE, keys=("n", "dtype"))
@@ -150,6 +153,7 @@ def findings(records):
         for b in ("cupy.ascontiguousarray(x.T)", "torch.t().contiguous()"):
             if b in rs:
                 yield f"gpumemlab.transpose is {lib.gbps / rs[b].gbps:.2f}x {b} ({rs[b].gbps:.0f} GB/s)"
+        yield from head_to_head_findings(f"{key[0]}^2 {key[1]}: gpumemlab.transpose", lib)
 
 EXPERIMENT = Experiment(
     name="transpose",
