@@ -34,3 +34,21 @@ def head_to_head_findings(label: str, rec) -> list[str]:
         out.append(f"{label} vs {name}, interleaved samples: {100 * h['speedup']:.1f}% of its speed "
                    f"(p10-p90 {100 * h['p10']:.1f}-{100 * h['p90']:.1f}%, {h['rounds']} rounds)")
     return out
+
+
+def predict_occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
+    """The analyzer's occupancy for a catalog kernel (registers and shared memory from its ptxas
+    report or cubin) next to the driver's answer (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
+    from ..gpu import runtime
+    from ..gpu.compile import resource_usage
+    from ..model import occupancy
+
+    info = runtime.device_info()
+    usage = resource_usage(spec, info["arch"])
+    blocks = runtime.max_active_blocks(spec, threads, dyn_smem)
+    m = occupancy(threads, usage.registers, usage.shared_bytes + dyn_smem, cc=tuple(info["cc"]), opt_in=False)
+    return dict(registers=usage.registers, shared_bytes=usage.shared_bytes, local_bytes=usage.local_bytes,
+                spill_store_bytes=usage.spill_store_bytes, spill_load_bytes=usage.spill_load_bytes,
+                occupancy_pct=m["occupancy_pct"], blocks_per_sm=m["blocks_per_sm"], limiters=m["limiters"],
+                driver_blocks_per_sm=blocks,
+                driver_occupancy_pct=100.0 * blocks * threads / info["max_threads_per_sm"])

@@ -16,6 +16,7 @@ from ..errors import VerificationError
 from ..gpu import runtime
 from ..kernels import intrinsics as K
 from . import Experiment, Plot
+from ._model import predict_occupancy
 
 STEP = 2.0 ** -12  # argument step between repetitions: r * STEP is exact in float32
 _NUMPY = {"sinf": lambda x, y: np.sin(x), "cosf": lambda x, y: np.cos(x), "expf": lambda x, y: np.exp(x),
@@ -103,7 +104,8 @@ def _run(session, params):
                 notes=f"max {acc['max_ulp']:.3g} ulp, max abs {acc['max_abs_error']:.2e} on [{f.lo:g}, {f.hi:g}]"
                       + (f", y in [{f.y_lo:g}, {f.y_hi:g}]" if f.y_hi > f.y_lo else ""),
                 extra=dict(accuracy=acc, guide=f.fast_guide if fast else f"<= {f.guide_ulp:g} ulp",
-                           unit="Gop/s (evaluations)")))
+                           unit="Gop/s (evaluations)"),
+                model=predict_occupancy(f.spec(fast), K.BLOCK)))  # compute-bound: occupancy is the model's answer
         speedups(group, naive=f.label(False), keys=("function",))
         records += group
     return records

@@ -4,61 +4,25 @@
 2. Grid size as a multiple of the SM count for the same copy written grid-stride.
 3. Register pressure: a kernel that needs ~78 registers (64 live accumulators) compiled with
    ``--maxrregcount`` limits: registers and spill bytes from the ptxas report, occupancy, time.
-Occupancy comes from the analyzer (``gpumemlab.model.occupancy``) when it is importable and always from the
-driver (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+Occupancy comes from the analyzer (``gpumemlab.model.occupancy``) and from the driver
+(cuOccupancyMaxActiveBlocksPerMultiprocessor), side by side.
 """
 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
-
 import numpy as np
 
 from ..bench.session import speedups
 from ..bench.verify import check_close, check_equal_device, device_random_nonzero, poison
 from ..gpu import runtime
-from ..errors import CompileError
-from ..gpu.compile import compile_specs, resource_usage
 from ..kernels import copy as copy_kernels
 from ..kernels import launch as K
 from . import Experiment, Plot
+from ._model import predict_occupancy as occupancy
 
 COPY_SPEC = copy_kernels.copy_vec("float4", 1)
 GRID_BLOCK = 256
-
-
-def ptxas_usage(spec, arch: str):
-    """The ptxas report of ``spec``; recompiled without the cache if a cached entry has none, else None."""
-    try:
-        return resource_usage(spec, arch)
-    except CompileError:
-        return compile_specs([spec], arch, use_cache=False)[spec][1]
-
-
-def occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
-    """Driver occupancy, plus the analyzer's answer when gpumemlab.model.occupancy exists."""
-    info = runtime.device_info()
-    blocks = runtime.max_active_blocks(spec, threads, dyn_smem)
-    out = dict(driver_blocks_per_sm=blocks, driver_occupancy_pct=100.0 * blocks * threads / info["max_threads_per_sm"])
-    usage = ptxas_usage(spec, info["arch"])
-    if usage is not None:
-        out.update(registers=usage.registers, shared_bytes=usage.shared_bytes,
-                   spill_store_bytes=usage.spill_store_bytes, spill_load_bytes=usage.spill_load_bytes,
-                   local_bytes=usage.local_bytes, usage_from="ptxas")
-    else:  # no ptxas report: the driver still knows registers and local memory (not the spill bytes)
-        attrs = runtime.kernel_attributes(spec)
-        usage = SimpleNamespace(registers=attrs["registers"], shared_bytes=attrs["shared_bytes"])
-        out.update(registers=attrs["registers"], shared_bytes=attrs["shared_bytes"], spill_store_bytes=None,
-                   spill_load_bytes=None, local_bytes=attrs["local_bytes"], usage_from="driver")
-    try:  # the analyzer is optional: another module's API (occupancy(threads, regs, smem, cc) -> dict)
-        from ..model.occupancy import occupancy as model_occupancy
-
-        m = model_occupancy(threads, usage.registers, usage.shared_bytes + dyn_smem, cc=tuple(info["cc"]))
-        out.update(model_occupancy_pct=m.get("occupancy_pct"), model_blocks_per_sm=m.get("blocks_per_sm"))
-    except (ImportError, TypeError, KeyError, AttributeError, ValueError) as exc:  # absent, other API, bad input
-        out.update(model_occupancy_error=f"{type(exc).__name__}: {exc}")
-    return out
 
 
 def accumulators_reference(x, threads: int, nacc: int):
@@ -164,7 +128,7 @@ def findings(records):
     for r in regs:
         m = r.model or {}
         yield (f"{r.variant}: {m.get('registers')} registers, {m.get('spill_store_bytes')} B spill stores, "
-               f"{m.get('driver_occupancy_pct', 0):.0f}% occupancy, "
+               f"{m.get('driver_occupancy_pct', 0):.0f}% occupancy (model {m.get('occupancy_pct', 0):.0f}%), "
                f"{1 / r.speedup_vs_naive if r.speedup_vs_naive else float('nan'):.2f}x the time")
 
 EXPERIMENT = Experiment(
