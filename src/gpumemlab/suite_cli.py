@@ -150,6 +150,10 @@ def _print_summary(res) -> None:
     if not console.is_terminal:  # logs and pipes: wide enough that rows stay on one line
         console = Console(width=220)
     console.print(table)
+    for name, info in res.experiments.items():  # the seed's claim next to what this run measured
+        console.print(f"[bold]{name}[/bold] - the seed reported: {info.get('seed_claim', '')}", highlight=False)
+        for finding in info.get("findings") or []:
+            console.print(f"    measured here: {finding}", highlight=False)
     for e in res.errors:
         print(f"error: {e['experiment']}: {e['error']}", file=sys.stderr)
 
