@@ -11,7 +11,7 @@ import numpy as np
 from ..gpu import runtime
 from ..kernels import copy as K
 from .stats import gb_per_s, gflop_per_s
-from .timer import L2Flusher, TimerConfig, time_gpu
+from .timer import TimerConfig, time_gpu
 from .verify import check_close, check_equal_device, device_random_nonzero, poison
 
 # FP32 lanes per SM by compute capability (CUDA Programming Guide, arithmetic instruction throughput).

@@ -8,7 +8,7 @@ from ..bench.session import attach_baseline, blocks_for, speedups
 from ..bench.verify import check_equal_device, device_random_nonzero, poison
 from ..gpu import runtime
 from ..kernels import copy as K
-from . import Experiment, Plot
+from . import Experiment
 from ._model import predict_global
 
 BLOCK = 256

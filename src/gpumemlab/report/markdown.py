@@ -23,7 +23,7 @@ def device_line(dev: dict) -> str:
 def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
     plots = plots or {}
     meta = res.meta
-    lines = [f"# gpumemlab report", "",
+    lines = ["# gpumemlab report", "",
              f"- Device: {device_line(res.device)}",
              f"- Command: `{meta.get('command', '?')}`",
              f"- Date: {meta.get('date', '?')}; gpumemlab {meta.get('version', '?')}; "
