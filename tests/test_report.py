@@ -54,3 +54,16 @@ def test_results_round_trip_keeps_raw_samples(tmp_path):
                 "verified", "baselines"):
         assert key in first
     assert len(first["time_s"]["samples"]) == 3 and first["time_s"]["median"] == 1e-3
+
+
+def test_speedups_are_per_group_and_refuse_ambiguous_baselines():
+    import pytest
+
+    from gpumemlab.bench.session import speedups
+
+    recs = [_record("e", v, o, t) for v, o, t in (("naive", 0, 4e-3), ("fast", 0, 1e-3),
+                                                   ("naive", 8, 2e-3), ("fast", 8, 1e-3))]
+    speedups(recs, naive="naive", keys=("offset",))
+    assert [r.speedup_vs_naive for r in recs] == [1.0, 4.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="several 'naive' records share the group"):
+        speedups(recs, naive="naive")

@@ -137,7 +137,12 @@ def speedups(records: list[Record], naive: str, keys: tuple[str, ...] = ()) -> N
     def group(r):
         return tuple((k, repr(r.params.get(k))) for k in keys)
 
-    base = {group(r): r.median_s for r in records if r.variant == naive}
+    base = {}
+    for r in records:
+        if r.variant == naive:
+            if group(r) in base:
+                raise ValueError(f"speedups: several {naive!r} records share the group {group(r)}; name the keys")
+            base[group(r)] = r.median_s
     for r in records:
         t = base.get(group(r))
         if t and r.median_s > 0:

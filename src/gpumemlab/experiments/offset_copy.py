@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import blocks_for, speedups
+from ..bench.session import blocks_for
 from ..bench.verify import check_equal_device, device_random_nonzero, poison
 from ..gpu import runtime
 from ..kernels import copy as K
@@ -38,7 +38,9 @@ def run(session, params):
                                block=(BLOCK, 1, 1), lets=(("offset", str(offset)),))
         records.append(session.measure(experiment="offset_copy", variant="offset_copy", params=dict(offset=offset, n=n),
                                        run=fn, bytes=2 * 4 * n, verify=check, model=model))
-    speedups(records, naive="offset_copy")
+    aligned = next((r for r in records if r.params["offset"] == 0), None)
+    for r in records if aligned else []:  # bandwidth relative to the aligned copy of the same run
+        r.extra["vs_offset0_pct"] = 100.0 * aligned.median_s / r.median_s
     return records
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import blocks_for, speedups
+from ..bench.session import blocks_for
 from ..bench.verify import check_equal_device, device_random_nonzero, poison
 from ..gpu import runtime
 from ..kernels import copy as K
@@ -39,7 +39,6 @@ def run(session, params):
         rec = session.measure(experiment="stride_copy", variant="stride_copy", params=dict(stride=stride, n=n),
                               run=fn, bytes=2 * 4 * n, verify=check, model=model)
         records.append(rec)
-    speedups(records, naive="stride_copy")
     base = next((r for r in records if r.params["stride"] == 1), None)
     for r in records:  # efficiency relative to the unit-stride copy of the same run
         if base:
