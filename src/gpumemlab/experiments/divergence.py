@@ -96,6 +96,7 @@ def findings(records):
     worst = max((r for r in records if r.extra.get("divergent")), key=lambda r: r.median_s)
     yield f"{worst.variant}: {worst.median_s / base:.2f}x (both paths serialized in every warp; model 2x)"
 
+
 EXPERIMENT = Experiment(
     name="divergence",
     title="Branch divergence: branch granularity below vs at warp size",

@@ -120,6 +120,7 @@ def findings(records):
                    f"{fast.extra['accuracy']['max_ulp']:.3g} vs {slow.extra['accuracy']['max_ulp']:.3g} ulp "
                    f"(slide: fast but lower accuracy; func() <= 5 ulp)")
 
+
 EXPERIMENT = Experiment(
     name="intrinsics",
     title="Intrinsics (__sinf, __cosf, __expf, __powf) vs sinf, cosf, expf, powf: throughput and ulp error",

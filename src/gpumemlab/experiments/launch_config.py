@@ -131,6 +131,7 @@ def findings(records):
                f"{m.get('driver_occupancy_pct', 0):.0f}% occupancy (model {m.get('occupancy_pct', 0):.0f}%), "
                f"{1 / r.speedup_vs_naive if r.speedup_vs_naive else float('nan'):.2f}x the time")
 
+
 EXPERIMENT = Experiment(
     name="launch_config",
     title="Launch configuration: block size, grid size per SM, and register pressure (--maxrregcount)",

@@ -203,6 +203,7 @@ def findings(records):
                 yield f"{size}: gpumemlab.sum = {100 * lib.gbps / rs[b].gbps:.1f}% of {b} bandwidth ({rs[b].gbps:.0f} GB/s)"
         yield from head_to_head_findings(f"{size}: gpumemlab.sum", lib)
 
+
 EXPERIMENT = Experiment(
     name="reduce",
     title="Parallel reduction ladder: divergent -> conflict-free -> shuffles -> vectorized, vs cupy.sum / torch.sum",

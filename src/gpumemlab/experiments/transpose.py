@@ -155,6 +155,7 @@ def findings(records):
                 yield f"gpumemlab.transpose is {lib.gbps / rs[b].gbps:.2f}x {b} ({rs[b].gbps:.0f} GB/s)"
         yield from head_to_head_findings(f"{key[0]}^2 {key[1]}: gpumemlab.transpose", lib)
 
+
 EXPERIMENT = Experiment(
     name="transpose",
     title="Matrix transpose: naive -> shared tile -> padded -> coarsened -> vectorized, vs copy, CuPy, PyTorch",
