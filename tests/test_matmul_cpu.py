@@ -42,7 +42,7 @@ def test_candidates_are_points_of_the_declared_space():
     for cfg in K.CANDIDATES:
         assert cfg.problems(4) == [] and cfg.problems(1) == [], cfg.name
         plain = K.RBConfig(cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wniter, cfg.stages, cfg.aload, 1, cfg.tm, cfg.tn,
-                           dbuf=cfg.dbuf)
+                           dbuf=cfg.dbuf, order=cfg.order, pin=cfg.pin)
         assert plain in space, cfg.name
         assert K.RBConfig.from_name(cfg.name) == cfg
     names = [c.name for c in K.CANDIDATES]

@@ -266,6 +266,33 @@ def summarize(path: str) -> None:
               + (f"  transpose {x['transpose_s'] * 1e3:.2f} ms" if x.get("transpose_s") else ""))
 
 
+def profile(names: list[str], shape: str = "4096x4096x4096") -> None:
+    """Run each named config and cuBLAS twice at ``shape`` and nothing else (no reference, no timer):
+    the program that ``ncu`` profiles in tools/matmul_device.sh's profile step."""
+    import numpy as np
+
+    import cupy
+
+    from gpumemlab.bench.verify import device_random_nonzero
+    from gpumemlab.experiments.matmul import cublas_runner
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels.matmul import RBConfig
+    from gpumemlab.ops.matmul import register_blocked_plan
+
+    m, n, k = parse_shape(shape)
+    with runtime.work_stream() as ws:
+        a = device_random_nonzero((m, k), np.float32, 1)
+        b = device_random_nonzero((k, n), np.float32, 2)
+        out = cupy.empty((m, n), cupy.float32)
+        runs = [("cuBLAS", cublas_runner(a, b, out))]
+        runs += [(name, register_blocked_plan(a, b, out, RBConfig.from_name(name), 4, 1).run) for name in names]
+        for label, run in runs:
+            for _ in range(2):
+                run()
+            ws.sync()
+            print(f"profiled {label} at {shape}", flush=True)
+
+
 def usage(arch: str | None) -> None:
     """ptxas's report (registers, spills) for every candidate instantiation, with this machine's NVRTC."""
     from gpumemlab.gpu.compile import compile_specs, nvrtc_version
@@ -292,7 +319,11 @@ def main(argv=None) -> int:
     ap.add_argument("--bench", metavar="DIR", help="run the matmul experiments, write DIR/results.json")
     ap.add_argument("--install", metavar="TUNED_JSON", help="merge a matmul_tuned.json into the package's table")
     ap.add_argument("--usage", nargs="?", const="", metavar="ARCH", help="print ptxas's report for every candidate")
+    ap.add_argument("--profile", nargs="+", metavar="CONFIG", help="run CONFIGs and cuBLAS at 4096^3 for ncu")
     args = ap.parse_args(argv)
+    if args.profile:
+        profile(args.profile)
+        return 0
     if args.usage is not None:
         usage(args.usage or None)
         return 0

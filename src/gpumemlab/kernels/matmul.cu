@@ -215,6 +215,23 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// A 16-byte shared-memory load. PINNED: a volatile load, which ptxas keeps in program order; the
+// register-blocked kernel's fragment loads then stay a k step ahead of their FFMAs instead of being sunk
+// to just before their first use (which leaves the FFMAs waiting on the load: short-scoreboard stalls).
+template <bool PINNED>
+__device__ __forceinline__ float4 lds128(const float* p) {
+#if __CUDA_ARCH__ >= 700
+    if (PINNED) {
+        float4 v;
+        const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+        asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a));
+        return v;
+    }
+#endif
+    return *reinterpret_cast<const float4*>(p);
+}
+
 // register_blocked<...>: each block computes a BM x BN tile of C from a STAGES-deep ring of
 // BK-wide shared tiles filled by cp.async; each warp a WM x WN warp tile; each thread
 // (WM*WN/32 outputs) a grid of WMITER x WNITER register blocks of TM x TN, read from shared memory
@@ -229,13 +246,18 @@ __device__ __forceinline__ void cp_async_wait() {
 //   in flight while that step's FFMAs issue (no exposed shared-memory latency after a barrier).
 // Lanes are interleaved (as CUTLASS's RowMajorInterleaved<2>): lanes n and n^1 read the same float4 of B,
 // n and n^2 the same of A, so every fragment LDS.128 takes 2 wavefronts instead of 4.
+//   ORDER: the order in which a k step's outer product visits the thread tile, which steers ptxas's
+//   register allocation and so the register-bank conflicts of the FFMAs (two operands read from the
+//   same one of the two banks cost an extra cycle unless the operand reuse cache holds one):
+//   0 row by row; 1 column by column; 2 column by column, serpentine along the rows.
+//   PIN = 1: the fragment loads are pinned in program order (volatile, see lds128).
 // Edge tiles are zero-filled (the extra products add zeros) and stores are bounds-checked, so any
 // M, N, K >= 1 is correct. Blocks are visited in groups of GROUP_M tile rows for L2 reuse.
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
 // (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
 // problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF>
+          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
                  int k_chunk) {
@@ -260,6 +282,8 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
                   "A tile does not split into float4 per thread");
     static_assert(A_REG || NT % BK == 0, "A tile rows do not split evenly");
     static_assert(STAGES >= 2, "at least two stages");
+    static_assert(ORDER >= 0 && ORDER <= 2, "ORDER is 0, 1 or 2");
+    static_assert(PIN == 0 || PIN == 1, "PIN is 0 or 1");
 
     extern __shared__ float4 smem4[];
     float* As = reinterpret_cast<float*>(smem4);
@@ -354,7 +378,7 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
         for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
             for (int i = 0; i < TM; i += 4) {
-                const float4 v = *reinterpret_cast<const float4*>(as + wm * WSUBM + i);
+                const float4 v = lds128<PIN == 1>(as + wm * WSUBM + i);
                 ra[buf][wm * TM + i + 0] = v.x; ra[buf][wm * TM + i + 1] = v.y;
                 ra[buf][wm * TM + i + 2] = v.z; ra[buf][wm * TM + i + 3] = v.w;
             }
@@ -362,7 +386,7 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
         for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
             for (int j = 0; j < TN; j += 4) {
-                const float4 v = *reinterpret_cast<const float4*>(bs + wn * WSUBN + j);
+                const float4 v = lds128<PIN == 1>(bs + wn * WSUBN + j);
                 rb[buf][wn * TN + j + 0] = v.x; rb[buf][wn * TN + j + 1] = v.y;
                 rb[buf][wn * TN + j + 2] = v.z; rb[buf][wn * TN + j + 3] = v.w;
             }
@@ -412,10 +436,14 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
                 load_frag(k & 1, stage, k);
             }
             const int buf = k & 1;
+            constexpr int RM = WMITER * TM, RN = WNITER * TN;
 #pragma unroll
-            for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[buf][i], rb[buf][j], acc[i][j]);
+            for (int s = 0; s < RM * RN; ++s) {
+                const int outer = ORDER == 0 ? s / RN : s / RM, inner = ORDER == 0 ? s % RN : s % RM;
+                const int i = ORDER == 0 ? outer : (ORDER == 2 && (outer & 1) ? RM - 1 - inner : inner);
+                const int j = ORDER == 0 ? inner : outer;
+                acc[i][j] = fmaf(ra[buf][i], rb[buf][j], acc[i][j]);
+            }
         }
         if (!DBUF) {
             if (A_REG && t + STAGES - 1 < ktiles) store_a_regs();  // its stage was freed by the barrier above

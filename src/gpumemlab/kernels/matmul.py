@@ -57,7 +57,7 @@ def aat_tiled(pad: int) -> KernelSpec:
 TUNE_PARAMS = {
     "BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16],
     "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
-    "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1],
+    "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1], "ORDER": [0, 1, 2], "PIN": [0, 1],
 }
 SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_80 and sm_90 opt-in limits)
 MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
@@ -69,7 +69,9 @@ class RBConfig:
     TM x TN register blocks, STAGES-deep cp.async ring, ALOAD 0 (A by 4-byte cp.async) or 1 (A by
     16-byte loads through registers), MINB blocks per SM promised to ptxas (``__launch_bounds__``),
     DBUF 1: shared-memory fragments double-buffered in registers across k steps and tiles (the
-    barrier before a tile's last step)."""
+    barrier before a tile's last step), ORDER: the outer product's visiting order (0 row by row, 1 column
+    by column, 2 column by column serpentine), which steers ptxas's register-bank assignment, PIN 1:
+    fragment loads pinned in program order (volatile), so ptxas cannot sink them next to their FFMAs."""
 
     bm: int
     bn: int
@@ -84,11 +86,14 @@ class RBConfig:
     tn: int = 4
     ragged_minb: int | None = None  # MINB of the VEC = 1 instantiation (its scalar loads need more registers)
     dbuf: int = 0
+    order: int = 0
+    pin: int = 0
 
     @property
     def name(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_i{self.wniter}"
-                f"_t{self.tm}x{self.tn}_s{self.stages}_a{self.aload}_b{self.minb}" + ("_d1" if self.dbuf else ""))
+                f"_t{self.tm}x{self.tn}_s{self.stages}_a{self.aload}_b{self.minb}" + ("_d1" if self.dbuf else "")
+                + (f"_o{self.order}" if self.order else "") + (f"_p{self.pin}" if self.pin else ""))
 
     @classmethod
     def from_name(cls, name: str) -> "RBConfig":
@@ -147,6 +152,10 @@ class RBConfig:
             out.append("at least two stages")
         if self.dbuf not in (0, 1):
             out.append("DBUF is 0 or 1")
+        if self.order not in (0, 1, 2):
+            out.append("ORDER is 0, 1 or 2")
+        if self.pin not in (0, 1):
+            out.append("PIN is 0 or 1")
         return out
 
     def spec(self, vec: int, split: bool = False) -> KernelSpec:
@@ -156,17 +165,18 @@ class RBConfig:
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         return KernelSpec(SRC, f"register_blocked<{self.bm}, {self.bn}, {self.bk}, {self.wm}, {self.wn}, "
                                f"{self.wniter}, {self.tm}, {self.tn}, {self.stages}, {vec}, {self.aload}, {minb}, "
-                               f"{'true' if split else 'false'}, {self.dbuf}>")
+                               f"{'true' if split else 'false'}, {self.dbuf}"
+                               + (f", {self.order}, {self.pin}>" if self.pin else f", {self.order}>" if self.order else ">"))
 
 
 def space() -> list[RBConfig]:
     """Every valid point of :data:`TUNE_PARAMS` (minb: as many 256-thread blocks as 128 registers allow)."""
     p = TUNE_PARAMS
     out = []
-    for bm, bn, bk, wm, wn, wni, tm, tn, st, al, db in itertools.product(
+    for bm, bn, bk, wm, wn, wni, tm, tn, st, al, db, order, pin in itertools.product(
             p["BM"], p["BN"], p["BK"], p["WM"], p["WN"], p["WNITER"], p["TM"], p["TN"], p["STAGES"], p["ALOAD"],
-            p["DBUF"]):
-        cfg = RBConfig(bm, bn, bk, wm, wn, wni, st, al, 1, tm, tn, dbuf=db)
+            p["DBUF"], p["ORDER"], p["PIN"]):
+        cfg = RBConfig(bm, bn, bk, wm, wn, wni, st, al, 1, tm, tn, dbuf=db, order=order, pin=pin)
         if not cfg.problems(4) and not cfg.problems(1):
             out.append(cfg)
     return out
@@ -181,9 +191,24 @@ CANDIDATES = [
     RBConfig(128, 128, 16, 64, 32, 2, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
     RBConfig(128, 128, 16, 64, 32, 2, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1),
     RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, pin=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=0, minb=2, ragged_minb=1, dbuf=1, pin=1),
+    RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, pin=1),
+    RBConfig(256, 128, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, pin=1),
+    RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, order=2, pin=1),
+    RBConfig(256, 128, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, order=2, pin=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=0, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=1, pin=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
+    RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
     RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1),
     RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1),
     RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1),
+    RBConfig(256, 128, 8, 64, 64, 4, stages=3, aload=1, minb=1, dbuf=1),
+    RBConfig(256, 128, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1),
     RBConfig(64, 128, 8, 32, 64, 2, stages=3, aload=0, minb=3),
     RBConfig(64, 64, 8, 32, 32, 2, stages=3, aload=0, minb=4),
 ]
