@@ -90,3 +90,13 @@ def test_report_of_missing_or_bad_file(capsys, tmp_path):
     bad.write_text('{"x": 1}')
     code, _, err = run(capsys, "report", str(bad))
     assert code == 2 and "not a gpumemlab results.json" in err
+
+
+def test_recorded_command_names_no_machine_directories(tmp_path, monkeypatch):
+    from gpumemlab.suite_cli import command_line
+
+    monkeypatch.chdir(tmp_path)
+    inside, outside = tmp_path / "runs" / "report", "/elsewhere/out/report/"
+    assert command_line(["bench", "--out", str(inside)]) == "gpumemlab bench --out runs/report"
+    assert command_line(["bench", "--out", outside, "--quick"]) == "gpumemlab bench --out report --quick"
+    assert command_line(["run", "vector_copy", "--out", "rel/dir"]) == "gpumemlab run vector_copy --out rel/dir"

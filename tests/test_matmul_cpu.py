@@ -85,7 +85,8 @@ def test_space_rejects_what_the_kernel_would_not_compile():
 
 def test_default_config_geometry():
     cfg = K.DEFAULT
-    assert cfg.threads == 128 and cfg.thread_tile == (8, 16) and cfg.dbuf == 1  # 4 warps of 64 x 64
+    assert cfg.threads == 256 and cfg.thread_tile == (8, 16) and cfg.dbuf == 1  # 8 warps of 64 x 64
+    assert (cfg.order, cfg.pin) == (2, 1) and cfg.name == "128x256x16_w64x64_i4_t4x4_s2_a1_b1_d1_o2_p1"
     assert cfg.smem_bytes == cfg.stages * (cfg.bk * (cfg.bm + 4) + cfg.bk * cfg.bn) * 4
 
 
@@ -100,7 +101,8 @@ def test_op_per_byte_matches_seed_000_exercise():
     assert op_per_byte("coarsened_1") == pytest.approx(8.0)
     assert op_per_byte("coarsened_8") == pytest.approx(0.5 / (1 / 256 + 1 / 32))
     assert op_per_byte("corner_turning") == pytest.approx(8.0)
-    assert op_per_byte("register_blocked", K.DEFAULT) == pytest.approx(32.0)  # 128 x 128 tiles
+    assert op_per_byte("register_blocked", K.DEFAULT) == pytest.approx(0.5 / (1 / 128 + 1 / 256))  # 128 x 256 tiles
+    assert op_per_byte("register_blocked", K.CANDIDATES[1]) == pytest.approx(32.0)  # 128 x 128 tiles
     with pytest.raises(ValueError):
         K.op_per_byte(0, 4)
 
@@ -139,7 +141,7 @@ def test_choose_config_without_a_tuned_entry():
     from gpumemlab.ops.matmul import choose_config
 
     assert choose_config(4096, 4096, 4096, device=H100, entry={}) == K.DEFAULT
-    assert choose_config(512, 512, 512, device=H100, entry={}) == K.SMALL  # 16 tiles of 128x128 for 132 SMs
+    assert choose_config(512, 512, 512, device=H100, entry={}) == K.SMALL  # 8 tiles of 128x256 for 132 SMs
 
 
 def test_choose_config_uses_the_tuned_entry():

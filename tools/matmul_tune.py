@@ -10,12 +10,14 @@
    ``src/gpumemlab/kernels/tuned/matmul.json``) and prints a table, including what ``auto`` picks.
 
 Usage: PYTHONPATH=src python3 tools/matmul_tune.py --out DIR [--configs NAME ...] [--shapes MxNxK ...]
+       (--table TUNED_JSON prints one as markdown; --profile CONFIG ... is the program ncu profiles)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -266,6 +268,27 @@ def summarize(path: str) -> None:
               + (f"  transpose {x['transpose_s'] * 1e3:.2f} ms" if x.get("transpose_s") else ""))
 
 
+def markdown_table(path: str) -> str:
+    """Markdown tables (one per device) of a matmul_tuned.json: TFLOP/s and % of cuBLAS per config and shape."""
+    out = []
+    for device, e in json.loads(Path(path).read_text())["devices"].items():
+        shapes = list(e["shapes"])
+        out += [f"{device} ({e['date']}, {e['tool']}):", "",
+                "| config | blocks/SM | " + " | ".join(shapes) + " |", "|---|---|" + "---|" * len(shapes),
+                "| cuBLAS SGEMM (TF32 off) | | " + " | ".join(f"{e['shapes'][s]['cublas_gflops'] / 1e3:.1f}"
+                                                          for s in shapes) + " |"]
+        key = e.get("rate_shape") or max(shapes, key=lambda s: math.prod(parse_shape(s)))  # rows by the largest shape's rate
+        for c in sorted(e["configs"], key=lambda c: -(c["gflops"].get(key) or 0)):
+            cells = []
+            for s in shapes:
+                g, sp = c["gflops"].get(s), (c.get("splits") or {}).get(s) or 1
+                cells.append("-" if not g else f"{g / 1e3:.1f} ({100 * g / e['shapes'][s]['cublas_gflops']:.1f}%"
+                             + (f", split {sp})" if sp > 1 else ")"))
+            out.append(f"| {c['name']} | {c['blocks_per_sm']} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def profile(names: list[str], shape: str = "4096x4096x4096") -> None:
     """Run each named config and cuBLAS twice at ``shape`` and nothing else (no reference, no timer):
     the program that ``ncu`` profiles in tools/matmul_device.sh's profile step."""
@@ -320,7 +343,11 @@ def main(argv=None) -> int:
     ap.add_argument("--install", metavar="TUNED_JSON", help="merge a matmul_tuned.json into the package's table")
     ap.add_argument("--usage", nargs="?", const="", metavar="ARCH", help="print ptxas's report for every candidate")
     ap.add_argument("--profile", nargs="+", metavar="CONFIG", help="run CONFIGs and cuBLAS at 4096^3 for ncu")
+    ap.add_argument("--table", metavar="TUNED_JSON", help="print a matmul_tuned.json as markdown tables")
     args = ap.parse_args(argv)
+    if args.table:
+        print(markdown_table(args.table))
+        return 0
     if args.profile:
         profile(args.profile)
         return 0

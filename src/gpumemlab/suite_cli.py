@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -54,6 +55,17 @@ def _console():
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def command_line(argv: list[str]) -> str:
+    """The command as recorded in results.json: absolute paths shown relative to the working directory,
+    or by their last component when outside it, so a record names no machine's directories."""
+    def show(arg: str) -> str:
+        if not os.path.isabs(arg):
+            return arg
+        rel = os.path.relpath(arg)
+        return rel if not rel.startswith("..") else os.path.basename(arg.rstrip("/")) or arg
+    return " ".join(["gpumemlab"] + [show(a) for a in argv])
 
 
 def _run_experiments(selected: list, params_for, quick: bool, command: str):
@@ -169,7 +181,7 @@ def _select(only, skip):
 
 def cmd_bench(args) -> int:
     selected = _select(args.only, args.skip)
-    res = _run_experiments(selected, lambda e: dict(e.params), args.quick, " ".join(["gpumemlab"] + sys.argv[1:]))
+    res = _run_experiments(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]))
     out = _write_report(res, Path(args.out))
     _print_summary(res)
     print(f"wrote {out / 'results.json'}, {out / 'report.md'} and plots", file=sys.stderr)
@@ -181,7 +193,7 @@ def cmd_run(args) -> int:
 
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
-    res = _run_experiments([exp], lambda e: params, args.quick, " ".join(["gpumemlab"] + sys.argv[1:]))
+    res = _run_experiments([exp], lambda e: params, args.quick, command_line(sys.argv[1:]))
     if args.out:
         _write_report(res, Path(args.out))
     if args.json:

@@ -246,11 +246,11 @@ __device__ __forceinline__ float4 lds128(const float* p) {
 //   in flight while that step's FFMAs issue (no exposed shared-memory latency after a barrier).
 // Lanes are interleaved (as CUTLASS's RowMajorInterleaved<2>): lanes n and n^1 read the same float4 of B,
 // n and n^2 the same of A, so every fragment LDS.128 takes 2 wavefronts instead of 4.
-//   ORDER: the order in which a k step's outer product visits the thread tile, which steers ptxas's
-//   register allocation and so the register-bank conflicts of the FFMAs (two operands read from the
-//   same one of the two banks cost an extra cycle unless the operand reuse cache holds one):
-//   0 row by row; 1 column by column; 2 column by column, serpentine along the rows.
-//   PIN = 1: the fragment loads are pinned in program order (volatile, see lds128).
+//   ORDER: the order in which a k step's outer product visits the thread tile (it steers ptxas's
+//   schedule and register allocation): 0 row by row; 1 column by column; 2 column by column, serpentine
+//   along the rows. Row order needs the second A float4 only halfway through a step, so ptxas loads it late.
+//   PIN = 1: the fragment loads are pinned in program order (volatile, see lds128). ORDER 2 + PIN 1 keeps
+//   every fragment load a k step ahead of its FFMAs (docs/notes/matmul.md: +5 to +9 points of cuBLAS).
 // Edge tiles are zero-filled (the extra products add zeros) and stores are bounds-checked, so any
 // M, N, K >= 1 is correct. Blocks are visited in groups of GROUP_M tile rows for L2 reuse.
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)

@@ -70,8 +70,8 @@ class RBConfig:
     16-byte loads through registers), MINB blocks per SM promised to ptxas (``__launch_bounds__``),
     DBUF 1: shared-memory fragments double-buffered in registers across k steps and tiles (the
     barrier before a tile's last step), ORDER: the outer product's visiting order (0 row by row, 1 column
-    by column, 2 column by column serpentine), which steers ptxas's register-bank assignment, PIN 1:
-    fragment loads pinned in program order (volatile), so ptxas cannot sink them next to their FFMAs."""
+    by column, 2 column by column serpentine), which steers ptxas's schedule, PIN 1: fragment loads pinned
+    in program order (volatile), so ptxas cannot sink them next to their FFMAs."""
 
     bm: int
     bn: int
@@ -182,38 +182,25 @@ def space() -> list[RBConfig]:
     return out
 
 
-# The instantiated subset. Every big-tile config double-buffers its fragments (DBUF) and takes A through
-# registers: 8 x 8 per thread (CUTLASS/siboehm SIMT shape; 2 or 3 stages), 8 x 16 per thread (a quarter
-# fewer shared loads per FFMA: 128 x 128 with 128 threads, 2 blocks/SM, at BK 16 or BK 8 with 3 stages; or
-# 128 x 256 with 256 threads, 1 block/SM), one 8 x 16 without DBUF (its control), and the small tiles for
-# problems whose big tiles leave SMs idle.
+# The instantiated subset. The big tiles are 8 x 16 per thread (64 x 64 warp tiles, BK 16, A through
+# registers, fragments double-buffered: DBUF) on 128 x 256 (256 threads, 1 block/SM: cuBLAS's shape) or
+# 128 x 128 (128 threads, 2 blocks/SM); each with ORDER 2 + PIN 1, the pair that keeps the fragment
+# loads a k step ahead (ptxas otherwise sinks the A loads next to their FFMAs: short-scoreboard stalls),
+# and the controls that switch one or both off. The small tiles are for problems whose big tiles leave
+# SMs idle.
 CANDIDATES = [
-    RBConfig(128, 128, 16, 64, 32, 2, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
-    RBConfig(128, 128, 16, 64, 32, 2, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, pin=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=0, minb=2, ragged_minb=1, dbuf=1, pin=1),
-    RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, pin=1),
-    RBConfig(256, 128, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, pin=1),
     RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, order=2, pin=1),
-    RBConfig(256, 128, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, order=2, pin=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=0, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=1, pin=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
-    RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
-    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1),
-    RBConfig(128, 128, 8, 64, 64, 4, stages=3, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2, pin=1),
+    RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1, pin=1),
     RBConfig(128, 256, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1),
-    RBConfig(256, 128, 8, 64, 64, 4, stages=3, aload=1, minb=1, dbuf=1),
-    RBConfig(256, 128, 16, 64, 64, 4, stages=2, aload=1, minb=1, dbuf=1),
-    RBConfig(64, 128, 8, 32, 64, 2, stages=3, aload=0, minb=3),
-    RBConfig(64, 64, 8, 32, 32, 2, stages=3, aload=0, minb=4),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, pin=1),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2),
+    RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
+    RBConfig(64, 128, 8, 32, 64, 2, stages=3, aload=0, minb=3, order=2, pin=1),
+    RBConfig(64, 64, 8, 32, 32, 2, stages=3, aload=0, minb=4, order=2, pin=1),
 ]
-# Used when no tuned entry fits the device: the H200 tuning winner (8 x 16 per thread, 128 threads, BK 16, DBUF).
-DEFAULT = next(c for c in CANDIDATES if c.name == "128x128x16_w64x64_i4_t4x4_s2_a1_b2_d1")
+# Used when no tuned entry fits the device: the H100 tuning winner (128 x 256, 8 x 16 per thread, ORDER 2, PIN 1).
+DEFAULT = CANDIDATES[0]
 SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
 
 

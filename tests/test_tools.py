@@ -1,0 +1,55 @@
+"""The developer tools' pure parts (no GPU, no disassembler)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sass_loop_finds_the_loop_and_each_loads_first_use():
+    s = load("sass_loop")
+    ins = [(0x00, "MOV R1, R2"),
+           (0x10, "LDS.128 R8, [R3]"),          # R8..R11: first read 3 instructions later
+           (0x20, "FFMA R20, R4, R5, R20"),
+           (0x30, "@P0 LDS R12, [R3+0x10]"),    # R12: read after the wrap (by the FFMA at 0x20)
+           (0x40, "FFMA R21, R11, R5, R21"),
+           (0x50, "@P1 BRA 0x10"),
+           (0x60, "EXIT")]
+    body = s.main_loop(ins)
+    assert [a for a, _ in body] == [0x10, 0x20, 0x30, 0x40, 0x50]
+    cover = s.lds_cover(body)
+    assert [(a, d) for a, _, d in cover] == [(0x10, 3), (0x30, None)]
+    ins[2] = (0x20, "FFMA R20, R12, R5, R20")
+    assert [d for *_, d in s.lds_cover(s.main_loop(ins))] == [3, 4]
+    assert s.opcode("@!UP0 UIADD3 UR4, UR4, 0x1, URZ") == "UIADD3"
+
+
+def test_matmul_tune_table_from_a_tuned_json(tmp_path):
+    t = load("matmul_tune")
+    entry = {"date": "d", "tool": "tools/matmul_tune.py",
+             "shapes": {"4096x4096x4096": {"cublas_gflops": 50000.0}, "1024x1024x1024": {"cublas_gflops": 40000.0}},
+             "configs": [{"name": "a", "blocks_per_sm": 1, "gflops": {"4096x4096x4096": 45000.0, "1024x1024x1024": 20000.0},
+                          "splits": {"4096x4096x4096": 1, "1024x1024x1024": 4}},
+                         {"name": "b", "blocks_per_sm": 2, "gflops": {"4096x4096x4096": 49000.0, "1024x1024x1024": None},
+                          "splits": {}}]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"devices": {"GPU X": entry}}))
+    lines = t.markdown_table(str(path)).splitlines()
+    assert lines[0] == "GPU X (d, tools/matmul_tune.py):"
+    assert lines[4] == "| cuBLAS SGEMM (TF32 off) | | 50.0 | 40.0 |"
+    assert lines[5] == "| b | 2 | 49.0 (98.0%) | - |"           # rows sorted by the largest shape's rate
+    assert lines[6] == "| a | 1 | 45.0 (90.0%) | 20.0 (50.0%, split 4) |"
+
+
+if __name__ == "__main__":
+    pytest.main([__file__])

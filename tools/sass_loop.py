@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Static SASS report of one kernel's main loop (no GPU): instruction mix and shared-load latency cover.
+
+Compiles a package kernel for ARCH with the project's NVRTC path, disassembles the cubin with
+``nvdisasm`` and takes the loop with the longest backward branch. For every ``LDS`` in it, prints how many
+instructions later its result is first read: a load whose consumer follows a few instructions later
+leaves that FFMA waiting (``ncu``: short-scoreboard stalls). This is how the register-blocked SGEMM's
+ORDER/PIN parameters were found (docs/notes/matmul.md).
+
+Usage: PYTHONPATH=src python tools/sass_loop.py 'register_blocked<128, 256, ...>' [--source matmul.cu]
+       [--arch sm_90] [--nvdisasm PATH] [--list]
+nvdisasm: --nvdisasm, else $NVDISASM, else on PATH, else the pip wheel nvidia-cuda-nvdisasm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PRED = re.compile(r"^@!?U?P\w+\s+")
+
+
+def find_nvdisasm(given: str | None) -> str:
+    for cand in (given, os.environ.get("NVDISASM"), shutil.which("nvdisasm")):
+        if cand and Path(cand).exists():
+            return cand
+    try:
+        import nvidia
+
+        for root in nvidia.__path__:
+            for p in sorted(Path(root).glob("cu*/bin/nvdisasm")):
+                return str(p)
+    except ImportError:
+        pass
+    sys.exit("sass_loop: no nvdisasm (pip install nvidia-cuda-nvdisasm, or pass --nvdisasm)")
+
+
+def disassemble(cubin: bytes, nvdisasm: str) -> list[tuple[int, str]]:
+    """[(address, instruction text)] of the cubin's code, branch targets as .L_x labels mapped to addresses."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
+        fh.write(cubin)
+    try:
+        text = subprocess.run([nvdisasm, "-c", fh.name], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(fh.name)
+    ins, labels, pending = [], {}, []
+    for line in text.splitlines():
+        m = re.match(r"\s*\.(L_x_\d+):", line)
+        if m:
+            pending.append(m.group(1))
+            continue
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
+        if m:
+            addr = int(m.group(1), 16)
+            for p in pending:
+                labels.setdefault(p, addr)
+            pending = []
+            ins.append((addr, m.group(2).strip()))
+    return [(a, re.sub(r"`\(\.(L_x_\d+)\)", lambda m: f"{labels.get(m.group(1), -1):#x}", t)) for a, t in ins]
+
+
+def main_loop(ins: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The body of the longest backward branch (start label .. branch)."""
+    best = None
+    for addr, text in ins:
+        m = re.search(r"BRA\s+(0x[0-9a-f]+)", text)
+        if m and int(m.group(1), 16) < addr:
+            span = (int(m.group(1), 16), addr)
+            if best is None or span[1] - span[0] > best[1] - best[0]:
+                best = span
+    if best is None:
+        return []
+    return [(a, t) for a, t in ins if best[0] <= a <= best[1]]
+
+
+def opcode(text: str) -> str:
+    return PRED.sub("", text).split()[0]
+
+
+def lds_cover(body: list[tuple[int, str]]) -> list[tuple[int, str, int | None]]:
+    """(address, LDS text, instructions until its result is first read; the loop wraps around)."""
+    out = []
+    for i, (addr, text) in enumerate(body):
+        m = re.match(r"LDS(?:\.U?(\d+))?\s+R(\d+)", PRED.sub("", text))
+        if not m:
+            continue
+        width = int(m.group(1)) // 32 if m.group(1) else 1
+        regs = {f"R{int(m.group(2)) + q}" for q in range(width)}
+        dist = None
+        for d, (_, later) in enumerate(body[i + 1:] + body[:i + 1], 1):
+            operands = re.split(r"[,\s\[\]]+", PRED.sub("", later))[2:]  # skip opcode and destination
+            if any(o.split(".")[0] in regs for o in operands):
+                dist = d
+                break
+        out.append((addr, text, dist))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("kernel", help="name expression, e.g. 'register_blocked<128, 256, 16, ...>'")
+    ap.add_argument("--source", default="matmul.cu", help="package kernel file (default matmul.cu)")
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--nvdisasm")
+    ap.add_argument("--list", action="store_true", help="print every LDS with its cover")
+    args = ap.parse_args(argv)
+
+    from gpumemlab.gpu.compile import compile_group
+
+    mod = compile_group(args.source, [args.kernel], args.arch, use_cache=False)
+    usage = mod.usage.get(args.kernel)
+    body = main_loop(disassemble(mod.cubin, find_nvdisasm(args.nvdisasm)))
+    if not body:
+        print(f"{args.kernel}: no loop found")
+        return 1
+    mix = collections.Counter(opcode(t) for _, t in body)
+    ffma = mix.get("FFMA", 0)
+    print(f"{args.kernel} ({args.arch}): {usage.registers if usage else '?'} registers, "
+          f"{usage.spill_store_bytes if usage else '?'} B spilled; main loop {len(body)} instructions, "
+          f"{ffma} FFMA ({100 * ffma / len(body):.1f}%)")
+    print("  mix: " + ", ".join(f"{k} {v}" for k, v in mix.most_common(12)))
+    cover = lds_cover(body)
+    dists = sorted(d for *_, d in cover if d is not None)
+    if dists:
+        print(f"  LDS -> first use: {len(dists)} loads, min {dists[0]}, p10 {dists[len(dists) // 10]}, "
+              f"median {dists[len(dists) // 2]} instructions; {sum(d < 32 for d in dists)} under 32")
+    if args.list:
+        for addr, text, d in cover:
+            print(f"    {addr:#07x} {text:48s} first use after {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
