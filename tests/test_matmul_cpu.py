@@ -87,6 +87,9 @@ def test_default_config_geometry():
     cfg = K.DEFAULT
     assert cfg.threads == 256 and cfg.thread_tile == (8, 16) and cfg.dbuf == 1  # 8 warps of 64 x 64
     assert (cfg.order, cfg.pin) == (2, 1) and cfg.name == "128x256x16_w64x64_i4_t4x4_s2_a1_b1_d1_o2_p1"
+    assert cfg.spec(4).name == "register_blocked<128, 256, 16, 64, 64, 4, 4, 4, 2, 4, 1, 1, false, 1, 2, 1>"
+    assert K.CANDIDATES[5].spec(1, True).name == "register_blocked<128, 128, 16, 64, 64, 4, 4, 4, 2, 1, 1, 1, true, 1, 2>"
+    assert K.CANDIDATES[6].spec(4).name == "register_blocked<128, 128, 16, 64, 64, 4, 4, 4, 2, 4, 1, 2, false, 1>"
     assert cfg.smem_bytes == cfg.stages * (cfg.bk * (cfg.bm + 4) + cfg.bk * cfg.bn) * 4
 
 

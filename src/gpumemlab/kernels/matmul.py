@@ -163,10 +163,11 @@ class RBConfig:
         if vec not in (1, 4):
             raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
-        return KernelSpec(SRC, f"register_blocked<{self.bm}, {self.bn}, {self.bk}, {self.wm}, {self.wn}, "
-                               f"{self.wniter}, {self.tm}, {self.tn}, {self.stages}, {vec}, {self.aload}, {minb}, "
-                               f"{'true' if split else 'false'}, {self.dbuf}"
-                               + (f", {self.order}, {self.pin}>" if self.pin else f", {self.order}>" if self.order else ">"))
+        args = [self.bm, self.bn, self.bk, self.wm, self.wn, self.wniter, self.tm, self.tn, self.stages, vec,
+                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin]
+        while args[-1] == 0 and len(args) > 14:  # ORDER and PIN default to 0: keep older names (and caches) stable
+            args.pop()
+        return KernelSpec(SRC, f"register_blocked<{', '.join(map(str, args))}>")
 
 
 def space() -> list[RBConfig]:
