@@ -20,3 +20,19 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run ``gpumemlab.cli.main(argv)``; return (exit code, stdout, stderr). argparse exits count too."""
+    from gpumemlab.cli import main
+
+    def run(*argv: str):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's own errors
+            code = exc.code
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -93,7 +93,7 @@ def test_report_of_missing_or_bad_file(capsys, tmp_path):
 
 
 def test_recorded_command_names_no_machine_directories(tmp_path, monkeypatch):
-    from gpumemlab.suite_cli import command_line
+    from gpumemlab.suite import command_line
 
     monkeypatch.chdir(tmp_path)
     inside, outside = tmp_path / "runs" / "report", "/elsewhere/out/report/"

@@ -84,9 +84,9 @@ def test_intensity_values(run_cli):
 
 
 def test_intensity_without_a_device_answers_the_op_per_byte(run_cli, monkeypatch):
-    from gpumemlab import validate
+    from gpumemlab.gpu import runtime
 
-    monkeypatch.setattr(validate, "current_device_name", lambda: None)
+    monkeypatch.setattr(runtime, "current_device_name", lambda: None)
     code, out, _ = run_cli("intensity")
     assert code == 0 and "0.25" in out and "12.8" in out and "device unknown" in out
     code, out, _ = run_cli("intensity", "tiled", "--json")
@@ -95,12 +95,12 @@ def test_intensity_without_a_device_answers_the_op_per_byte(run_cli, monkeypatch
 
 
 def test_intensity_uses_this_gpu_when_it_is_in_the_table(run_cli, monkeypatch):
-    from gpumemlab import validate
+    from gpumemlab.gpu import runtime
 
-    monkeypatch.setattr(validate, "current_device_name", lambda: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(runtime, "current_device_name", lambda: "NVIDIA H100 80GB HBM3")
     code, out, _ = run_cli("intensity", "tiled")
     assert code == 0 and "H100 SXM" in out and "memory-bound" in out and "this GPU" in out
-    monkeypatch.setattr(validate, "current_device_name", lambda: "NVIDIA Mystery")
+    monkeypatch.setattr(runtime, "current_device_name", lambda: "NVIDIA Mystery")
     code, out, _ = run_cli("intensity", "tiled")
     assert code == 0 and "not in the device table" in out
 

@@ -10,7 +10,7 @@ import textwrap
 def test_model_and_its_cli_import_nothing_from_the_gpu_stack():
     code = textwrap.dedent("""
         import sys
-        import gpumemlab.model, gpumemlab.model.cli
+        import gpumemlab.model, gpumemlab.cli.analyzer
         from gpumemlab.cli import main
         assert main(["analyze", "a[threadIdx.x]", "--decl", "float a[]", "--json"]) == 0
         assert main(["occupancy", "--threads", "128", "--regs", "32", "--json"]) == 0

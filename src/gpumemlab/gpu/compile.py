@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import CompileError
+from ..errors import CompileError, UsageError
 from ..kernels import KernelSpec, source_text
 from .cubin import usage_from_cubin
 
@@ -240,3 +240,21 @@ def parse_arch(arch: str) -> str:
     if not m:
         raise ValueError(f"bad arch {arch!r}: expected e.g. sm_90, 9.0 or 90")
     return f"sm_{m.group(1)}{m.group(2)}{m.group(3)}"
+
+
+def kernel_resources(name: str, cc) -> dict:
+    """Registers, shared memory and barriers of a built-in kernel from its ptxas report for ``cc``."""
+    from ..kernels import all_specs
+
+    specs = all_specs()
+    exact = [s for s in specs if name in (s.name, s.label)]
+    loose = [s for s in specs if name.lower() in s.label.lower()]
+    found = exact or loose
+    if len(found) != 1:
+        listed = ", ".join(s.label for s in (found or specs)[:12])
+        what = "is ambiguous" if found else "is not a built-in kernel"
+        raise UsageError(f"--kernel {name!r} {what} (e.g. {listed})")
+    spec = found[0]
+    usage = resource_usage(spec, f"sm_{cc[0]}{cc[1]}")
+    return dict(name=spec.label, registers=usage.registers, shared_bytes=usage.shared_bytes,
+                barriers=usage.barriers, arch=f"sm_{cc[0]}{cc[1]}")

@@ -104,6 +104,14 @@ def device_info() -> dict:
     )
 
 
+def current_device_name() -> str | None:
+    """The GPU's name from the driver, or None when there is no usable GPU."""
+    try:
+        return device_info()["name"]
+    except Exception:  # no driver, no GPU, missing CUDA packages: the caller says "unknown"
+        return None
+
+
 def device_arch() -> str:
     return device_info()["arch"]
 

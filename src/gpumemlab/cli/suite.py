@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import GpumemlabError, UsageError
+from ..errors import GpumemlabError, UsageError
+from ..suite import command_line, run_suite, write_report
 
 
 def add_commands(sub) -> None:
@@ -57,101 +55,11 @@ def _console():
     return Console(stderr=True)
 
 
-def command_line(argv: list[str]) -> str:
-    """The command as recorded in results.json: absolute paths shown relative to the working directory,
-    or by their last component when outside it, so a record names no machine's directories."""
-    def show(arg: str) -> str:
-        if not os.path.isabs(arg):
-            return arg
-        rel = os.path.relpath(arg)
-        return rel if not rel.startswith("..") else os.path.basename(arg.rstrip("/")) or arg
-    return " ".join(["gpumemlab"] + [show(a) for a in argv])
-
-
-def _run_experiments(selected: list, params_for, quick: bool, command: str):
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from .bench.ceilings import measure_ceilings
-    from .bench.records import RunResults
-    from .bench.session import Session
-    from .gpu import runtime
-
-    runtime.ensure_device()
-    started = time.time()
-    session = Session(quick=quick)
-    errors, describe = [], {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=_console(), transient=False) as progress:
-        task = progress.add_task("ceilings", total=len(selected) + 1)
-        session.progress = lambda text: progress.update(task, description=text[:90])
-        measure_ceilings(session, quick=quick)
-        progress.advance(task)
-        for exp in selected:
-            try:
-                describe[exp.name] = exp.describe(exp.run(session, params_for(exp)))
-            except GpumemlabError as exc:
-                describe[exp.name] = exp.describe()
-                errors.append(dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}"))
-            finally:
-                _free_pools()
-            progress.advance(task)
-    session.close()
-    meta = dict(command=command, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                version=_version(), wall_s=time.time() - started, quick=quick, versions=_versions(),
-                timer=session.timer.__dict__)
-    return RunResults(meta=meta, device=session.device, ceilings=session.ceilings, results=session.records,
-                      experiments=describe, errors=errors)
-
-
-def _free_pools():
-    try:
-        import cupy
-
-        cupy.get_default_memory_pool().free_all_blocks()
-    except Exception:
-        pass
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
-
-
-def _versions() -> dict:
-    import importlib.metadata as md
-
-    out = {}
-    for pkg in ("cuda-core", "cuda-bindings", "cupy-cuda13x", "numpy"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = None
-    try:
-        from .gpu.compile import nvrtc_version
-
-        out["nvrtc"] = ".".join(map(str, nvrtc_version()))
-    except Exception:
-        out["nvrtc"] = None
-    return out
-
-
-def _write_report(res, out: Path) -> Path:
-    from .report.markdown import render
-    from .report.plots import write_plots
-
-    out.mkdir(parents=True, exist_ok=True)
-    res.save(out / "results.json")
-    plots = write_plots(res, out)
-    (out / "report.md").write_text(render(res, plots))
-    return out
-
-
 def _print_summary(res) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .report.format import SUMMARY_COLUMNS, summary_row
+    from ..report.format import SUMMARY_COLUMNS, summary_row
 
     table = Table(title=f"gpumemlab on {res.device.get('name')}", show_lines=False)
     for col in SUMMARY_COLUMNS:
@@ -171,7 +79,7 @@ def _print_summary(res) -> None:
 
 
 def _select(only, skip):
-    from .experiments import get, registry
+    from ..experiments import get, registry
 
     reg = registry()
     for name in list(only or []) + list(skip or []):
@@ -181,21 +89,21 @@ def _select(only, skip):
 
 def cmd_bench(args) -> int:
     selected = _select(args.only, args.skip)
-    res = _run_experiments(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]))
-    out = _write_report(res, Path(args.out))
+    res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console())
+    out = write_report(res, Path(args.out))
     _print_summary(res)
     print(f"wrote {out / 'results.json'}, {out / 'report.md'} and plots", file=sys.stderr)
     return 1 if res.errors else 0
 
 
 def cmd_run(args) -> int:
-    from .experiments import get, parse_params
+    from ..experiments import get, parse_params
 
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
-    res = _run_experiments([exp], lambda e: params, args.quick, command_line(sys.argv[1:]))
+    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console())
     if args.out:
-        _write_report(res, Path(args.out))
+        write_report(res, Path(args.out))
     if args.json:
         print(json.dumps([r.to_dict() for r in res.results], indent=1))
     else:
@@ -204,7 +112,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .experiments import registry
+    from ..experiments import registry
 
     reg = registry()
     if args.json:
@@ -217,9 +125,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_device(args) -> int:
-    from .bench.ceilings import measure_ceilings
-    from .bench.session import Session
-    from .gpu import runtime
+    from ..bench.ceilings import measure_ceilings
+    from ..bench.session import Session
+    from ..gpu import runtime
 
     info = runtime.device_info()
     session = Session(quick=args.quick)
@@ -236,8 +144,8 @@ def cmd_device(args) -> int:
 
 
 def cmd_kernels(args) -> int:
-    from .gpu.compile import compile_specs, parse_arch
-    from .kernels import all_specs
+    from ..gpu.compile import compile_specs, parse_arch
+    from ..kernels import all_specs
 
     if args.arch:
         try:
@@ -245,7 +153,7 @@ def cmd_kernels(args) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     else:
-        from .gpu import runtime
+        from ..gpu import runtime
 
         try:
             arch = runtime.device_arch()
@@ -286,7 +194,7 @@ def cmd_kernels(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .bench.records import RunResults
+    from ..bench.records import RunResults
 
     path = Path(args.results)
     if not path.is_file():
@@ -295,6 +203,6 @@ def cmd_report(args) -> int:
         res = RunResults.load(path)
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    out = _write_report(res, Path(args.out) if args.out else path.parent)
+    out = write_report(res, Path(args.out) if args.out else path.parent)
     print(f"wrote {out / 'report.md'}", file=sys.stderr)
     return 0

@@ -1,7 +1,7 @@
 """Sub-commands ``analyze``, ``occupancy`` and ``intensity`` (the analyzer's face in the CLI).
 
 Everything here runs without a GPU except three opt-in paths, which import
-:mod:`gpumemlab.validate` lazily: ``analyze --validate`` (runs ncu), ``occupancy --kernel``
+:mod:`gpumemlab.ncu` or ``gpu/`` lazily: ``analyze --validate`` (runs ncu), ``occupancy --kernel``
 (compiles a built-in kernel with NVRTC for its ptxas report; no GPU needed) and ``intensity``
 with no device given (asks the driver for this GPU's name; without one the answer is the OP/B
 alone and the device is reported as unknown).
@@ -14,12 +14,12 @@ import json
 import textwrap
 
 from ..errors import UsageError
-from . import predict, resolve
-from .cc import cc_str, parse_cc
+from ..model import predict, resolve
+from ..model.cc import cc_str, parse_cc
 
 # The package exports functions named like these modules, so fetch the modules themselves.
-occupancy_ = importlib.import_module(".occupancy", __package__)
-intensity_ = importlib.import_module(".intensity", __package__)
+occupancy_ = importlib.import_module("gpumemlab.model.occupancy")
+intensity_ = importlib.import_module("gpumemlab.model.intensity")
 
 HEADLINE_GLOBAL = ("requests", "sectors", "lines", "sectors_per_request", "efficiency_pct", "verdict")
 HEADLINE_SHARED = ("requests", "wavefronts", "ideal_wavefronts", "conflicts", "ways", "verdict")
@@ -80,9 +80,9 @@ def cmd_analyze(args) -> int:
                     active=args.active, offset=args.offset, block_idx=args.block_idx)
     result = predict(lanes, cc)
     if args.validate:
-        from .. import validate  # GPU path, imported only when asked for
+        from ..ncu import validate_access  # GPU path, imported only when asked for
 
-        return validate.validate_access(lanes, requested_cc=cc, as_json=args.json)
+        return validate_access(lanes, requested_cc=cc, as_json=args.json)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -143,9 +143,9 @@ def cmd_occupancy(args) -> int:
     if args.smem < 0:
         raise UsageError(f"--smem must be >= 0 bytes, got {args.smem}")
     if args.kernel:
-        from .. import validate  # compiles with NVRTC (no GPU needed)
+        from ..gpu.compile import kernel_resources  # compiles with NVRTC (no GPU needed)
 
-        usage = validate.kernel_resources(args.kernel, cc)
+        usage = kernel_resources(args.kernel, cc)
         regs = usage["registers"] if args.regs is None else args.regs
         smem = usage["shared_bytes"] + args.smem
         barriers = max(barriers, usage.get("barriers", 0))
@@ -205,9 +205,9 @@ def cmd_intensity(args) -> int:
 
 def _this_gpu() -> tuple[str | None, str | None]:
     """This GPU's table name, or None and why not (no GPU, or not in the table)."""
-    from .. import validate  # asks the driver, lazily
+    from ..gpu.runtime import current_device_name  # asks the driver, lazily
 
-    name = validate.current_device_name()
+    name = current_device_name()
     if name is None:
         return None, "device unknown (no GPU found): give --device or --peak-gflops/--bandwidth-gbs for the roofline"
     if intensity_.find_device(name) is None:

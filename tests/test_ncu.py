@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from gpumemlab import validate
+from gpumemlab.ncu import cases as ncu_cases, runner as ncu_runner
 from gpumemlab.model import coalescing, resolve
 
 FAKE_NCU = textwrap.dedent('''\
@@ -79,7 +79,7 @@ def fake_ncu(tmp_path, monkeypatch):
 
 
 def case(access, decl, name="gml_case", **kw):
-    return validate.case_from_lanes(name, resolve(access, decl, block=kw.pop("block", 32), **kw))
+    return ncu_cases.case_from_lanes(name, resolve(access, decl, block=kw.pop("block", 32), **kw))
 
 
 # ---------------------------------------------------------------- cases
@@ -102,7 +102,7 @@ def test_members_are_loaded_at_the_member_offset():
 
 def test_huge_footprints_are_compacted_without_changing_sectors_or_lines():
     lanes = resolve("a[threadIdx.x * 50000000 + (threadIdx.x % 3)]", "float a[]", block=32)
-    c = validate.case_from_lanes("gml_big", lanes)
+    c = ncu_cases.case_from_lanes("gml_big", lanes)
     off = np.asarray(c["offsets"])
     assert off.max() < 1 << 20
     assert coalescing.request_stats(off, 4) == coalescing.request_stats(lanes.addresses[0], 4)
@@ -110,7 +110,7 @@ def test_huge_footprints_are_compacted_without_changing_sectors_or_lines():
 
 def test_a_float3_spanning_two_lines_stays_contiguous_after_compaction():
     lanes = resolve("a[threadIdx.x * 100000000 + 10]", "float3 a[]", block=32)  # 120..131: two lines
-    off = np.asarray(validate.case_from_lanes("gml_f3", lanes)["offsets"])
+    off = np.asarray(ncu_cases.case_from_lanes("gml_f3", lanes)["offsets"])
     for k in range(3):
         assert coalescing.request_stats(off + 4 * k, 4) == coalescing.request_stats(lanes.addresses[k], 4)
 
@@ -168,7 +168,7 @@ def _loads_by_kernel(ptx: str) -> dict[str, list[str]]:
 ])
 def test_each_microkernel_keeps_exactly_the_modelled_loads(access, decl, loads):
     c = case(access, decl)
-    ptx = _ptx(validate.microkernel_source([c]))
+    ptx = _ptx(ncu_cases.microkernel_source([c]))
     assert sorted(_loads_by_kernel(ptx)["gml_case"]) == sorted(loads)
 
 
@@ -189,7 +189,7 @@ DETAILS = '''"ID","Process ID","Process Name","Host Name","Kernel Name","Context
 
 
 def test_parse_raw_page():
-    got = validate.parse_ncu_csv(RAW)
+    got = ncu_runner.parse_ncu_csv(RAW)
     assert got["gml_a"] == {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1.0,
                             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 5.0}
     assert got["gml_b"]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 1024.0
@@ -197,7 +197,7 @@ def test_parse_raw_page():
 
 
 def test_parse_details_page():
-    got = validate.parse_ncu_csv(DETAILS)
+    got = ncu_runner.parse_ncu_csv(DETAILS)
     assert got == {"gml_s": {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 32.0,
                              "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 31.0}}
 
@@ -206,7 +206,7 @@ def test_parse_details_page():
 
 def test_measure_runs_all_cases_in_one_ncu_call(fake_ncu):
     cases = [case("a[threadIdx.x * 2]", "float a[]", "gml_a"), case("s[0]", "__shared__ float s[32]", "gml_s")]
-    res = validate.measure(cases)
+    res = ncu_runner.measure(cases)
     assert res["device"] == {"name": "FakeGPU", "cc": [9, 0]}
     assert res["measured"] == {"gml_a": {"requests": 1, "sectors": 8}, "gml_s": {"wavefronts": 1, "conflicts": 0}}
     assert res["errors"] == {} and fake_ncu() == [["gml_a", "gml_s"]]
@@ -215,7 +215,7 @@ def test_measure_runs_all_cases_in_one_ncu_call(fake_ncu):
 def test_a_case_that_breaks_the_context_is_dropped_and_the_rest_rerun(fake_ncu, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_MODE", "crash:gml_b")
     cases = [case("a[threadIdx.x]", "float a[]", n) for n in ("gml_a", "gml_b", "gml_c", "gml_d")]
-    res = validate.measure(cases)
+    res = ncu_runner.measure(cases)
     assert sorted(res["measured"]) == ["gml_a", "gml_c", "gml_d"]
     assert res["errors"]["gml_b"].startswith("launch: CUDA_ERROR_ILLEGAL_ADDRESS")
     assert fake_ncu() == [["gml_a", "gml_b", "gml_c", "gml_d"], ["gml_c", "gml_d"]]
@@ -223,7 +223,7 @@ def test_a_case_that_breaks_the_context_is_dropped_and_the_rest_rerun(fake_ncu, 
 
 def test_when_ncu_measures_nothing_every_case_says_why(fake_ncu, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_MODE", "nothing")
-    res = validate.measure([case("a[threadIdx.x]", "float a[]", "gml_a")])
+    res = ncu_runner.measure([case("a[threadIdx.x]", "float a[]", "gml_a")])
     assert res["device"] is None and res["measured"] == {}
     assert "ERR_NVGPUCTRPERM" in res["errors"]["gml_a"]
     assert len(fake_ncu()) == 1  # no pointless reruns
@@ -231,7 +231,7 @@ def test_when_ncu_measures_nothing_every_case_says_why(fake_ncu, monkeypatch):
 
 def test_a_hanging_ncu_is_stopped_at_the_timeout(fake_ncu, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_MODE", "hang")
-    res = validate.measure([case("a[threadIdx.x]", "float a[]", "gml_a")], timeout=1.5)
+    res = ncu_runner.measure([case("a[threadIdx.x]", "float a[]", "gml_a")], timeout=1.5)
     assert "timed out after 2 s" in res["errors"]["gml_a"] and res["measured"] == {}
 
 
@@ -239,10 +239,10 @@ def test_missing_ncu_is_one_clear_error(monkeypatch):
     from gpumemlab.errors import GpumemlabError
 
     monkeypatch.setenv("GPUMEMLAB_NCU", "/nonexistent/ncu")
-    monkeypatch.setattr(validate.shutil, "which", lambda _: None)
-    monkeypatch.setattr(validate.Path, "exists", lambda self: False)
+    monkeypatch.setattr(ncu_runner.shutil, "which", lambda _: None)
+    monkeypatch.setattr(ncu_runner.Path, "exists", lambda self: False)
     with pytest.raises(GpumemlabError, match="Nsight Compute"):
-        validate.find_ncu()
+        ncu_runner.find_ncu()
 
 
 # ---------------------------------------------------------------- gpumemlab analyze --validate
@@ -279,16 +279,11 @@ def test_cli_validate_without_a_gpu_is_one_line(run_cli, fake_ncu, monkeypatch):
     assert code == 2 and out == "" and err.count("\n") == 1 and "ERR_NVGPUCTRPERM" in err
 
 
-# ---------------------------------------------------------------- tools/validate_analyzer.py end to end (fake ncu)
+# ---------------------------------------------------------------- gpumemlab.ncu.recorded end to end (fake ncu)
 
 def test_validate_analyzer_tool_writes_the_recorded_expectations(fake_ncu, tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
+    from gpumemlab.ncu import recorded as tool
 
-    path = Path(__file__).resolve().parents[2] / "tools" / "validate_analyzer.py"
-    spec = importlib.util.spec_from_file_location("validate_analyzer", path)
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
     assert len(tool.CASES) >= 40 and len({c["name"] for c in tool.CASES}) == len(tool.CASES)
     code = tool.main([str(tmp_path), "--skip-occupancy", "--only", "g_float_offset1", "s_float_broadcast"])
     out = capsys.readouterr().out

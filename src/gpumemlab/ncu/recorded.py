@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Check the analyzer against the GPU: Nsight Compute counters and the driver's occupancy.
 
-    PYTHONPATH=src python tools/validate_analyzer.py OUTDIR [--only NAME ...] [--skip-occupancy]
-    PYTHONPATH=src python tools/validate_analyzer.py OUTDIR --dry-run [--arch sm_90]   # no GPU: compile only
+    python -m gpumemlab.ncu.recorded OUTDIR [--only NAME ...] [--skip-occupancy]
+    python -m gpumemlab.ncu.recorded OUTDIR --dry-run [--arch sm_90]   # no GPU: compile only
 
 1. Single-warp access cases (float/float2/float3/float4/double/char, strides, offsets, broadcast,
    masks, 2-D tiles, 8-/16-byte shared accesses): the model's requests/sectors or
    wavefronts/conflicts for this GPU's compute capability vs ncu's l1tex counters, all cases in one
-   ncu run (see gpumemlab.validate). Writes OUTDIR/ncu_cases.json, the file that
+   ncu run (see gpumemlab.ncu). Writes OUTDIR/ncu_cases.json, the file that
    tests/model/data/ncu_cases.json records.
 2. Occupancy of the package's kernels (registers and shared memory from ptxas) vs
    cuOccupancyMaxActiveBlocksPerMultiprocessor. Writes OUTDIR/occupancy_cases.json.
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-COMMAND = "PYTHONPATH=src python tools/validate_analyzer.py OUTDIR"
+COMMAND = "python -m gpumemlab.ncu.recorded OUTDIR"
 
 
 def c(name, access, decl, block=32, lets=(), active=None, offset=0):
@@ -122,7 +122,7 @@ CASES = [
 
 
 def run_access_cases(out: Path, only: set[str] | None, dry_arch: str | None = None) -> tuple[int, int, list[dict]]:
-    from gpumemlab import validate
+    from gpumemlab import ncu
     from gpumemlab.model import predict, resolve
 
     chosen = [k for k in CASES if not only or k["name"] in only]
@@ -132,29 +132,29 @@ def run_access_cases(out: Path, only: set[str] | None, dry_arch: str | None = No
             lanes = resolve(k["access"], k["decl"], block=k["block"], lets=k["lets"], active=k["active"],
                             offset=k["offset"])
             lanes_by[k["name"]] = lanes
-            micro.append(validate.case_from_lanes(f"{validate.KERNEL_PREFIX}{k['name']}", lanes))
+            micro.append(ncu.case_from_lanes(f"{ncu.KERNEL_PREFIX}{k['name']}", lanes))
         except Exception as exc:  # one bad case must not stop the others
             rows.append(dict(case=k, error=f"model: {type(exc).__name__}: {exc}"))
     t0 = time.time()
     if dry_arch:  # no GPU: check that every microkernel compiles, print the predictions
         from gpumemlab.gpu.compile import compile_text
 
-        compile_text(validate.microkernel_source(micro), [m["name"] for m in micro], dry_arch)
+        compile_text(ncu.microkernel_source(micro), [m["name"] for m in micro], dry_arch)
         res = dict(device=None, measured={}, errors={})
         print(f"dry run: {len(micro)} microkernels compiled for {dry_arch} in {time.time() - t0:.1f} s")
     else:
-        res = validate.measure(micro) if micro else dict(device=None, measured={}, errors={})
+        res = ncu.measure(micro) if micro else dict(device=None, measured={}, errors={})
         print(f"ncu: {len(micro)} microkernels in {time.time() - t0:.1f} s on "
               f"{res['device']['name'] if res['device'] else 'no device'}")
     cc = tuple(res["device"]["cc"]) if res["device"] else _arch_cc(dry_arch or "sm_90")
     for k in chosen:
         if k["name"] not in lanes_by:
             continue
-        kname = f"{validate.KERNEL_PREFIX}{k['name']}"
+        kname = f"{ncu.KERNEL_PREFIX}{k['name']}"
         lanes = lanes_by[k["name"]]
         pred = predict(lanes, cc)
         space = lanes.space
-        predicted = {q: pred[q] for q in validate.METRICS[space]}
+        predicted = {q: pred[q] for q in ncu.METRICS[space]}
         measured = res["measured"].get(kname)
         err = res["errors"].get(kname)
         agree = measured is not None and all(measured.get(q) == v for q, v in predicted.items())
@@ -162,7 +162,7 @@ def run_access_cases(out: Path, only: set[str] | None, dry_arch: str | None = No
                          verdict=pred["verdict"]))
     agreed = sum(1 for r in rows if r.get("agree"))
     print_table(rows)
-    doc = dict(device=res["device"], cc=list(cc), command=COMMAND, metrics=validate.METRICS,
+    doc = dict(device=res["device"], cc=list(cc), command=COMMAND, metrics=ncu.METRICS,
                cases=[dict(**r["case"], space=r.get("space"), predicted=r.get("predicted"), measured=r.get("measured"),
                            agree=r.get("agree", False), error=r.get("error")) for r in rows])
     (out / "ncu_cases.json").write_text(json.dumps(doc, indent=1))

@@ -10,11 +10,11 @@ import argparse
 import os
 import sys
 
-from .errors import GpumemlabError
+from ..errors import GpumemlabError
 
 # Modules that contribute sub-commands, imported lazily so that `--help` and the analyzer never
 # import the GPU stack.
-COMMAND_MODULES = ("gpumemlab.suite_cli", "gpumemlab.model.cli")
+COMMAND_MODULES = ("gpumemlab.cli.suite", "gpumemlab.cli.analyzer")
 
 
 class _Parser(argparse.ArgumentParser):
