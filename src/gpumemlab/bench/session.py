@@ -17,7 +17,7 @@ from . import nvml
 from .records import Record
 from .stats import gb_per_s, gflop_per_s
 from .stats import summarize
-from .timer import L2Flusher, TimerConfig, time_gpu, time_interleaved
+from .timer import L2Flusher, TimerConfig, time_gpu, time_host, time_interleaved
 
 
 @dataclass
@@ -75,11 +75,12 @@ class Session:
     def measure(self, *, experiment: str, variant: str, params: dict, run, bytes: float | None = None,
                 flops: float | None = None, verify=None, cold_l2: bool = True, ceiling: str | None = "copy_gbps",
                 kind: str = "kernel", model: dict | None = None, notes: str | None = None,
-                extra: dict | None = None, timer: TimerConfig | None = None) -> Record:
+                extra: dict | None = None, timer: TimerConfig | None = None, clock: str = "events") -> Record:
         """Verify (``verify()`` raises VerificationError on a wrong result), then time ``run``.
 
         ``bytes``: what the algorithm must move (read + write). ``ceiling``: a key of
-        :attr:`ceilings` to express the result as a percentage of (GB/s or GFLOP/s).
+        :attr:`ceilings` to express the result as a percentage of (GB/s or GFLOP/s). ``clock``: "events"
+        (CUDA events on the work stream) or "host" (wall clock around ``run`` and a synchronize).
         """
         self.say(f"{experiment}: {variant} {params}")
         if verify is not None:
@@ -88,7 +89,8 @@ class Session:
         cfg = timer or self.timer
         if self.quick:
             cfg = replace(cfg, min_samples=10, min_time_s=0.0, max_time_s=0.2)
-        timing = time_gpu(run, stream=self.stream, flusher=self.flusher() if cold_l2 else None, cfg=cfg)
+        timer_fn = time_host if clock == "host" else time_gpu
+        timing = timer_fn(run, stream=self.stream, flusher=self.flusher() if cold_l2 else None, cfg=cfg)
         med = timing.stats.median
         gbps = gb_per_s(bytes, med) if bytes else None
         gflops = gflop_per_s(flops, med) if flops else None
@@ -98,7 +100,7 @@ class Session:
             achieved = gflops if self.ceilings[ceiling]["unit"] == "GFLOP/s" else gbps
             pct = 100.0 * achieved / value if achieved and value else None
         time_s = timing.stats.to_dict()
-        time_s.update(inner=timing.inner, cold_l2=timing.cold_l2)
+        time_s.update(inner=timing.inner, cold_l2=timing.cold_l2, clock=clock)
         rec = Record(experiment=experiment, variant=variant, params=dict(params),
                      bytes=int(bytes) if bytes else None, flops=int(flops) if flops else None,
                      time_s=time_s, gbps=gbps, gflops=gflops, pct_of_ceiling=pct,

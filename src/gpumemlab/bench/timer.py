@@ -4,6 +4,7 @@ sample for DRAM experiments, at least ``min_samples`` samples and ``min_time_s``
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 from ..gpu import runtime
@@ -88,6 +89,28 @@ def _time_on(fn, stream, flusher, cfg) -> Timing:
         if n >= cfg.min_samples and (total >= cfg.min_time_s or total >= cfg.max_time_s):
             break
     return Timing(summarize(samples), inner, flusher is not None)
+
+
+def time_host(fn, *, stream=None, flusher: L2Flusher | None = None, cfg: TimerConfig = TimerConfig()) -> Timing:
+    """Wall-clock time of ``fn()`` followed by a synchronize of ``stream``: for host-side work that CUDA events
+    on one stream cannot bracket (pageable copies staged by the driver, allocation and pinning)."""
+    stream = stream or runtime.work_stream()
+    with stream:
+        for _ in range(cfg.warmup):
+            fn()
+        stream.sync()
+        samples: list[float] = []
+        while len(samples) < cfg.max_samples:
+            if flusher is not None:
+                flusher.flush(stream)
+                stream.sync()
+            start = time.perf_counter()
+            fn()
+            stream.sync()
+            samples.append(time.perf_counter() - start)
+            if len(samples) >= cfg.min_samples and sum(samples) >= cfg.min_time_s:
+                break
+    return Timing(summarize(samples), 1, flusher is not None)
 
 
 def time_interleaved(fns: dict, *, stream=None, flusher: L2Flusher | None = None,

@@ -8,6 +8,7 @@ all of them, with or without a GPU.
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from dataclasses import dataclass, field
 from functools import cache
@@ -61,3 +62,8 @@ def all_specs() -> list[KernelSpec]:
         for spec in importlib.import_module(f"{__name__}.{mod}").KERNELS:
             seen.setdefault(spec, None)
     return list(seen)
+
+
+def blocks_for(n: int, block: int) -> int:
+    """Blocks of ``block`` threads (or elements per block) that cover ``n``: at least one."""
+    return max(1, math.ceil(n / block))
