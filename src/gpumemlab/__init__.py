@@ -1,7 +1,8 @@
 """gpumemlab: implements, measures and explains CUDA memory-optimization techniques.
 
 Library functions are imported lazily so that the analyzer and ``--help`` never load CUDA:
-``gpumemlab.matmul``, ``gpumemlab.sum``, ``gpumemlab.transpose``, ``gpumemlab.copy``.
+``gpumemlab.matmul``, ``gpumemlab.sum``, ``gpumemlab.transpose``, ``gpumemlab.copy``,
+``gpumemlab.stream_map``.
 """
 
 from importlib import import_module
@@ -14,6 +15,7 @@ _LAZY = {
     "sum": ("gpumemlab.ops.reduce", "sum"),
     "transpose": ("gpumemlab.ops.transpose", "transpose"),
     "copy": ("gpumemlab.ops.copy", "copy"),
+    "stream_map": ("gpumemlab.ops.stream_map", "stream_map"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -1,0 +1,187 @@
+"""gpumemlab.stream_map on the GPU: results equal to a NumPy reference on every path, failures that drain and
+free everything (pinned and device memory back to their starting values, no worker thread left)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    from gpumemlab.gpu import runtime
+
+    runtime.ensure_device()
+    return cupy
+
+
+def stream_map(*args, **kw):
+    from gpumemlab import stream_map as fn
+
+    return fn(*args, **kw)
+
+
+def resources(cp):
+    """What must come back to its starting value after any call."""
+    from gpumemlab.gpu import pinned
+
+    cp.cuda.Device().synchronize()
+    threads = sum(t.name.startswith("gpumemlab-stream_map") for t in threading.enumerate())
+    return pinned.live_bytes(), pinned.live_buffers(), cp.get_default_memory_pool().used_bytes(), threads
+
+
+def rng_array(shape, dtype, seed=0):
+    g = np.random.default_rng(seed)
+    return (g.random(shape) * 2 - 1 + 0.25).astype(dtype)
+
+
+@pytest.mark.parametrize("shape,dtype,chunk_rows,streams", [
+    ((1,), np.float32, 1, None),                # one row
+    ((1000,), np.float32, 7, 2),                # rows not a multiple of the chunk
+    ((4099, 3), np.float64, 100, 3),            # trailing dimension
+    ((513, 5, 7), np.int32, 64, 4),             # 3-D, ints
+    ((257, 16), np.float32, 1000, None),        # one chunk larger than x
+])
+def test_results_equal_numpy(cp, shape, dtype, chunk_rows, streams):
+    x = rng_array(shape, dtype) if np.dtype(dtype).kind == "f" else np.arange(np.prod(shape), dtype=dtype).reshape(shape)
+    row_bytes = x[:1].nbytes
+    before = resources(cp)
+    got = stream_map(lambda c: c * 3 + 1, x, chunk_bytes=chunk_rows * row_bytes, streams=streams)
+    np.testing.assert_array_equal(got, x * 3 + 1)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    assert resources(cp) == before
+
+
+def test_dtype_and_trailing_shape_come_from_fn(cp):
+    x = rng_array((1001, 4), np.float32)
+    got = stream_map(lambda c: c.astype(cp.float64).sum(axis=1, keepdims=True) ** 2, x, chunk_bytes=4096)
+    want = x.astype(np.float64).sum(axis=1, keepdims=True) ** 2
+    assert got.dtype == np.float64 and got.shape == (1001, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_caller_out_is_filled_and_returned(cp):
+    x = rng_array((777,), np.float32)
+    out = np.full(777, np.nan, np.float32)
+    got = stream_map(lambda c: -c, x, out=out, chunk_bytes=400)
+    assert got is out
+    np.testing.assert_array_equal(out, -x)  # every row written: no NaN left
+
+
+def test_strided_and_memmapped_inputs(cp, tmp_path):
+    base = rng_array((600, 8), np.float32)
+    strided = base[:, ::2]
+    np.testing.assert_array_equal(stream_map(lambda c: c + 1, strided, chunk_bytes=256), strided + 1)
+    path = tmp_path / "x.bin"
+    base.tofile(path)
+    mm = np.memmap(path, dtype=np.float32, mode="r", shape=(600, 8))
+    np.testing.assert_array_equal(stream_map(lambda c: c * c, mm, chunk_bytes=1000), base * base)
+
+
+def test_nan_and_inf_pass_through_bit_exactly(cp):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5] * 100, np.float32)
+    got = stream_map(lambda c: c.copy(), x, chunk_bytes=64)
+    assert got.tobytes() == x.tobytes()
+
+
+def test_profile_reports_stages_and_bound(cp):
+    x = rng_array((1 << 20,), np.float32)
+    got, st = stream_map(lambda c: c * 2, x, chunk_bytes=1 << 18, profile=True)
+    np.testing.assert_array_equal(got, x * 2)
+    assert st["bytes_in"] == x.nbytes and st["bytes_out"] == x.nbytes and st["chunks"] == 16
+    assert st["chunk_rows"] == 1 << 16 and st["streams"] >= 2
+    for k in ("h2d_s", "fn_s", "d2h_s"):
+        assert 0 < st[k] <= st["wall_s"]
+    assert st["bound_s"] == max(st["h2d_s"], st["fn_s"], st["d2h_s"])
+
+
+def test_work_queued_before_the_call_is_seen_by_fn(cp):
+    """fn reads a device array the caller filled on its own stream just before: stream_map's streams wait."""
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        w = cp.zeros(1 << 22, cp.float32)
+        w.fill(5.0)  # queued, maybe still running when stream_map starts
+        got = stream_map(lambda c: c + w[: c.shape[0]], np.ones(1 << 22, np.float32), chunk_bytes=1 << 20)
+    np.testing.assert_array_equal(got, np.full(1 << 22, 6.0, np.float32))
+
+
+class Boom(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
+def test_a_failing_fn_drains_frees_and_reraises(cp, where, error):
+    x = rng_array((1000,), np.float32)
+    chunks = 10
+    bad = {"first": 0, "middle": 5, "last": chunks - 1}[where]
+    calls = []
+
+    def fn(c):
+        calls.append(len(calls))
+        if len(calls) - 1 == bad:
+            raise error("fn failed")
+        return c + 1
+
+    before = resources(cp)
+    out = np.full(1000, np.nan, np.float32)
+    with pytest.raises(error) as info:
+        stream_map(fn, x, out=out, chunk_bytes=400, streams=3)
+    if error is Boom:
+        assert any(f"chunk {bad} " in note for note in getattr(info.value, "__notes__", []))
+    assert resources(cp) == before
+    assert len(calls) == bad + 1  # nothing after the failing chunk was started
+    done = out[~np.isnan(out)]
+    np.testing.assert_array_equal(done, (x + 1)[~np.isnan(out)])  # what was written is right
+
+
+@pytest.mark.parametrize("fn,words", [
+    (lambda c: np.asarray(c.get()), "must return a CuPy array, got ndarray"),
+    (lambda c: c[:-1], "leading dimension must be the chunk's"),
+    (lambda c: c.sum(), "leading dimension must be the chunk's"),
+])
+def test_wrong_results_are_usage_errors(cp, fn, words):
+    from gpumemlab.errors import UsageError
+
+    before = resources(cp)
+    with pytest.raises(UsageError, match=words):
+        stream_map(fn, rng_array((100,), np.float32), chunk_bytes=40)
+    assert resources(cp) == before
+
+
+def test_a_dtype_change_between_chunks_is_refused(cp):
+    from gpumemlab.errors import UsageError
+
+    calls = []
+
+    def fn(c):
+        calls.append(1)
+        return c if len(calls) == 1 else c.astype(cp.float64)
+    with pytest.raises(UsageError, match="float64 .* for chunk 1, but float32"):
+        stream_map(fn, rng_array((100,), np.float32), chunk_bytes=40)
+
+
+@pytest.mark.parametrize("out,words", [
+    (np.zeros((100, 2), np.float32), r"shape \(100,\)"),
+    (np.zeros(100, np.float64), "float32 array"),
+])
+def test_a_wrong_out_is_refused(cp, out, words):
+    from gpumemlab.errors import UsageError
+
+    with pytest.raises(UsageError, match=words):
+        stream_map(lambda c: c, rng_array((100,), np.float32), out=out, chunk_bytes=40)
+
+
+def test_read_only_out_is_refused(cp):
+    from gpumemlab.errors import UsageError
+
+    out = np.zeros(100, np.float32)
+    out.flags.writeable = False
+    with pytest.raises(UsageError, match="read-only"):
+        stream_map(lambda c: c, rng_array((100,), np.float32), out=out, chunk_bytes=40)

@@ -1,0 +1,86 @@
+"""stream_map without a GPU: argument checks that come before any device work, and the busy-time union."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpumemlab.errors import NoDeviceError, UsageError
+from gpumemlab.ops import stream_map as sm
+
+
+def double(c):
+    return c * 2
+
+
+@pytest.mark.parametrize("x,words", [
+    ([1.0, 2.0], "host NumPy array, not list"),
+    (np.float32(3.0), "host NumPy array, not float32"),
+    (np.zeros(()), "at least one row"),
+    (np.zeros((0, 4)), "at least one row"),
+    (np.zeros((5, 0)), "rows of x are empty"),
+    (np.array([object()] * 3), "numeric dtype"),
+])
+def test_bad_x_is_one_clear_usage_error(x, words):
+    with pytest.raises(UsageError, match=words):
+        sm.stream_map(double, x)
+
+
+def test_a_device_array_gets_a_hint():
+    class FakeDeviceArray:
+        __cuda_array_interface__ = {}
+    with pytest.raises(UsageError, match="call fn on it directly"):
+        sm.stream_map(double, FakeDeviceArray())
+
+
+@pytest.mark.parametrize("kw,words", [
+    (dict(chunk_bytes=0), "chunk_bytes must be a positive integer, got 0"),
+    (dict(chunk_bytes=1.5), "chunk_bytes must be a positive integer, got 1.5"),
+    (dict(streams=-2), "streams must be a positive integer, got -2"),
+    (dict(streams=True), "streams must be a positive integer, got True"),
+    (dict(workers="4"), "workers must be a positive integer, got '4'"),
+    (dict(out=np.zeros(7)), "out must be a NumPy array with 8 rows like x"),
+    (dict(out=[0.0] * 8), "out must be a NumPy array with 8 rows like x, got list"),
+])
+def test_bad_options_are_refused_before_any_gpu_work(kw, words):
+    with pytest.raises(UsageError, match=words):
+        sm.stream_map(double, np.ones(8, np.float32), **kw)
+
+
+def test_fn_must_be_callable():
+    with pytest.raises(UsageError, match="fn must be callable, got int"):
+        sm.stream_map(3, np.ones(8))
+
+
+def test_no_gpu_is_one_line(monkeypatch):
+    from gpumemlab.gpu import runtime
+
+    def missing():
+        raise NoDeviceError("no CUDA device: the driver reports no GPU")
+    monkeypatch.setattr(runtime, "ensure_device", missing)
+    with pytest.raises(NoDeviceError, match="no CUDA device"):
+        sm.stream_map(double, np.ones(8, np.float32))
+
+
+@pytest.mark.parametrize("intervals,total", [
+    ([], 0.0),
+    ([(0.0, 1.0)], 1.0),
+    ([(0.0, 1.0), (2.0, 3.5)], 2.5),          # disjoint: the sum
+    ([(0.0, 2.0), (1.0, 3.0)], 3.0),          # overlapping: [0, 3]
+    ([(1.0, 3.0), (0.0, 2.0), (2.5, 2.7)], 3.0),  # unsorted, one inside another
+    ([(0.0, 4.0), (1.0, 2.0)], 4.0),          # nested
+])
+def test_busy_time_is_the_union_of_intervals(intervals, total):
+    assert sm._union_ms(intervals) == pytest.approx(total)
+
+
+def test_copy_rows_handles_strided_sources():
+    src = np.arange(40, dtype=np.float32).reshape(10, 4)[:, ::2]  # not contiguous
+    dst = np.full((10, 2), np.nan, np.float32)
+    sm._copy_rows(dst, src, 2, 7)
+    np.testing.assert_array_equal(dst[2:7], src[2:7])
+    assert np.isnan(dst[:2]).all() and np.isnan(dst[7:]).all()
+    contiguous = np.arange(12, dtype=np.int64).reshape(6, 2)
+    out = np.zeros_like(contiguous)
+    sm._copy_rows(out, contiguous, 0, 6)
+    np.testing.assert_array_equal(out, contiguous)
