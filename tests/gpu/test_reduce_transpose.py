@@ -156,16 +156,41 @@ def test_sum_on_another_stream_is_ordered(cp):
     np.testing.assert_array_equal(got_t, xh[: 1 << 22].reshape(2048, 2048).T)
 
 
+def accumulators_reference(x: np.ndarray, threads: int, nacc: int) -> tuple[np.ndarray, np.ndarray]:
+    """Host float64 model of launch.cu's accumulators<NACC> over a grid of ``threads``: thread g folds x[g],
+    x[g + threads], ... into acc_k = acc_k * (x / 2) + (k + 1) / NACC and writes sum_k acc_k.
+    Returns (outputs, sum_k |acc_k| per thread)."""
+    c = np.arange(1, nacc + 1) / nacc
+    acc = np.zeros((threads, nacc))
+    for start in range(0, x.size, threads):
+        half = 0.5 * x[start:start + threads].astype(np.float64)
+        acc[:half.size] = acc[:half.size] * half[:, None] + c
+    return acc.sum(axis=1), np.abs(acc).sum(axis=1)
+
+
 def test_register_limited_kernels_compute_the_same_values(cp):
+    """Every --maxrregcount instantiation against a float64 host model (outputs poisoned), then bit-equal to the
+    unconstrained kernel: spilling moves registers to local memory, never changes the arithmetic."""
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import launch as K
 
-    x = cp.asarray(host(1 << 16, np.float32, seed=8))
+    grid, block = 132, 256
+    xh = host(1 << 16, np.float32, seed=8)
+    x = cp.asarray(xh)
+    want, scale = accumulators_reference(xh, grid * block, K.NACC)
+    # float32: one rounding per fmaf step (|x / 2| < 1 shrinks earlier errors; (k + 1) / NACC and x / 2 are exact),
+    # then NACC - 1 sequential adds: within gamma_(steps + NACC) of sum |acc_k| (Higham's recursive-summation bound)
+    steps = -(-xh.size // (grid * block))
+    h = steps + K.NACC
+    bound = h * 2.0**-24 / (1 - h * 2.0**-24) * scale
     outs = []
     for spec in [K.NATURAL] + K.SPILL_DEMO:
-        out = cp.full(132 * 256, np.nan, np.float32)
-        runtime.launch(spec, 132, 256, out, x, np.int64(x.size))
-        outs.append(out.get())
+        out = cp.full(grid * block, np.nan, np.float32)
+        runtime.launch(spec, grid, block, out, x, np.int64(x.size))
+        got = out.get()
+        assert np.isfinite(got).all(), spec.label
+        assert np.all(np.abs(got - want) <= bound), spec.label
+        outs.append(got)
     for o in outs[1:]:
         np.testing.assert_array_equal(o, outs[0])
 
