@@ -46,6 +46,21 @@ def pytest_runtest_setup(item):
 
 
 @pytest.fixture
+def poisoned_pool():
+    """poisoned_pool(cp, shape, dtype): free a poisoned block of that size into CuPy's pool just before a library
+    call allocates its result, so that elements the kernel leaves unwritten show as poison, not as a previous
+    test's correct values (best effort: the pool usually hands back the block it got last)."""
+    def leave(cp, shape, dtype):
+        from gpumemlab.bench.verify import poison
+
+        block = cp.empty(shape, dtype)
+        poison(block)
+        del block
+
+    return leave
+
+
+@pytest.fixture
 def run_cli(capsys):
     """Run ``gpumemlab.cli.main(argv)``; return (exit code, stdout, stderr). argparse exits count too."""
     from gpumemlab.cli import main

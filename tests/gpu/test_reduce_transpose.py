@@ -323,10 +323,11 @@ def test_transpose_kernels(cp, variant, ctype, rows, cols):
 
 
 @pytest.mark.parametrize("rows,cols,dtype", [(65536 * 32 + 33, 2, np.float32), (64 * 65537, 4, np.int32)])
-def test_transpose_taller_than_the_grid_limit(cp, rows, cols, dtype):
+def test_transpose_taller_than_the_grid_limit(cp, poisoned_pool, rows, cols, dtype):
     import gpumemlab
 
     x = cp.arange(rows * cols, dtype=dtype).reshape(rows, cols)
+    poisoned_pool(cp, (cols, rows), dtype)
     t = gpumemlab.transpose(x)
     assert bool((t == x.T).all())
 
@@ -336,20 +337,22 @@ def test_transpose_taller_than_the_grid_limit(cp, rows, cols, dtype):
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (1, 1), (1, 1000), (1000, 1), (4097, 31), (31, 4097),
                                    (1024, 2048), (100, 100), (6, 2)])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
-def test_library_transpose(cp, shape, dtype):
+def test_library_transpose(cp, poisoned_pool, shape, dtype):
     import gpumemlab
 
     x = host(shape, dtype, seed=sum(shape)) if 0 not in shape else np.zeros(shape, dtype)
+    poisoned_pool(cp, shape[::-1], dtype)
     t = gpumemlab.transpose(cp.asarray(x))
     assert t.shape == shape[::-1] and t.dtype == np.dtype(dtype) and t.flags.c_contiguous
     np.testing.assert_array_equal(t.get(), x.T)
 
 
-def test_library_transpose_misaligned_view_uses_the_fallback(cp):
+def test_library_transpose_misaligned_view_uses_the_fallback(cp, poisoned_pool):
     import gpumemlab
 
     flat = cp.asarray(host(1 + 64 * 64, np.float32, seed=1))
     x = flat[1:].reshape(64, 64)  # contiguous, 4 bytes past 16-byte alignment
+    poisoned_pool(cp, (64, 64), np.float32)
     np.testing.assert_array_equal(gpumemlab.transpose(x).get(), x.get().T)
 
 
