@@ -4,22 +4,60 @@ import pytest
 
 os.environ.setdefault("CUDA_CACHE_DISABLE", "1")  # as the CLI does: keep ptxas -v reports (see gpu/cubin.py)
 
+REQUIRE_GPU = "GPUMEMLAB_REQUIRE_GPU"
+_PROBE = pytest.StashKey[tuple]()
 
-def _has_gpu() -> bool:
+
+def probe_gpu() -> tuple[str, object]:
+    """("ok", None), ("none", reason) or ("broken", exception); asked once per session.
+
+    Only NoDeviceError means "this machine has no GPU". Anything else (an import error in the runtime, a bug)
+    on a GPU machine must not turn into a quiet skip of every GPU test.
+    """
+    from gpumemlab.errors import NoDeviceError
+
     try:
-        from gpumemlab.gpu.runtime import has_device
+        from gpumemlab.gpu import runtime
 
-        return has_device()
-    except Exception:
-        return False
+        runtime.ensure_device()
+    except NoDeviceError as exc:
+        return "none", str(exc)
+    except Exception as exc:  # noqa: BLE001 - reported as the GPU tests' error, not swallowed
+        return "broken", exc
+    return "ok", None
 
 
 def pytest_collection_modifyitems(config, items):
-    if any(item.get_closest_marker("gpu") for item in items) and not _has_gpu():
-        skip = pytest.mark.skip(reason="no CUDA GPU")
-        for item in items:
-            if item.get_closest_marker("gpu"):
-                item.add_marker(skip)
+    if any(item.get_closest_marker("gpu") for item in items):
+        config.stash[_PROBE] = probe_gpu()
+
+
+@pytest.hookimpl(tryfirst=True)  # before fixtures: a module fixture would otherwise touch the GPU first
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("gpu") is None:
+        return
+    state, detail = item.config.stash.get(_PROBE, ("ok", None))
+    if state == "broken":
+        raise RuntimeError(f"probing the GPU failed (not a missing GPU): {detail!r}") from detail
+    if state == "none":
+        if os.environ.get(REQUIRE_GPU, "") not in ("", "0"):
+            pytest.fail(f"{REQUIRE_GPU}=1 but no CUDA GPU: {detail}", pytrace=False)
+        pytest.skip(f"no CUDA GPU: {detail}")
+
+
+@pytest.fixture
+def poisoned_pool():
+    """poisoned_pool(cp, shape, dtype): free a poisoned block of that size into CuPy's pool just before a library
+    call allocates its result, so that elements the kernel leaves unwritten show as poison, not as a previous
+    test's correct values (best effort: the pool usually hands back the block it got last)."""
+    def leave(cp, shape, dtype):
+        from gpumemlab.bench.verify import poison
+
+        block = cp.empty(shape, dtype)
+        poison(block)
+        del block
+
+    return leave
 
 
 @pytest.fixture

@@ -154,6 +154,94 @@ def test_sum_bound_holds_for_a_host_model_of_the_tree():
     assert err <= ops_reduce.relative_bound(p, np.float32) * float(np.abs(x.astype(np.float64)).sum())
 
 
+def _chain_lower_bound(p) -> int:
+    """Additions that x[0] goes through in reduce.cu, counted from the kernels' structure (aligned input): a
+    lower bound that any valid ``tree_depth`` must reach, derived here without ops.reduce's formula.
+
+    Single block (reduce_final): thread 0 adds x[0], x[FINAL_BLOCK], ... (the first add, to 0, is exact), then the
+    block's shuffle tree (log2 FINAL_BLOCK levels). reduce7: x[0] is in thread 0's first batch of block 0: hsum of
+    its vector (log2 width) and the pairwise tree of the batch (log2 unroll), one add per later batch, the block
+    tree (log2 block), then in the last block thread 0 adds partials 0, block, 2 block, ... and the tree again.
+    """
+    if p.grid == 0:
+        return math.ceil(p.n / reduce.FINAL_BLOCK) - 1 + int(math.log2(reduce.FINAL_BLOCK))
+    nv, tile = p.n // p.width, p.block * p.unroll
+    if p.mapping == 1:  # strip-mined: block 0 takes tiles 0, grid, 2 grid, ... of the full ones
+        batches = math.ceil((nv // tile) / p.grid)
+    else:               # even share: block 0 reads [0, end0), thread 0 a full batch per tile that fits
+        end0 = min(nv, math.ceil(nv / 32) // p.grid * 32)
+        batches = (end0 - (p.unroll - 1) * p.block - 1) // tile + 1 if end0 > (p.unroll - 1) * p.block else 0
+    first = int(math.log2(p.width * p.unroll)) if batches else 0
+    final = math.ceil(p.grid / p.final_block) - 1 + int(math.log2(p.final_block))
+    return first + max(batches - 1, 0) + int(math.log2(p.block)) + final
+
+
+PLAN_CASES = [(n, itemsize, sms, bps, cfg) for n in (1, 1000, 16_384, 16_385, 100_003, (1 << 22) + 9, 1 << 28)
+              for itemsize in (4, 8) for sms, bps in ((132, 2), (1, 1), (78, 4))
+              for cfg in (reduce.LIBRARY, reduce.VecConfig("reduce7", 4, 0, 256, 0, 1), reduce.LIBRARY.with_waves(4))]
+
+
+@pytest.mark.parametrize("n,itemsize,sms,bps,config", PLAN_CASES)
+def test_tree_depth_covers_the_kernels_chain(n, itemsize, sms, bps, config):
+    p = ops_reduce.plan(n, itemsize, sms, bps, config)
+    assert (p.grid == 0) == (n <= ops_reduce.SINGLE_PASS_MAX)
+    assert ops_reduce.tree_depth(p) >= _chain_lower_bound(p), p
+
+
+@pytest.mark.parametrize("n,grid", [(1 << 28, 264), (100_003, 7), ((1 << 22) + 9, 1)])
+def test_relative_bound_is_gamma_of_the_tree_depth(n, grid):
+    """Higham (Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 4.2): if every x_i goes through at
+    most h roundings, |s^ - s| <= gamma_h sum |x_i| with gamma_h = h u / (1 - h u), u = 2^-24 (float32),
+    2^-53 (float64); integers are summed exactly."""
+    p = ops_reduce.SumPlan(n, 4, grid, reduce.LIBRARY.block, reduce.LIBRARY.unroll, reduce.LIBRARY.block,
+                           reduce.LIBRARY.mapping)
+    h = ops_reduce.tree_depth(p)
+    for dtype, u in ((np.float32, 2.0**-24), (np.float64, 2.0**-53)):
+        assert ops_reduce.relative_bound(p, dtype) == pytest.approx(h * u / (1 - h * u), rel=1e-15)
+    assert ops_reduce.relative_bound(p, np.int32) == 0.0
+
+
+@pytest.mark.parametrize("bps", [2, 4])
+def test_the_documented_float32_accuracy_at_2_to_the_28(bps):
+    """The module docstring: 2^28 float32 on a 132-SM GPU, a bound of about 6e-6 of sum |x| (tests/gpu checks
+    the measured error against 1e-5)."""
+    p = ops_reduce.plan(1 << 28, 4, 132, bps)
+    assert p.grid > 0 and ops_reduce.relative_bound(p, np.float32) <= 1e-5
+
+
+def test_multi_block_bound_holds_for_a_host_model_of_reduce7():
+    """Simulate reduce7 (strip-mined, float32 accumulation) on the host for a small multi-block plan; its error
+    against float64 must be within gamma_h sum |x| with h = tree_depth of that plan."""
+    rng = np.random.default_rng(5)
+    n = 3 * 512 * 8 * 4 * 2 + 4 * 100 + 3  # 6 full tiles of float4 x 8 x 512, a partial tile, a 3-element tail
+    x = ((rng.random(n) + 0.5) * np.where(rng.random(n) < 0.5, -1, 1)).astype(np.float32)
+    p = ops_reduce.plan(n, 4, 1, 4, reduce.LIBRARY)
+    assert p.grid == 4 and p.mapping == 1
+    vec = x[: n // 4 * 4].reshape(-1, 4)
+    tail = x[n // 4 * 4:]
+    tile, full = p.block * p.unroll, vec.shape[0] // (p.block * p.unroll)
+    partials = []
+    for b in range(p.grid):
+        acc = np.zeros(p.block, np.float32)
+        g = b * p.block + np.arange(p.block)
+        acc[g < tail.size] += tail[g[g < tail.size]]
+        for t in range(b, full + 1, p.grid):
+            idx = t * tile + np.arange(p.block)[:, None] + p.block * np.arange(p.unroll)[None, :]
+            v = np.where((idx < vec.shape[0])[..., None], vec[np.minimum(idx, vec.shape[0] - 1)], np.float32(0))
+            h = (v[..., 0] + v[..., 1]) + (v[..., 2] + v[..., 3])  # hsum of each float4
+            while h.shape[1] > 1:  # pairwise over the batch
+                h = h[:, : h.shape[1] // 2] + h[:, h.shape[1] // 2:]
+            acc += h[:, 0]
+        while acc.size > 1:
+            acc = acc[: acc.size // 2] + acc[acc.size // 2:]
+        partials.append(acc[0])
+    total = np.float32(0)
+    for v in partials:
+        total = np.float32(total + v)
+    err = abs(float(total) - math.fsum(x.astype(np.float64)))
+    assert err <= ops_reduce.relative_bound(p, np.float32) * float(np.abs(x.astype(np.float64)).sum())
+
+
 # ------------------------------------------------------------------ transpose: variant choice
 
 @pytest.mark.parametrize("rows,cols,dtype,vector", [

@@ -7,6 +7,7 @@ OUT=${OUT:-gpu-check-out}
 mkdir -p "$OUT"
 export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 CUPY_TF32=0
 export GPUMEMLAB_CACHE=${GPUMEMLAB_CACHE:-/tmp/gpumemlab-cache}
+export GPUMEMLAB_REQUIRE_GPU=1  # tests/sanitize: no GPU found is a failure here, not a skip
 PY=${PY:-python3}
 status=0
 stage() { echo; echo "===== $1 ($(date +%T))"; }

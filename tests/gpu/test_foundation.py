@@ -202,19 +202,28 @@ def test_experiment_runs_verified(session, name):
 @pytest.mark.parametrize("dtype,shape", [("float32", (1,)), ("float32", (1001, 3)), ("int32", (17,)),
                                          ("float64", (4097,)), ("uint8", (33,)), ("float32", (0,))])
 def test_library_copy(cp, dtype, shape):
+    """A new array, and a caller's poisoned ``out`` on every path: the float4 kernel plus its cudaMemcpy tail
+    (aligned), and a 1-D view one element in (misaligned: cudaMemcpy only) that must leave element 0 alone."""
     import gpumemlab
     from gpumemlab.bench.verify import poison
 
-    x = cp.asarray(np.random.default_rng(1).integers(1, 100, size=shape).astype(dtype))
+    host = np.random.default_rng(1).integers(1, 100, size=shape).astype(dtype)  # no value equals the poison
+    x = cp.asarray(host)
     y = gpumemlab.copy(x)
-    np.testing.assert_array_equal(y.get(), x.get())
-    if x.size and x.dtype.kind == "f":
+    assert y.shape == x.shape and y.dtype == x.dtype and y.flags.c_contiguous
+    assert x.size == 0 or y.data.ptr != x.data.ptr
+    np.testing.assert_array_equal(y.get(), host)
+    views = [slice(None)] + ([slice(1, None)] if x.ndim == 1 and x.size > 1 else [])
+    for view in views:
         out = cp.empty_like(x)
         poison(out)
-        gpumemlab.copy(x[1:] if x.ndim == 1 and x.size > 1 else x, out=out[1:] if x.ndim == 1 and x.size > 1 else out)
-        got = out.get()
-        if x.ndim == 1 and x.size > 1:  # a 4-byte-offset view: the cudaMemcpy path
-            np.testing.assert_array_equal(got[1:], x.get()[1:])
+        poisoned = out.get()
+        got = gpumemlab.copy(x[view], out=out[view])
+        assert x.size == 0 or got.data.ptr == out[view].data.ptr
+        after = out.get()
+        np.testing.assert_array_equal(after[view], host[view])  # poison (NaN, -0x5A5A5A5A, 255) never equals
+        if view.start:
+            assert after[:1].tobytes() == poisoned[:1].tobytes()  # nothing written before the view
 
 
 def test_library_copy_rejects_host_and_mismatched_out(cp):

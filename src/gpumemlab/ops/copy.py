@@ -14,6 +14,7 @@ def copy(x, out=None):
 
     Bytes past the last whole 16-byte vector, and arrays whose address is not 16-byte aligned, are
     copied with cudaMemcpy. ``out``, if given, must be a C-contiguous array of the same shape and dtype.
+    Bytes are moved unchanged: NaN payloads (signalling NaNs too), +-Inf and -0.0 come out bit for bit.
     """
     import cupy
 

@@ -355,6 +355,10 @@ def matmul(a, b, out=None, variant: str = "auto"):
     ``variant``: "auto" (the tuned register-blocked kernel) or a ladder name (``AB_VARIANTS``).
     Returns the (M, N) CuPy array. Runs on CuPy's current stream, so it is ordered like any CuPy
     operation around it.
+
+    NaN and Inf: each output is an IEEE sum of products, as with cuBLAS: a NaN in row i of ``a`` or
+    column j of ``b`` makes the outputs of that row / column NaN; Inf times a non-zero gives a signed
+    Inf, Inf times 0 and Inf - Inf give NaN (no zero of the operands is skipped).
     """
     import cupy
 

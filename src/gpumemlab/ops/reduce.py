@@ -141,6 +141,10 @@ def sum(x, out=None):  # noqa: A001 - the public name mirrors numpy.sum
     """Sum of all elements of a contiguous float32/float64/int32 GPU array, as a 0-d CuPy array.
 
     ``out``: optional 0-d CuPy array of the result dtype (float32, float64 or int64) to write into.
+
+    NaN and Inf follow IEEE arithmetic, as ``numpy.sum`` does: any NaN gives NaN (its payload is not
+    kept), +Inf and -Inf together give NaN, Inf of one sign gives that Inf, and a float32 sum past the
+    float32 range gives +-Inf (the accumulation is in float32).
     """
     import cupy
 

@@ -1,0 +1,208 @@
+"""The measurement harness without a GPU, against known answers: check_close / rel_error failing when they must
+and passing at exactly the tolerance, poison and random inputs, and the timer's logic on a fake stream whose
+clock only the "kernels" advance (so every duration, batch size and sample count is known in advance)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gpumemlab.bench import timer, verify
+from gpumemlab.bench.timer import TimerConfig, time_gpu, time_interleaved
+from gpumemlab.errors import VerificationError
+
+# ------------------------------------------------------------------ check_close
+
+
+def test_check_close_passes_at_exactly_the_tolerance():
+    want = np.array([2.0, -4.0])
+    # allowed |got - want| = atol + rtol * |want| = 0.5 + 0.25 * (2, 4) = (1.0, 1.5), all exact in binary
+    verify.check_close(np.array([3.0, -5.5]), want, what="edge", rtol=0.25, atol=0.5)
+    verify.check_close(np.array([1.0, -2.5]), want, what="edge", rtol=0.25, atol=0.5)
+    verify.check_close(want.copy(), want, what="exact")  # rtol = atol = 0: equality
+
+
+def test_check_close_fails_one_ulp_beyond_the_tolerance():
+    want = np.array([2.0, -4.0, 7.0])
+    got = np.array([np.nextafter(3.0, np.inf), -4.0, 7.0])
+    with pytest.raises(VerificationError, match=r"^edge: 1 of 3 elements wrong; first at \(0,\): got .*3\.0000000000000004"):
+        verify.check_close(got, want, what="edge", rtol=0.25, atol=0.5)
+
+
+def test_check_close_names_the_first_wrong_element_of_a_2d_array():
+    want = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = want.copy()
+    got[2, 1] += 1
+    got[2, 3] -= 1
+    with pytest.raises(VerificationError, match=r"2 of 12 elements wrong; first at \(2, 1\): got .*10\.0.*expected .*9\.0"):
+        verify.check_close(got, want, what="m", rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_check_close_never_passes_a_non_finite_output(bad):
+    want = np.ones(5, np.float32)
+    got = want.copy()
+    got[3] = bad
+    with pytest.raises(VerificationError, match=r"^x: 1 non-finite outputs \(first at \(3,\)\)"):
+        verify.check_close(got, want, what="x", rtol=1e30, atol=1e30)  # no tolerance lets it through
+
+
+def test_check_close_fails_when_the_expected_value_is_nan():
+    with pytest.raises(VerificationError, match="1 of 2 elements wrong"):
+        verify.check_close(np.array([1.0, 2.0]), np.array([1.0, np.nan]), what="ref", atol=1.0)
+
+
+def test_check_close_wrong_shape():
+    with pytest.raises(VerificationError, match=r"^s: shape \(2, 3\) != expected \(3, 2\)$"):
+        verify.check_close(np.zeros((2, 3)), np.zeros((3, 2)), what="s")
+    with pytest.raises(VerificationError, match="shape"):
+        verify.check_close(np.zeros(6), np.zeros((6, 1)), what="s")  # same size, other shape
+
+
+def test_check_close_integers_are_exact():
+    want = np.array([1, -2, 3], np.int64)
+    verify.check_close(np.array([1, -2, 3], np.int32), want, what="i")
+    with pytest.raises(VerificationError, match=r"1 of 3 elements wrong; first at \(2,\): got .*4.*expected .*3"):
+        verify.check_close(np.array([1, -2, 4], np.int32), want, what="i")
+    poisoned = np.array([1, verify.INT_POISON, 3], np.int32)
+    with pytest.raises(VerificationError, match=r"first at \(1,\)"):
+        verify.check_close(poisoned, want, what="i")
+
+
+def test_check_close_compares_float32_output_with_a_float64_reference():
+    want = np.array([1 / 3, 2 / 3])
+    got = want.astype(np.float32)
+    verify.check_close(got, want, what="f32", rtol=2.0**-24)  # float32 rounding is within u = 2^-24 relative
+    with pytest.raises(VerificationError):
+        verify.check_close(got, want, what="f32")
+
+
+# ------------------------------------------------------------------ rel_error, poison, random inputs
+
+
+def test_rel_error_known_answers():
+    assert verify.rel_error(np.array([3.0, 5.0]), np.array([3.0, 4.0])) == 0.2  # ||(0, 1)|| / ||(3, 4)||
+    assert verify.rel_error(np.array([0.5]), np.array([0.0])) == 0.5  # zero reference: absolute error
+    assert verify.rel_error(np.array([1.0, np.nan]), np.array([1.0, 1.0])) == math.inf
+    assert verify.check_rel_error(np.array([3.0, 5.0]), np.array([3.0, 4.0]), what="r", tol=0.2) == 0.2
+    with pytest.raises(VerificationError, match=r"^r: relative error 2\.000e-01 above 1\.9e-01$"):
+        verify.check_rel_error(np.array([3.0, 5.0]), np.array([3.0, 4.0]), what="r", tol=0.19)
+    with pytest.raises(VerificationError, match="relative error inf"):
+        verify.check_rel_error(np.array([np.inf, 4.0]), np.array([3.0, 4.0]), what="r", tol=1e30)
+
+
+@pytest.mark.parametrize("dtype,value", [(np.float32, np.nan), (np.float64, np.nan), (np.int32, verify.INT_POISON),
+                                         (np.int64, verify.INT_POISON), (np.uint8, 255), (np.uint32, 2**32 - 1)])
+def test_poison_fills_every_element(dtype, value):
+    a = np.zeros(7, dtype)
+    verify.poison(a)
+    if np.isnan(value):
+        assert np.isnan(a).all()
+    else:
+        assert (a == value).all()
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        verify.poison(np.zeros(2, np.complex64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+def test_random_nonzero_has_no_zeros_and_both_signs(dtype):
+    x = verify.random_nonzero((100, 37), dtype, verify.rng(4))
+    assert x.shape == (100, 37) and x.dtype == dtype and np.count_nonzero(x) == x.size
+    mag = np.abs(x.astype(np.float64))
+    if np.dtype(dtype).kind == "f":
+        assert mag.min() >= 0.5 and mag.max() < 1.5
+    else:
+        assert mag.min() >= 1 and mag.max() <= 9
+    if np.dtype(dtype).kind != "u":
+        assert (x < 0).any() and (x > 0).any()
+
+
+# ------------------------------------------------------------------ the timer on a fake stream
+
+
+class FakeStream:
+    """Stands for a WorkStream: timing events read a clock (ms, as cuda.core's event difference) that only the
+    fake kernels advance, so a kernel of d ms is timed at exactly d ms."""
+
+    def __init__(self):
+        self.now_ms = 0.0
+        self.calls: list[str] = []
+        self.syncs = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def record_timing(self):
+        return self.now_ms
+
+    def sync(self):
+        self.syncs += 1
+
+    def kernel(self, name: str, ms: float):
+        def run():
+            self.now_ms += ms
+            self.calls.append(name)
+        return run
+
+
+class FakeFlusher:
+    def __init__(self):
+        self.flushes = 0
+
+    def flush(self, stream):
+        self.flushes += 1
+
+
+def test_time_gpu_batches_short_kernels_and_reports_per_call_time():
+    s = FakeStream()
+    cfg = TimerConfig(warmup=2, min_samples=10, max_samples=300, min_time_s=0.01, target_sample_s=2e-4, batch=10)
+    t = time_gpu(s.kernel("k", 0.05), stream=s, cfg=cfg)
+    # one call takes 5e-5 s: inner = ceil(2e-4 / 5e-5) = 4 calls per sample, 2e-4 s of work per sample,
+    # so 0.01 s of timed work takes 50 samples (5 batches of 10)
+    assert t.inner == 4 and not t.cold_l2
+    assert t.stats.n == 50
+    assert t.stats.median == pytest.approx(5e-5, rel=1e-9) and t.stats.rel_spread == pytest.approx(0, abs=1e-6)
+    assert len(s.calls) == 2 + 1 + 50 * 4  # warm-up, the probe sample, the samples
+
+
+def test_time_gpu_with_a_flusher_times_one_call_per_sample_and_flushes_before_each():
+    s, f = FakeStream(), FakeFlusher()
+    cfg = TimerConfig(warmup=1, min_samples=10, min_time_s=0.0, batch=10)
+    t = time_gpu(s.kernel("k", 0.05), stream=s, flusher=f, cfg=cfg)
+    assert t.inner == 1 and t.cold_l2 and t.stats.n == 10
+    assert f.flushes == 1 + 10  # the probe sample and every timed sample
+    assert t.stats.min == pytest.approx(5e-5, rel=1e-9) and t.stats.max == pytest.approx(5e-5, rel=1e-9)
+
+
+def test_time_gpu_stops_at_min_samples_for_a_slow_kernel_and_at_max_samples_for_a_fast_one():
+    slow = FakeStream()
+    t = time_gpu(slow.kernel("slow", 200.0), stream=slow, cfg=TimerConfig(min_time_s=0.05, batch=10))
+    assert t.stats.n == 10 and t.inner == 1 and t.stats.median == pytest.approx(0.2, rel=1e-12)
+    fast = FakeStream()
+    cfg = TimerConfig(min_time_s=10.0, max_time_s=20.0, max_samples=40, batch=10)
+    assert time_gpu(fast.kernel("fast", 1.0), stream=fast, cfg=cfg).stats.n == 40
+
+
+def test_time_interleaved_alternates_the_order_and_keeps_the_known_ratio():
+    s = FakeStream()
+    cfg = TimerConfig(warmup=1, min_samples=4, max_samples=300, min_time_s=0.0, batch=2)
+    stats = time_interleaved({"a": s.kernel("a", 0.125), "b": s.kernel("b", 0.25)}, stream=s, cfg=cfg)
+    assert s.calls == ["a", "b"] + ["a", "b", "b", "a"] * 2  # warm-up, then A B, B A, A B, B A
+    assert stats["a"].n == stats["b"].n == 4
+    assert stats["a"].median == pytest.approx(1.25e-4, rel=1e-12)
+    assert stats["b"].median / stats["a"].median == pytest.approx(2.0, rel=1e-12)
+
+
+def test_time_interleaved_flushes_before_every_timed_call():
+    s, f = FakeStream(), FakeFlusher()
+    cfg = TimerConfig(warmup=0, min_samples=6, min_time_s=0.0, batch=3)
+    stats = time_interleaved({"a": s.kernel("a", 1.0), "b": s.kernel("b", 3.0)}, stream=s, flusher=f, cfg=cfg)
+    assert f.flushes == 2 * 6 and stats["b"].median == pytest.approx(3e-3, rel=1e-12)
+
+
+def test_timer_module_reads_events_in_milliseconds():
+    # cuda.core's Event difference is in ms; the harness works in seconds
+    assert timer.runtime.elapsed_s(1.0, 3.5) == 2.5e-3
