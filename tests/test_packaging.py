@@ -96,7 +96,7 @@ def test_light_install_commands_work_without_cuda(argv):
 
 
 def test_light_install_report_renders_every_format(tmp_path):
-    for fmt in ("md", "csv", "html"):
+    for fmt in ("md", "csv"):  # md writes report.html too
         proc = _without_cuda("report", "docs/results/nvidia-h200/results.json", "--out", str(tmp_path), "--format", fmt)
         assert proc.returncode == 0, proc.stderr[-2000:]
     assert {"report.md", "report.csv", "report.html", "results.json"} <= {p.name for p in tmp_path.iterdir()}

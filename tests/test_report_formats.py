@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
+import io
 import json
 import os
 import re
@@ -23,12 +25,19 @@ def h200_doc() -> dict:
 
 
 @pytest.fixture(scope="module")
-def html_report(tmp_path_factory) -> Path:
+def rendered(tmp_path_factory) -> tuple[Path, int, str]:
+    """The default format (md): report.md, report.html and plots in one folder (plots take seconds)."""
     from gpumemlab.cli import main
 
-    out = tmp_path_factory.mktemp("html")
-    assert main(["report", str(H200), "--out", str(out), "--format", "html"]) == 0
-    return out / "report.html"
+    out = tmp_path_factory.mktemp("report")
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        code = main(["report", str(H200), "--out", str(out)])
+    return out, code, err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def html_report(rendered) -> Path:
+    return rendered[0] / "report.html"
 
 
 def test_csv_has_one_row_per_record_with_the_json_values(tmp_path, run_cli, h200_doc):
@@ -54,11 +63,20 @@ def test_csv_has_one_row_per_record_with_the_json_values(tmp_path, run_cli, h200
         assert row["verified"] == str(rec["verified"])
 
 
-def test_md_default_writes_report_md_and_html_next_to_it(tmp_path, run_cli):
-    code, _, err = run_cli("report", str(H200), "--out", str(tmp_path))
-    assert code == 0 and err.strip() == f"wrote {tmp_path / 'report.md'}"
-    assert (tmp_path / "report.md").read_text().startswith("# gpumemlab report")
-    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+def test_md_default_writes_report_md_and_html_next_to_it(rendered):
+    out, code, err = rendered
+    assert code == 0 and err.strip() == f"wrote {out / 'report.md'}"
+    assert (out / "report.md").read_text().startswith("# gpumemlab report")
+    assert (out / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_html_format_writes_only_the_page_and_its_plots(tmp_path, run_cli, monkeypatch):
+    import gpumemlab.report.plots as plots
+
+    monkeypatch.setattr(plots, "write_plots", lambda res, out: {})  # the page without drawing: fast
+    code, _, err = run_cli("report", str(H200), "--out", str(tmp_path), "--format", "html")
+    assert code == 0 and err.strip() == f"wrote {tmp_path / 'report.html'}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
 
 
 def test_bad_format_is_one_line(run_cli):
