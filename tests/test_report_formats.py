@@ -193,3 +193,18 @@ def test_report_html_renders_in_chromium_without_console_errors(browser_page, ht
     page.locator("#exp-vector_copy .finding a", has_text="float4 x1").first.click()
     assert page.evaluate("document.querySelector(':target').cells[0].textContent") == "float4 x1"
     assert [m for m in messages if m.startswith(("error", "pageerror", "warning"))] == []
+
+
+@pytest.mark.gpu
+def test_a_run_on_the_gpu_writes_report_html_and_compares_with_itself(tmp_path, run_cli):
+    """`gpumemlab run --out` renders report.md and report.html together; the run against itself is all ties."""
+    code, _, err = run_cli("run", "offset_copy", "--quick", "-p", "offsets=0,1,8", "--out", str(tmp_path))
+    assert code == 0, err
+    doc = json.loads((tmp_path / "results.json").read_text())
+    page = _Page()
+    page.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert "exp-offset_copy" in page.ids and page.rows["records-offset_copy"] == len(doc["results"]) + 1 == 4
+    results = str(tmp_path / "results.json")
+    code, out, _ = run_cli("compare", results, results, "--json", "--fail-below", "0.99")
+    assert code == 0
+    assert [m["verdict"] for m in json.loads(out)["matches"]] == ["tie"] * 3
