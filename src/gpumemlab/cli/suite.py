@@ -44,6 +44,8 @@ def add_commands(sub) -> None:
     p = sub.add_parser("report", help="re-render report.md and plots from a results.json (no GPU needed)")
     p.add_argument("results", help="path to results.json")
     p.add_argument("--out", default=None, help="output folder (default: the results.json folder)")
+    p.add_argument("--format", choices=("md", "csv", "html"), default="md",
+                   help="md: report.md, report.html and plots (default); csv: report.csv; html: report.html")
     p.set_defaults(func=cmd_report)
 
 
@@ -203,6 +205,12 @@ def cmd_report(args) -> int:
         res = RunResults.load(path)
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    out = write_report(res, Path(args.out) if args.out else path.parent)
-    print(f"wrote {out / 'report.md'}", file=sys.stderr)
+    out = Path(args.out) if args.out else path.parent
+    if args.format == "md":
+        written = write_report(res, out) / "report.md"
+    else:
+        from ..report import csv, html
+
+        written = {"csv": csv.write_csv, "html": html.write_html}[args.format](res, out)
+    print(f"wrote {written}", file=sys.stderr)
     return 0

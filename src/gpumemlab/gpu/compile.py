@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import CompileError, UsageError
+from ..errors import CompileError, NoDeviceError, UsageError
 from ..kernels import KernelSpec, source_text
 from .cubin import usage_from_cubin
 
@@ -58,8 +58,14 @@ def cache_dir() -> Path:
     return Path(base) / "gpumemlab" / "cubin"
 
 
+INSTALL_HINT = "pip install 'gpumemlab[cuda]' installs them"
+
+
 def nvrtc_version() -> tuple[int, int]:
-    from cuda.bindings import nvrtc
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as exc:  # the light install (no `cuda` extra): the analyzer works, compiling does not
+        raise NoDeviceError(f"cannot import the CUDA Python packages ({exc}); {INSTALL_HINT}") from None
 
     err, major, minor = nvrtc.nvrtcVersion()
     return int(major), int(minor)

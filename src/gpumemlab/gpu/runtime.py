@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import NoDeviceError
 from ..kernels import KernelSpec
 from . import compile as _compile
+from .compile import INSTALL_HINT
 
 
 def _check(result, what: str):
@@ -36,7 +37,7 @@ def ensure_device():
         from cuda.bindings import driver
         from cuda.core import Device
     except Exception as exc:  # missing wheels or libraries
-        raise NoDeviceError(f"no CUDA device: cannot import the CUDA Python packages ({exc})") from None
+        raise NoDeviceError(f"no CUDA device: cannot import the CUDA Python packages ({exc}); {INSTALL_HINT}") from None
     try:
         err, = driver.cuInit(0)
     except Exception as exc:  # libcuda.so not found
@@ -71,9 +72,9 @@ def _attr(name: str) -> int:
 @cache
 def device_info() -> dict:
     """Properties of device 0 that the experiments and the model need."""
+    dev = ensure_device()  # first: one clear line when the CUDA packages are missing
     from cuda.bindings import driver
 
-    dev = ensure_device()
     major, minor = dev.compute_capability
     total = int(_check(driver.cuDeviceTotalMem(0), "cuDeviceTotalMem"))
     a = _attr

@@ -99,6 +99,7 @@ def _versions() -> dict:
 
 
 def write_report(res, out: Path) -> Path:
+    from ..report.html import write_html
     from ..report.markdown import render
     from ..report.plots import write_plots
 
@@ -106,6 +107,7 @@ def write_report(res, out: Path) -> Path:
     res.save(out / "results.json")
     plots = write_plots(res, out)
     (out / "report.md").write_text(render(res, plots))
+    write_html(res, out, plots)
     return out
 
 
