@@ -20,7 +20,6 @@ round (> 1: faster than the baseline).
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from ..errors import UsageError
@@ -160,7 +159,7 @@ def _cell(rec: dict, metric: str, varying: dict) -> str:
     return format(rec[metric] * scale, fmt) + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _grid(records: list[dict], shapes: list[str], metric: str, order_shape: str) -> list[str]:
+def _grid(records: list[dict], shapes: list[str], metric: str, order_shape: str, space: dict) -> list[str]:
     """Rows by label (best record per shape), derived values constant in a row as columns."""
     rows: dict[str, list[dict]] = {}
     for r in records:
@@ -176,8 +175,9 @@ def _grid(records: list[dict], shapes: list[str], metric: str, order_shape: str)
                 best[label][r["shape"]] = r
     for label in sorted(rows, key=lambda lb: -(best[lb].get(order_shape, {}).get(metric) or 0)):
         rs = rows[label]
-        # params that take several values within the row (split-K factor...): a cell names them when not the first
-        firsts = {k: rs[0]["params"][k] for k in rs[0]["params"]
+        # params that take several values within the row (split-K factor...): a cell names them when they are
+        # not the space's first value
+        firsts = {k: space[k][0] if space.get(k) else None for k in rs[0]["params"]
                   if len({r["params"].get(k) for r in rs}) > 1}
         cells = [_cell(best[label][s], metric, firsts) if s in best[label] else
                  ("failed" if any(r["shape"] == s for r in rs) else "-") for s in shapes]
@@ -208,7 +208,7 @@ def markdown(data: dict) -> str:
                 continue
             if rnd == "final":
                 out += ["", "final round (interleaved with the baseline):", ""]
-            grid = _grid(recs, shapes, metric, order)
+            grid = _grid(recs, shapes, metric, order, e["space"].get("params", {}))
             row = "| " + " | ".join([e["baseline"]["name"]] + [""] * (grid[0].count("|") - len(shapes) - 2)
                                     + [format(base[rnd][s][metric] * scale, fmt) if s in base.get(rnd, {}) else "-"
                                        for s in shapes]) + " |"
@@ -222,5 +222,3 @@ def markdown(data: dict) -> str:
     return "\n".join(out)
 
 
-def finite_or_none(x):
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
