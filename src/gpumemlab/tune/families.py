@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Callable
 
 import numpy as np
@@ -301,11 +302,19 @@ def _cupy_sum_runner(problem: Problem) -> Runner:
 REDUCE_CHECKS = ("257", "5003", "70001", "300007")
 
 
+@cache
+def _reduce_points(shape: str, sm_count: int) -> dict:
+    return {p.name: p for p in REDUCE.space.points(REDUCE.context(shape, dict(sm_count=sm_count)))}
+
+
 def _reduce_check(name: str, device: dict) -> None:
     for shape in REDUCE_CHECKS:  # sizes that leave partial vectors, tiles and blocks
-        point = REDUCE.space.point(name, REDUCE.context(shape, device))
+        point = _reduce_points(shape, device["sm_count"])[name]
         problem = _reduce_problem(shape)
         run_checked(_reduce_runner(problem, point), problem, f"{_vec_config(point.params).label} n={shape}")
+
+
+TUNED_CONFIGS = frozenset(c.with_waves(w) for c in KR.TUNING for w in KR.TUNING_WAVES)
 
 
 def _values(attr: str) -> list:
@@ -327,7 +336,7 @@ REDUCE = Family(
             blocks_per_sm=lambda c: c["occupancy"](c),
             tiles="ceil(n / (vector * block * unroll))",
             grid="max(1, min(sm_count * blocks_per_sm * waves, tiles))"),
-        restrictions=(lambda c: _vec_config(c) in [t.with_waves(c["waves"]) for t in KR.TUNING],)),
+        restrictions=(lambda c: _vec_config(c) in TUNED_CONFIGS,)),  # the instantiated subset of the product
     shapes=("2^28", "2^26"),
     parse_shape=parse_count,
     work=lambda s: 4.0 * _count(s),
