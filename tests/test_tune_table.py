@@ -181,3 +181,67 @@ def test_finalists_are_the_fastest_verified_plus_the_librarys_point():
     assert [p.name for p in engine.finalists(fam, pts, recs, 3)] == ["u=3", "u=4", "u=1"]
     plain = F.REDUCE.__class__(**{**F.REDUCE.__dict__, "reference": None})
     assert [p.name for p in engine.finalists(plain, pts, recs, 1)] == ["u=3"]
+
+
+def test_the_engine_flow_with_a_fake_device_and_timer(tmp_path, monkeypatch):
+    """tune() end to end with the GPU parts replaced: checks, screen, final round, chosen point, file, resume."""
+    import dataclasses
+
+    from gpumemlab.bench.stats import summarize
+    from gpumemlab.errors import VerificationError
+    from gpumemlab.gpu import runtime
+    from gpumemlab.tune import families as F
+    from gpumemlab.tune.space import Space
+
+    speed = {1: 2.0, 2: 4.0, 3: 3.0, 4: 1.0}  # x=2 fastest, x=4 fails at the shape, x=3 fails its odd-case check
+    fam = dataclasses.replace(
+        F.REDUCE, name="fake", space=Space(params=dict(x=(1, 2, 3, 4)), derive=dict(y="x * n")),
+        shapes=("2^10",), context=lambda s, d: dict(n=F._count(s)), problem=lambda s: F.Problem(s, {}, None, 0.0),
+        runner=lambda prob, p: F.Runner(("run", p.params["x"]), None, None),
+        baseline_runner=lambda prob: F.Runner(("run", 0), None, None), label=lambda p: f"x{p['x']}",
+        recorded=("y",), reference=dict(x=1), top=1, cold_l2=False, sources=("reduce.cu",))
+    calls = []
+
+    def fake_time(fn, **kw):
+        calls.append(fn)
+        return type("T", (), dict(stats=summarize([1e-3 / (speed[fn[1]] if fn[1] else 2.5)] * 10)))
+
+    def fake_interleaved(fns, **kw):
+        calls.append(tuple(fns))
+        return {n: summarize([1e-3 / (speed[f[1]] if f[1] else 2.5)] * 20) for n, f in fns.items()}
+
+    def fake_checked(r, problem, what):
+        if r.run[1] == 4:
+            raise VerificationError(f"{what}: wrong")
+
+    monkeypatch.setattr(runtime, "ensure_device", lambda: None)
+    monkeypatch.setattr(runtime, "device_info", lambda: dict(name="GPU F", cc=[9, 0], sm_count=1, l2_bytes=1,
+                                                             nvrtc_version=[13, 0], driver_version=1))
+    monkeypatch.setattr(runtime, "free_memory_bytes", lambda: 1 << 40)
+    monkeypatch.setattr(runtime, "work_stream", lambda: __import__("contextlib").nullcontext())
+    monkeypatch.setattr("gpumemlab.bench.timer.time_gpu", fake_time)
+    monkeypatch.setattr("gpumemlab.bench.timer.time_interleaved", fake_interleaved)
+    monkeypatch.setattr(engine, "run_checked", fake_checked)
+    monkeypatch.setattr(engine, "_free_pool", lambda: None)
+    checked = []
+    monkeypatch.setattr(engine, "check_isolated", lambda name, keys, log: checked.extend(keys) or
+                        {k: ("bad" if k == "x=3" else None) for k in keys})
+
+    cache = tmp_path / "c.json"
+    e = engine.tune(fam, cache=cache, command="t", log=lambda m: None)
+    assert checked == ["x=1", "x=2", "x=3", "x=4"]
+    scr = {p["name"]: p for p in e["points"] if p["round"] == "screen"}
+    assert [n for n, p in scr.items() if p["verified"]] == ["x=1", "x=2"]
+    assert scr["x=3"]["error"] == "odd-case check: bad" and scr["x=4"]["error"].startswith("VerificationError")
+    assert scr["x=2"]["gbps"] == pytest.approx(4096 / (1e-3 / 4) / 1e9) and scr["x=2"]["derived"] == dict(y=2048)
+    assert scr["x=2"]["ratio_to_baseline"] == pytest.approx(4 / 2.5)
+    assert [p["name"] for p in e["points"] if p["round"] == "final"] == ["x=2", "x=1"]  # top 1 + the library's
+    assert e["chosen"]["2^10"]["name"] == "x=2" and e["chosen"]["2^10"]["round"] == "final"
+    assert [b["round"] for b in e["baseline"]["points"]] == ["screen", "final"]
+    path = engine.write(fam, e, tmp_path)
+    assert table.load(path)["devices"]["GPU F"]["chosen"] == e["chosen"]
+    n_calls = len(calls)
+    again = engine.tune(fam, cache=cache, command="t", log=lambda m: None)
+    assert checked == ["x=1", "x=2", "x=3", "x=4"]  # checks came from the cache
+    assert len(calls) == n_calls + 2  # only the baseline's two screen timings: every point came from the cache
+    assert again["points"] == e["points"] and again["chosen"] == e["chosen"]

@@ -214,9 +214,7 @@ def tune(family: Family, shapes=None, configs=None, cache=None, top: int | None 
                 chosen[shape] = {k: best[k] for k in ("name", "label", "params", family.metric, "ratio_to_baseline",
                                                       "round")}
             del problem, base
-            import cupy
-
-            cupy.get_default_memory_pool().free_all_blocks()
+            _free_pool()
     if flusher is not None:
         flusher.close()
     return dict(
@@ -239,6 +237,12 @@ def screen(store: Cache, shape: str, points: list[Point], measure) -> list[dict]
             store.put_screen(shape, p.name, rec)
         out.append(rec)
     return out
+
+
+def _free_pool() -> None:
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
 
 
 def _screen(family, problem, p: Point, shape, check_error, stream, flusher, base_median, time_gpu) -> dict:
