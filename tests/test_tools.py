@@ -1,7 +1,6 @@
 """The developer tools' pure parts (no GPU, no disassembler)."""
 
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
@@ -32,23 +31,6 @@ def test_sass_loop_finds_the_loop_and_each_loads_first_use():
     ins[2] = (0x20, "FFMA R20, R12, R5, R20")
     assert [d for *_, d in s.lds_cover(s.main_loop(ins))] == [3, 4]
     assert s.opcode("@!UP0 UIADD3 UR4, UR4, 0x1, URZ") == "UIADD3"
-
-
-def test_matmul_tune_table_from_a_tuned_json(tmp_path):
-    t = load("matmul_tune")
-    entry = {"date": "d", "tool": "tools/matmul_tune.py",
-             "shapes": {"4096x4096x4096": {"cublas_gflops": 50000.0}, "1024x1024x1024": {"cublas_gflops": 40000.0}},
-             "configs": [{"name": "a", "blocks_per_sm": 1, "gflops": {"4096x4096x4096": 45000.0, "1024x1024x1024": 20000.0},
-                          "splits": {"4096x4096x4096": 1, "1024x1024x1024": 4}},
-                         {"name": "b", "blocks_per_sm": 2, "gflops": {"4096x4096x4096": 49000.0, "1024x1024x1024": None},
-                          "splits": {}}]}
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps({"devices": {"GPU X": entry}}))
-    lines = t.markdown_table(str(path)).splitlines()
-    assert lines[0] == "GPU X (d, tools/matmul_tune.py):"
-    assert lines[4] == "| cuBLAS SGEMM (TF32 off) | | 50.0 | 40.0 |"
-    assert lines[5] == "| b | 2 | 49.0 (98.0%) | - |"           # rows sorted by the largest shape's rate
-    assert lines[6] == "| a | 1 | 45.0 (90.0%) | 20.0 (50.0%, split 4) |"
 
 
 if __name__ == "__main__":

@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
-# One call on a GPU machine: environment, kernel report, GPU tests, compute-sanitizer, benchmark.
-# Usage: tools/gpu_check.sh [STAGE ...]   stages: env kernels tests sanitize bench quick extra:<cmd>
+# One call on a GPU machine: environment, kernel report, GPU tests, compute-sanitizer, tuning, benchmark.
+# Usage: tools/gpu_check.sh [STAGE ...]   (default: env kernels tests sanitize bench)
+#   env kernels tests bench quick      as named (tests: TESTS_K filters; bench/quick: BENCH_ARGS)
+#   bench:EXP,EXP...                   gpumemlab bench --only EXP... into $OUT/bench-EXP (e.g. bench:reduce,transpose)
+#   tune:FAMILY                        gpumemlab tune FAMILY --install: this device's result and cache in $OUT/tune,
+#                                      the package's table with it merged in as $OUT/tuned-FAMILY.json; TUNE_ARGS
+#   sanitize                           memcheck, racecheck, synccheck over tools/sanitize_kernels.py (every reduce,
+#                                      transpose, launch and matmul kernel on odd sizes; SANITIZE_GROUPS, SAN_RB_ONLY=1)
+#   sanitize:tests                     the same tools over the GPU tests (SANITIZE_TESTS, SANITIZE_K)
+#   profile                            ncu on cuBLAS and PROFILE_CONFIGS (register_blocked names) at 4096^3
+#   clocks                             log SM clock, power and temperature every 0.5 s to $OUT/clocks.csv until the end
+#   extra:<cmd>                        any command
 # Logs go to $OUT (or ./gpu-check-out). Run from the repository root; uses PYTHONPATH=src.
 set -u -o pipefail
 OUT=${OUT:-gpu-check-out}
@@ -23,14 +33,38 @@ for s in "${stages[@]}"; do
     sanitize) stage sanitize
       for tool in memcheck racecheck synccheck; do
         run_logged "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
+          $PY tools/sanitize_kernels.py ${SANITIZE_GROUPS:-}
+      done ;;
+    sanitize:tests) stage "$s"
+      for tool in memcheck racecheck synccheck; do
+        run_logged "sanitize-tests-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
           $PY -m pytest -q -x -p no:cacheprovider ${SANITIZE_TESTS:-tests/gpu} -k "${SANITIZE_K:-not experiment and not ceilings and not timer}"
       done ;;
+    tune:*) stage "$s"; fam=${s#tune:}
+      run_logged "tune-$fam" $PY -m gpumemlab tune "$fam" --out "$OUT/tune" --install ${TUNE_ARGS:-}
+      # the package's table with this device's entry merged in: copy it over src/gpumemlab/kernels/tuned/ to keep it
+      cp "src/gpumemlab/kernels/tuned/$fam.json" "$OUT/tuned-$fam.json" ;;
+    bench:*) stage "$s"; exps=${s#bench:}
+      run_logged "bench-${exps//,/-}" $PY -m gpumemlab bench --only ${exps//,/ } --out "$OUT/bench-${exps//,/-}" ${BENCH_ARGS:-} ;;
+    profile) stage profile  # stall reasons per kernel, then per-instruction samples of the first config
+      cfgs=${PROFILE_CONFIGS:-$($PY -c "from gpumemlab.kernels.matmul import DEFAULT; print(DEFAULT.name)")}
+      run_logged profile ncu --clock-control none --kernel-name regex:'register_blocked|gemm' \
+        --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section LaunchStats \
+        --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_fma.sum,smsp__issue_active.avg.pct_of_peak_sustained_active \
+        $PY tools/profile_matmul.py $cfgs
+      run_logged profile-source ncu --clock-control none --kernel-name regex:'register_blocked|gemm' --launch-count 2 \
+        --section WarpStateStats --section SourceCounters -o "$OUT/src" -f $PY tools/profile_matmul.py ${cfgs%% *}
+      ncu -i "$OUT/src.ncu-rep" --page source --csv --print-source sass > "$OUT/src_sass.csv" 2> "$OUT/src_err.txt" ;;
+    clocks) stage clocks
+      nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$OUT/clocks.csv" 2>&1 &
+      clocks_pid=$! ;;
     bench) stage bench; run_logged bench $PY -m gpumemlab bench --out "$OUT/report" ${BENCH_ARGS:-} ;;
     quick) stage quick; run_logged quick $PY -m gpumemlab bench --quick --out "$OUT/quick" ${BENCH_ARGS:-} ;;
     extra:*) stage "$s"; n_extra=$(( ${n_extra:-0} + 1 )); run_logged "extra$n_extra" bash -c "${s#extra:}" ;;
     *) echo "unknown stage $s"; status=1 ;;
   esac
 done
-# the device tool brings back at most 8 files: pack each report folder into one archive
-for d in "$OUT"/report "$OUT"/quick; do [ -d "$d" ] && tar -C "$OUT" -czf "$d.tgz" "$(basename "$d")" && rm -rf "$d"; done
+[ -n "${clocks_pid:-}" ] && kill "$clocks_pid" 2>/dev/null
+# bring back few files: pack each report folder into one archive
+for d in "$OUT"/report "$OUT"/quick "$OUT"/bench-*; do [ -d "$d" ] && tar -C "$OUT" -czf "$d.tgz" "$(basename "$d")" && rm -rf "$d"; done
 exit $status

@@ -14,7 +14,7 @@ from ..errors import GpumemlabError
 
 # Modules that contribute sub-commands, imported lazily so that `--help` and the analyzer never
 # import the GPU stack.
-COMMAND_MODULES = ("gpumemlab.cli.suite", "gpumemlab.cli.analyzer", "gpumemlab.cli.compare")
+COMMAND_MODULES = ("gpumemlab.cli.suite", "gpumemlab.cli.analyzer", "gpumemlab.cli.compare", "gpumemlab.cli.tune")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -6,17 +6,15 @@ launches alone, operands already in the variant's layout); :func:`matmul` is val
 
 Edge cases follow NumPy: M == 0 or N == 0 gives an empty (M, N) result, K == 0 gives zeros.
 ``variant="auto"`` runs ``register_blocked`` with the configuration tuned for this device
-(``kernels/tuned/matmul.json``, written by ``tools/matmul_tune.py``; an entry of the same chip
+(``kernels/tuned/matmul.json``, written by ``gpumemlab tune matmul``; an entry of the same chip
 under another name is borrowed) or a default one.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -90,12 +88,10 @@ MATMUL_VARIANTS = ("auto",) + AB_VARIANTS
 
 @cache
 def tuned_table() -> dict:
-    """{device name: entry} from kernels/tuned/matmul.json ({} if absent or unreadable)."""
-    try:
-        data = json.loads(Path(TUNED_PATH).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data.get("devices", {}) if isinstance(data, dict) else {}
+    """{device name: entry as :func:`choose` reads it} from kernels/tuned/matmul.json ({} if absent or unreadable)."""
+    from ..tune.table import matmul_view, read_devices
+
+    return {name: matmul_view(e) for name, e in read_devices(TUNED_PATH, "matmul").items()}
 
 
 def tuned_entry(device: dict) -> dict | None:

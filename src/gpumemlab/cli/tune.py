@@ -1,0 +1,64 @@
+"""Sub-command ``tune``: tune a kernel family on this GPU, or print a tuned table as markdown (no GPU)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+FAMILIES = ("matmul", "reduce")  # tune.families.FAMILIES, named here so that --help imports nothing heavy
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("tune", help="tune a kernel family on this GPU and write its per-device table",
+                       description="Check, screen and time every valid point of a family's space against its "
+                                   "baseline (matmul: cuBLAS SGEMM, reduce: cupy.sum), finish with an interleaved "
+                                   "round of the best, and write OUT/FAMILY.json (--install: also the package's "
+                                   "kernels/tuned/FAMILY.json for this device). --table FILE prints a tuned file.")
+    p.add_argument("family", choices=FAMILIES)
+    p.add_argument("--shapes", nargs="+", metavar="SHAPE", help="matmul: MxNxK; reduce: element counts (2^28, "
+                                                                 "1000003); default: the family's")
+    p.add_argument("--configs", nargs="+", metavar="NAME", help="only these points (a point name or a table label)")
+    p.add_argument("--out", default="gpumemlab-tune", help="folder for FAMILY.json and the cache (default: "
+                                                           "./gpumemlab-tune)")
+    p.add_argument("--install", action="store_true", help="also write the result into the package's tuned table")
+    p.add_argument("--cache", help="cache of measured points (default: OUT/FAMILY.cache.json)")
+    p.add_argument("--top", type=int, help="screened points timed again in the final round (default: the family's)")
+    p.add_argument("--table", metavar="FILE", help="print a tuned file of FAMILY as markdown tables and exit")
+    p.set_defaults(func=cmd_tune)
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cmd_tune(args) -> int:
+    from ..tune import table
+
+    if args.table:
+        data = table.load(args.table)
+        if data["family"] != args.family:
+            raise UsageError(f"{args.table} is a {data['family']} table, not {args.family}")
+        print(table.markdown(data))
+        return 0
+    if args.top is not None and args.top < 0:
+        raise UsageError(f"--top {args.top}: expected 0 or more")
+    from ..tune import engine, families
+
+    family = families.get(args.family)
+    out = Path(args.out)
+    command = " ".join(["gpumemlab tune", args.family] + (["--shapes", *args.shapes] if args.shapes else [])
+                       + (["--configs", *args.configs] if args.configs else [])
+                       + ([f"--top {args.top}"] if args.top is not None else []))
+    entry = engine.tune(family, args.shapes, args.configs, cache=args.cache or out / f"{family.name}.cache.json",
+                        top=args.top, command=command, log=_log)
+    path = engine.write(family, entry, out)
+    print(table.markdown(dict(table.load(path), devices={entry["device"]["name"]: entry})))
+    _log(f"wrote {path}")
+    if args.install:
+        _log(f"installed into {engine.install(family, entry)}")
+    if not entry["chosen"]:
+        _log(f"gpumemlab tune: no point of {family.name} passed verification")
+        return 1
+    return 0

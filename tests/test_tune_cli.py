@@ -1,0 +1,71 @@
+"""`gpumemlab tune`: --table prints the committed numbers; without a GPU, one line and exit 2."""
+
+import json
+
+import pytest
+
+from gpumemlab.kernels import KERNEL_DIR
+from gpumemlab.tune import table
+
+TUNED = KERNEL_DIR / "tuned" / "matmul.json"
+
+
+def _no_gpu():
+    from gpumemlab.gpu.runtime import has_device
+
+    return not has_device()
+
+
+def test_table_prints_every_screened_number_of_the_committed_file(run_cli):
+    code, out, err = run_cli("tune", "matmul", "--table", str(TUNED))
+    assert code == 0 and err == ""
+    data = json.loads(TUNED.read_text())
+    lines = out.splitlines()
+    for dev, e in data["devices"].items():
+        start = lines.index(next(ln for ln in lines if ln.startswith(f"{dev} (")))
+        block = lines[start:]
+        shapes = list(dict.fromkeys(p["shape"] for p in e["points"]))
+        assert block[2] == "| point | blocks_per_sm | " + " | ".join(shapes) + " |"
+        base = {b["shape"]: b["gflops"] for b in e["baseline"]["points"]}
+        assert block[4] == f"| {e['baseline']['name']} |  | " + " | ".join(f"{base[s] / 1e3:.1f}" for s in shapes) + " |"
+        for p in e["points"]:
+            row = next(ln for ln in block if ln.startswith(f"| {p['label']} |"))
+            cells = row.strip("|").split(" | ")
+            cell = cells[2 + shapes.index(p["shape"])].strip()
+            split = f", splits={p['params']['splits']}" if p["params"]["splits"] != 1 else ""
+            assert cell == f"{p['gflops'] / 1e3:.1f} ({100 * p['gflops'] / base[p['shape']]:.1f}%{split})", (dev, p)
+            assert cells[1].strip() == str(p["derived"]["blocks_per_sm"])
+
+
+def test_table_of_a_format0_run(run_cli, tmp_path):
+    from pathlib import Path
+
+    run = sorted((Path(__file__).resolve().parents[1] / "docs/notes/matmul-runs").glob("*.json"))[0]
+    code, out, _ = run_cli("tune", "matmul", "--table", str(run))
+    old = json.loads(run.read_text())
+    assert code == 0
+    for e in old["devices"].values():
+        for c in e["configs"]:
+            assert f"| {c['name']} | {c['blocks_per_sm']} | " in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("tune", "reduce", "--table", str(TUNED)), "is a matmul table, not reduce"),
+    (("tune", "matmul", "--table", "no/such.json"), "cannot read no/such.json"),
+    (("tune", "matmul", "--shapes", "4x4"), "matmul shape '4x4': expected MxNxK"),
+    (("tune", "matmul", "--top", "-1"), "--top -1: expected 0 or more"),
+    (("tune", "conv"), "invalid choice: 'conv'"),
+])
+def test_bad_input_is_one_line_and_exit_2(run_cli, argv, message):
+    code, out, err = run_cli(*argv)
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.skipif(not _no_gpu(), reason="this machine has a GPU")
+@pytest.mark.parametrize("family", ["matmul", "reduce"])
+def test_tune_without_a_gpu_is_one_line_and_exit_2(run_cli, family, tmp_path):
+    code, out, err = run_cli("tune", family, "--out", str(tmp_path))
+    assert code == 2 and out == ""
+    assert err.startswith("gpumemlab tune: no CUDA device") and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

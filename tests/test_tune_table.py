@@ -1,0 +1,247 @@
+"""Tuned-table format 1: schema of the committed files, the format-0 conversion (same matmul choices), install,
+markdown, and the engine's cache (a rerun measures nothing twice)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpumemlab.kernels import KERNEL_DIR
+from gpumemlab.ops import matmul as ops
+from gpumemlab.tune import engine, legacy, table
+from gpumemlab.tune.space import Point
+
+ROOT = Path(__file__).resolve().parents[1]
+TUNED = KERNEL_DIR / "tuned"
+RUNS = sorted((ROOT / "docs" / "notes" / "matmul-runs").glob("*.json"))
+PROBE = [(m, n, k) for m in (256, 1000, 4096, 8192) for n in (256, 1000, 4096) for k in (512, 4096, 8192)]
+
+
+@pytest.mark.parametrize("path", sorted(TUNED.glob("*.json")), ids=lambda p: p.name)
+def test_committed_tuned_files_are_valid(path):
+    data = json.loads(path.read_text())
+    assert table.problems(data) == []
+    assert data["family"] == path.stem and data["devices"]
+    for dev, e in data["devices"].items():
+        assert e["chosen"], dev
+        for shape, c in e["chosen"].items():  # the chosen point is the fastest of its round at that shape
+            pool = [p for p in e["points"] if p["shape"] == shape and p["round"] == c["round"] and p["verified"]]
+            assert c["name"] == max(pool, key=lambda p: p[data["metric"]])["name"], (dev, shape)
+
+
+def test_the_matmul_table_gives_the_chooser_the_recorded_choice_for_every_tuned_shape():
+    for dev, e in table.load(TUNED / "matmul.json")["devices"].items():
+        view = ops.tuned_table()[dev]
+        device = dict(e["device"])
+        for shape, c in e["chosen"].items():
+            got = ops.choose(*table.parse_mnk(shape), device=device, entry=view)
+            assert (got.config.name, got.splits) == (c["params"]["config"], c["params"]["splits"]), (dev, shape)
+
+
+def _same_choices(old_entry: dict, new_entry: dict) -> None:
+    view = table.matmul_view(new_entry)
+    device = dict(old_entry["device"])
+    for m, n, k in [table.parse_mnk(s) for s in old_entry["shapes"]] + PROBE:
+        assert ops.choose(m, n, k, device, old_entry) == ops.choose(m, n, k, device, view), (m, n, k)
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
+def test_format0_conversion_keeps_every_number_and_every_choice(path):
+    old = json.loads(path.read_text())
+    new = legacy.from_format0(old, source=path.name)
+    assert table.problems(new) == []
+    for dev, e in old["devices"].items():
+        n = new["devices"][dev]
+        got = {(p["params"]["config"], p["shape"]): (p["gflops"], p["params"]["splits"]) for p in n["points"]}
+        want = {(c["name"], s): (g, (c.get("splits") or {}).get(s) or 1)
+                for c in e["configs"] for s, g in c["gflops"].items() if g}
+        assert got == want  # the measured GFLOP/s exactly, with its split-K factor
+        assert {b["shape"]: b["gflops"] for b in n["baseline"]["points"]} == \
+            {s: w["cublas_gflops"] for s, w in e["shapes"].items()}
+        assert table.rate_shape(e["shapes"]) == e["rate_shape"]
+        assert {c["name"]: c["rate_gflops"] for c in table.matmul_view(n)["configs"]} == \
+            {c["name"]: c["rate_gflops"] for c in e["configs"]}
+        _same_choices(e, n)
+
+
+def test_the_committed_matmul_table_is_the_format0_one_converted():
+    """Against the format-0 file as it was committed before the conversion (needs the git history)."""
+    try:
+        old = json.loads(subprocess.run(["git", "show", "c774d79:src/gpumemlab/kernels/tuned/matmul.json"],
+                                        cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        pytest.skip("git history with the format-0 table is not available")
+    new = table.load(TUNED / "matmul.json")
+    assert set(new["devices"]) == set(old["devices"])
+    conv = legacy.from_format0(old)
+    for dev, e in old["devices"].items():
+        for key in ("points", "baseline", "chosen", "device", "date"):
+            assert new["devices"][dev][key] == conv["devices"][dev][key], (dev, key)
+        _same_choices(e, new["devices"][dev])
+
+
+def _entry(name="GPU X", points=None, chosen=None):
+    pts = points if points is not None else [
+        dict(name="x=1", label="one", params=dict(x=1), derived=dict(occ=2), shape="s", round="screen",
+             median_s=2.0, p10_s=1.9, p90_s=2.1, samples_n=10, gbps=5.0, ratio_to_baseline=0.5, verified=True),
+        dict(name="x=2", label="two", params=dict(x=2), derived=dict(occ=1), shape="s", round="screen",
+             median_s=None, p10_s=None, p90_s=None, samples_n=None, gbps=None, ratio_to_baseline=None,
+             verified=False, error="VerificationError: wrong")]
+    return dict(device=dict(name=name), date="d", command="c", space=dict(params=dict(x=[1, 2])),
+                baseline=dict(name="base", points=[dict(shape="s", round="screen", median_s=1.0, gbps=10.0)]),
+                points=pts, chosen=chosen if chosen is not None else
+                {"s": dict(name="x=1", label="one", params=dict(x=1), gbps=5.0, ratio_to_baseline=0.5, round="screen")})
+
+
+def _file(*entries):
+    return dict(format=1, family="fam", about="a", metric="gbps", devices={e["device"]["name"]: e for e in entries})
+
+
+def test_problems_names_what_is_wrong():
+    assert table.problems(_file(_entry())) == []
+    assert table.problems(dict(format=0)) == ["missing 'family'", "missing 'about'", "missing 'metric'",
+                                               "missing 'devices'"]
+    bad = _entry(chosen={"s": dict(name="x=2")})
+    assert table.problems(_file(bad)) == ["devices['GPU X'].chosen['s']: 'x=2' is not a verified point at that shape"]
+    nan = _entry()
+    nan["points"][0]["gbps"] = None
+    assert "verified without a positive gbps" in table.problems(_file(nan))[0]
+    wrong = _file(_entry())
+    wrong["devices"]["GPU X"]["device"]["name"] = "GPU Y"
+    assert table.problems(wrong)[0] == "devices['GPU X']: device.name 'GPU Y' differs from its key"
+
+
+def test_install_keeps_the_other_devices_and_refuses_another_family(tmp_path):
+    path = tmp_path / "fam.json"
+    table.install(path, "fam", "a", "gbps", _entry("GPU B"))
+    table.install(path, "fam", "a", "gbps", _entry("GPU A"))
+    table.install(path, "fam", "a", "gbps", _entry("GPU B", chosen={}))
+    data = table.load(path)
+    assert list(data["devices"]) == ["GPU A", "GPU B"] and data["devices"]["GPU B"]["chosen"] == {}
+    with pytest.raises(Exception, match="holds family 'fam', not 'other'"):
+        table.install(path, "other", "a", "gbps", _entry())
+
+
+def test_load_refuses_with_one_line(tmp_path):
+    (tmp_path / "x.json").write_text("{")
+    with pytest.raises(Exception, match=r"x.json is not JSON"):
+        table.load(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text(json.dumps(dict(format=1)))
+    with pytest.raises(Exception, match=r"y.json is not a tuned table: missing 'family' \(and 3 more\)"):
+        table.load(tmp_path / "y.json")
+    assert table.read_devices(tmp_path / "missing.json", "matmul") == {}
+
+
+def test_markdown_of_a_small_file():
+    lines = table.markdown(_file(_entry())).splitlines()
+    assert lines[0] == "GPU X (d, c); GB/s, % of base in the same round:"
+    assert lines[2:7] == ["| point | occ | s |", "|---|---|---|", "| base |  | 10 |", "| one | 2 | 5 (50.0%) |",
+                          "| two | 1 | failed |"]
+    assert lines[-1] == "- s: one (x=1), 5 GB/s = 50.0% of the baseline (screen round)"
+
+
+# ---------------------------------------------------------------- the cache
+
+def _points(*names):
+    return [Point(dict(x=n), {}, f"x={n}") for n in names]
+
+
+def test_cache_resume_measures_only_the_missing_points(tmp_path):
+    path = tmp_path / "c.json"
+    measured = []
+
+    def measure(p):
+        measured.append(p.name)
+        return dict(name=p.name, median_s=len(measured))
+
+    store = engine.Cache(path, "fam", "GPU X", "h1")
+    first = engine.screen(store, "s", _points(1, 2), measure)
+    assert measured == ["x=1", "x=2"]
+    again = engine.screen(engine.Cache(path, "fam", "GPU X", "h1"), "s", _points(1, 2, 3), measure)
+    assert measured == ["x=1", "x=2", "x=3"] and again[:2] == first  # cached records come back unchanged
+    engine.screen(engine.Cache(path, "fam", "GPU X", "h2"), "s", _points(1), measure)  # other sources
+    engine.screen(engine.Cache(path, "fam", "GPU Y", "h1"), "s", _points(1), measure)  # other device
+    engine.screen(engine.Cache(path, "fam", "GPU X", "h1"), "t", _points(1), measure)  # other shape
+    assert measured == ["x=1", "x=2", "x=3", "x=1", "x=1", "x=1"]
+    with pytest.raises(Exception, match="belongs to family 'fam', not 'other'"):
+        engine.Cache(path, "other", "GPU X", "h1")
+
+
+def test_finalists_are_the_fastest_verified_plus_the_librarys_point():
+    from gpumemlab.tune import families as F
+
+    pts = [Point(dict(unroll=u), {}, f"u={u}") for u in (1, 2, 3, 4)]
+    recs = [dict(name="u=1", params=dict(unroll=1), verified=True, gbps=5.0),
+            dict(name="u=2", params=dict(unroll=2), verified=False, gbps=None),
+            dict(name="u=3", params=dict(unroll=3), verified=True, gbps=9.0),
+            dict(name="u=4", params=dict(unroll=4), verified=True, gbps=7.0)]
+    fam = F.REDUCE.__class__(**{**F.REDUCE.__dict__, "reference": dict(unroll=1)})
+    assert [p.name for p in engine.finalists(fam, pts, recs, 2)] == ["u=3", "u=4", "u=1"]
+    assert [p.name for p in engine.finalists(fam, pts, recs, 3)] == ["u=3", "u=4", "u=1"]
+    plain = F.REDUCE.__class__(**{**F.REDUCE.__dict__, "reference": None})
+    assert [p.name for p in engine.finalists(plain, pts, recs, 1)] == ["u=3"]
+
+
+def test_the_engine_flow_with_a_fake_device_and_timer(tmp_path, monkeypatch):
+    """tune() end to end with the GPU parts replaced: checks, screen, final round, chosen point, file, resume."""
+    import dataclasses
+
+    from gpumemlab.bench.stats import summarize
+    from gpumemlab.errors import VerificationError
+    from gpumemlab.gpu import runtime
+    from gpumemlab.tune import families as F
+    from gpumemlab.tune.space import Space
+
+    speed = {1: 2.0, 2: 4.0, 3: 3.0, 4: 1.0}  # x=2 fastest, x=4 fails at the shape, x=3 fails its odd-case check
+    fam = dataclasses.replace(
+        F.REDUCE, name="fake", space=Space(params=dict(x=(1, 2, 3, 4)), derive=dict(y="x * n")),
+        shapes=("2^10",), context=lambda s, d: dict(n=F._count(s)), problem=lambda s: F.Problem(s, {}, None, 0.0),
+        runner=lambda prob, p: F.Runner(("run", p.params["x"]), None, None),
+        baseline_runner=lambda prob: F.Runner(("run", 0), None, None), label=lambda p: f"x{p['x']}",
+        recorded=("y",), reference=dict(x=1), top=1, cold_l2=False, sources=("reduce.cu",))
+    calls = []
+
+    def fake_time(fn, **kw):
+        calls.append(fn)
+        return type("T", (), dict(stats=summarize([1e-3 / (speed[fn[1]] if fn[1] else 2.5)] * 10)))
+
+    def fake_interleaved(fns, **kw):
+        calls.append(tuple(fns))
+        return {n: summarize([1e-3 / (speed[f[1]] if f[1] else 2.5)] * 20) for n, f in fns.items()}
+
+    def fake_checked(r, problem, what):
+        if r.run[1] == 4:
+            raise VerificationError(f"{what}: wrong")
+
+    monkeypatch.setattr(runtime, "ensure_device", lambda: None)
+    monkeypatch.setattr(runtime, "device_info", lambda: dict(name="GPU F", cc=[9, 0], sm_count=1, l2_bytes=1,
+                                                             nvrtc_version=[13, 0], driver_version=1))
+    monkeypatch.setattr(runtime, "free_memory_bytes", lambda: 1 << 40)
+    monkeypatch.setattr(runtime, "work_stream", lambda: __import__("contextlib").nullcontext())
+    monkeypatch.setattr("gpumemlab.bench.timer.time_gpu", fake_time)
+    monkeypatch.setattr("gpumemlab.bench.timer.time_interleaved", fake_interleaved)
+    monkeypatch.setattr(engine, "run_checked", fake_checked)
+    monkeypatch.setattr(engine, "_free_pool", lambda: None)
+    checked = []
+    monkeypatch.setattr(engine, "check_isolated", lambda name, keys, log: checked.extend(keys) or
+                        {k: ("bad" if k == "x=3" else None) for k in keys})
+
+    cache = tmp_path / "c.json"
+    e = engine.tune(fam, cache=cache, command="t", log=lambda m: None)
+    assert checked == ["x=1", "x=2", "x=3", "x=4"]
+    scr = {p["name"]: p for p in e["points"] if p["round"] == "screen"}
+    assert [n for n, p in scr.items() if p["verified"]] == ["x=1", "x=2"]
+    assert scr["x=3"]["error"] == "odd-case check: bad" and scr["x=4"]["error"].startswith("VerificationError")
+    assert scr["x=2"]["gbps"] == pytest.approx(4096 / (1e-3 / 4) / 1e9) and scr["x=2"]["derived"] == dict(y=2048)
+    assert scr["x=2"]["ratio_to_baseline"] == pytest.approx(4 / 2.5)
+    assert [p["name"] for p in e["points"] if p["round"] == "final"] == ["x=2", "x=1"]  # top 1 + the library's
+    assert e["chosen"]["2^10"]["name"] == "x=2" and e["chosen"]["2^10"]["round"] == "final"
+    assert [b["round"] for b in e["baseline"]["points"]] == ["screen", "final"]
+    path = engine.write(fam, e, tmp_path)
+    assert table.load(path)["devices"]["GPU F"]["chosen"] == e["chosen"]
+    n_calls = len(calls)
+    again = engine.tune(fam, cache=cache, command="t", log=lambda m: None)
+    assert checked == ["x=1", "x=2", "x=3", "x=4"]  # checks came from the cache
+    assert len(calls) == n_calls + 2  # only the baseline's two screen timings: every point came from the cache
+    assert again["points"] == e["points"] and again["chosen"] == e["chosen"]
