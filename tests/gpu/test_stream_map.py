@@ -27,11 +27,15 @@ def stream_map(*args, **kw):
     return fn(*args, **kw)
 
 
-def resources(cp):
-    """What must come back to its starting value after any call."""
+def resources(cp, release: bool = True):
+    """What must come back to its starting value after any call (the staging cache of successful calls
+    released first unless ``release`` is False: a failing call must have emptied it itself)."""
     from gpumemlab.gpu import pinned
+    from gpumemlab.ops.stream_map import release_staging
 
     cp.cuda.Device().synchronize()
+    if release:
+        release_staging()
     threads = sum(t.name.startswith("gpumemlab-stream_map") for t in threading.enumerate())
     return pinned.live_bytes(), pinned.live_buffers(), cp.get_default_memory_pool().used_bytes(), threads
 
@@ -101,6 +105,21 @@ def test_profile_reports_stages_and_bound(cp):
     assert st["bound_s"] == max(st["h2d_s"], st["fn_s"], st["d2h_s"])
 
 
+def test_staging_is_reused_between_calls_and_released(cp):
+    from gpumemlab.gpu import pinned
+    from gpumemlab.ops.stream_map import release_staging
+
+    resources(cp)
+    x = rng_array((4096,), np.float32)
+    stream_map(lambda c: c + 1, x, chunk_bytes=4096, streams=2)
+    held = pinned.live_buffers(), pinned.live_bytes()
+    assert held == (4, 4 * 4096)  # an input and an output buffer per stream, cached
+    stream_map(lambda c: c + 2, x, chunk_bytes=4096, streams=2)
+    assert (pinned.live_buffers(), pinned.live_bytes()) == held  # reused, not allocated again
+    release_staging()
+    assert (pinned.live_buffers(), pinned.live_bytes()) == (0, 0)
+
+
 def test_work_queued_before_the_call_is_seen_by_fn(cp):
     """fn reads a device array the caller filled on its own stream just before: stream_map's streams wait."""
     s = cp.cuda.Stream(non_blocking=True)
@@ -129,13 +148,15 @@ def test_a_failing_fn_drains_frees_and_reraises(cp, where, error):
             raise error("fn failed")
         return c + 1
 
+    stream_map(lambda c: c, x, chunk_bytes=400, streams=3)  # a successful call first: its staging is cached
     before = resources(cp)
+    stream_map(lambda c: c, x, chunk_bytes=400, streams=3)
     out = np.full(1000, np.nan, np.float32)
     with pytest.raises(error) as info:
         stream_map(fn, x, out=out, chunk_bytes=400, streams=3)
     if error is Boom:
         assert any(f"chunk {bad} " in note for note in getattr(info.value, "__notes__", []))
-    assert resources(cp) == before
+    assert resources(cp, release=False) == before  # the failure freed its staging and the cache
     assert len(calls) == bad + 1  # nothing after the failing chunk was started
     done = out[~np.isnan(out)]
     np.testing.assert_array_equal(done, (x + 1)[~np.isnan(out)])  # what was written is right
@@ -152,7 +173,7 @@ def test_wrong_results_are_usage_errors(cp, fn, words):
     before = resources(cp)
     with pytest.raises(UsageError, match=words):
         stream_map(fn, rng_array((100,), np.float32), chunk_bytes=40)
-    assert resources(cp) == before
+    assert resources(cp, release=False) == before
 
 
 def test_a_dtype_change_between_chunks_is_refused(cp):

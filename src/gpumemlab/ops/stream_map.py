@@ -9,8 +9,10 @@ pinned memory reaches the full PCIe rate, pageable memory does not). Chunk ``k``
     -> (once the D2H has completed) host threads copy it into out[k]
 
 so while chunk ``k`` is copied in on the host, earlier chunks are in flight on the GPU and later ones are copied
-out. Every resource (streams, pinned and device buffers, worker threads) is released on return, on an exception
-from ``fn`` and on Ctrl-C.
+out. Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept
+for the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
+device buffers, worker threads) is released on return; after an exception from ``fn`` or Ctrl-C the staging
+buffers are freed too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,36 @@ from ..errors import UsageError
 
 DEFAULT_CHUNK_BYTES = 64 << 20   # 64 MiB: ~1 ms per transfer on PCIe Gen5, so per-copy overhead stays < 1%
 MAX_WORKERS = 8
+STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls
+_staging: list = []              # idle PinnedBuffers from earlier calls
+
+
+def release_staging() -> None:
+    """Free the pinned staging buffers that stream_map keeps between calls."""
+    while _staging:
+        _staging.pop().close()
+
+
+def _take_staging(nbytes: int):
+    """A cached pinned buffer of ``nbytes`` .. 2 x ``nbytes``, else a new one."""
+    from ..gpu.pinned import PinnedBuffer
+
+    for i, buf in enumerate(_staging):
+        if nbytes <= buf.nbytes <= 2 * nbytes:
+            return _staging.pop(i)
+    return PinnedBuffer(nbytes)
+
+
+def _keep_staging(buffers: list) -> None:
+    """Cache the buffers of a successful call (newest first), freeing what exceeds the cache size."""
+    for buf in buffers:
+        _staging.insert(0, buf)
+    total = 0
+    for buf in list(_staging):
+        total += buf.nbytes
+        if total > STAGING_CACHE_BYTES:
+            _staging.remove(buf)
+            buf.close()
 
 
 def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int | None = None,
@@ -67,11 +99,13 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
         raise UsageError(f"stream_map: out must be a NumPy array with {x.shape[0]} rows like x, got {shape}")
     plan = _plan(x, chunk_bytes, streams, workers)
     pipe = _Pipeline(fn, x, out, plan)
+    ok = False
     try:
         pipe.setup()
         result = pipe.run()
+        ok = True
     finally:
-        pipe.close()
+        pipe.close(keep_staging=ok)
     return (result, pipe.stats()) if profile else result
 
 
@@ -132,7 +166,7 @@ class _Slot:
     chunk: int | None = None           # the chunk in flight in this slot
     rows: slice = field(default_factory=lambda: slice(0, 0))
     result: object = None              # fn's output, kept alive until its D2H has completed
-    events: tuple = ()                 # (before H2D, after H2D, after fn, after D2H)
+    events: tuple = ()                 # before H2D, after H2D, after fn, before D2H, after D2H
     copy_out: list = field(default_factory=list)   # host futures writing the slot's output into `out`
 
 
@@ -149,17 +183,16 @@ class _Pipeline:
         self.intervals = {"h2d": [], "fn": [], "d2h": []}
         self.host_s = {"in": 0.0, "out": 0.0}
         self.wall_s = 0.0
+        self.nslots = 0
         self.start = cupy.cuda.Event()
 
     def setup(self) -> None:
         """Streams, pinned input buffers and device chunks, one slot at a time (close() frees what was made)."""
         import cupy
 
-        from ..gpu.pinned import PinnedBuffer
-
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
         for _ in range(min(self.plan.streams, self.plan.chunks)):
-            slot = _Slot(cupy.cuda.Stream(non_blocking=True), PinnedBuffer(self.plan.rows * self.row_bytes), None)
+            slot = _Slot(cupy.cuda.Stream(non_blocking=True), _take_staging(self.plan.rows * self.row_bytes), None)
             self.slots.append(slot)
             slot.d_in = cupy.empty(chunk_shape, dtype=self.x.dtype)
 
@@ -193,7 +226,7 @@ class _Pipeline:
         import cupy
         from cupy.cuda import runtime
 
-        ev = [cupy.cuda.Event() for _ in range(4)]
+        ev = [cupy.cuda.Event() for _ in range(5)]
         s = slot.stream
         ev[0].record(s)
         nbytes = (hi - lo) * self.row_bytes
@@ -215,8 +248,9 @@ class _Pipeline:
             self._make_output_buffers(y)
         _wait_all(slot.copy_out)  # the previous chunk of this slot has left the pinned output buffer
         slot.copy_out = []
-        runtime.memcpyAsync(slot.pin_out.ptr, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, s.ptr)
         ev[3].record(s)
+        runtime.memcpyAsync(slot.pin_out.ptr, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, s.ptr)
+        ev[4].record(s)
         slot.chunk, slot.rows, slot.result, slot.events = k, slice(lo, hi), y, tuple(ev)
 
     def _retire(self, slot: _Slot) -> None:
@@ -224,10 +258,10 @@ class _Pipeline:
         import cupy
 
         ev = slot.events
-        ev[3].synchronize()
-        for i, stage in enumerate(("h2d", "fn", "d2h")):
-            self.intervals[stage].append((cupy.cuda.get_elapsed_time(self.start, ev[i]),
-                                          cupy.cuda.get_elapsed_time(self.start, ev[i + 1])))
+        ev[4].synchronize()
+        for stage, a, b in (("h2d", 0, 1), ("fn", 1, 2), ("d2h", 3, 4)):
+            self.intervals[stage].append((cupy.cuda.get_elapsed_time(self.start, ev[a]),
+                                          cupy.cuda.get_elapsed_time(self.start, ev[b])))
         r = slot.rows
         src = slot.pin_out.view(self.out_dtype, (r.stop - r.start, *self.out_tail))
         slot.copy_out = self._copy(self.out[r], src)
@@ -248,8 +282,6 @@ class _Pipeline:
         return y
 
     def _make_output_buffers(self, y) -> None:
-        from ..gpu.pinned import PinnedBuffer
-
         self.out_dtype, self.out_tail = y.dtype, tuple(y.shape[1:])
         want = (self.x.shape[0], *self.out_tail)
         if self.out is None:
@@ -261,7 +293,7 @@ class _Pipeline:
             raise UsageError("stream_map: out is read-only")
         row_bytes = self.out_dtype.itemsize * math.prod(self.out_tail)
         for slot in self.slots:
-            slot.pin_out = PinnedBuffer(self.plan.rows * row_bytes)
+            slot.pin_out = _take_staging(self.plan.rows * row_bytes)
 
     # -------------------------------------------------------------- host copies
     def _copy(self, dst: np.ndarray, src: np.ndarray) -> list:
@@ -277,13 +309,15 @@ class _Pipeline:
         bytes_in = self.x.nbytes
         bytes_out = 0 if self.out is None else self.out.nbytes
         return dict(bytes_in=bytes_in, bytes_out=bytes_out, chunks=self.plan.chunks, chunk_rows=self.plan.rows,
-                    streams=len(self.slots), workers=self.plan.workers, wall_s=self.wall_s,
+                    streams=self.nslots, workers=self.plan.workers, wall_s=self.wall_s,
                     h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"],
                     host_in_s=self.host_s["in"], host_out_s=self.host_s["out"],
                     bound_s=max(busy.values()), gbps_in=bytes_in / self.wall_s / 1e9 if self.wall_s else None)
 
-    def close(self) -> None:
-        """Drain every stream, finish or cancel host copies, free every buffer and thread (also after errors)."""
+    def close(self, keep_staging: bool = False) -> None:
+        """Drain every stream, finish or cancel host copies, free device buffers and threads; cache the pinned
+        staging of a successful run, free it after a failure."""
+        self.nslots = len(self.slots)
         try:
             for slot in self.slots:
                 slot.stream.synchronize()
@@ -291,13 +325,17 @@ class _Pipeline:
                 wait(slot.copy_out)
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
+            staging = [b for slot in self.slots for b in (slot.pin_in, slot.pin_out) if b is not None]
             for slot in self.slots:
-                slot.pin_in.close()
-                if slot.pin_out is not None:
-                    slot.pin_out.close()
-                slot.d_in = slot.result = None
+                slot.d_in = slot.result = slot.pin_in = slot.pin_out = None
             self.slots = []
             self.origin.use()
+            if keep_staging:
+                _keep_staging(staging)
+            else:
+                for buf in staging:
+                    buf.close()
+                release_staging()
 
 
 def _copy_rows(dst: np.ndarray, src: np.ndarray, a: int, b: int) -> None:
