@@ -144,14 +144,11 @@ def cmd_device(args) -> int:
 
 
 def cmd_kernels(args) -> int:
-    from ..gpu.compile import compile_specs, parse_arch
+    from ..gpu.compile import check_arch, compile_specs, parse_arch, runs_on
     from ..kernels import all_specs
 
     if args.arch:
-        try:
-            arch = parse_arch(args.arch)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        arch = check_arch(parse_arch(args.arch))  # ArchError: one line naming the archs NVRTC knows
     else:
         from ..gpu import runtime
 
@@ -159,7 +156,8 @@ def cmd_kernels(args) -> int:
             arch = runtime.device_arch()
         except GpumemlabError:
             raise UsageError("no GPU to take the arch from: pass --arch, e.g. --arch sm_90") from None
-    specs = all_specs()
+    specs = [s for s in all_specs() if runs_on(s, arch)]
+    skipped = [s for s in all_specs() if not runs_on(s, arch)]
     compiled = compile_specs(specs, arch)
     rows = []
     bad = []
@@ -186,6 +184,10 @@ def cmd_kernels(args) -> int:
             spill = "?" if r["spill_store_bytes"] is None else f"{r['spill_store_bytes']}/{r['spill_load_bytes']}"
             print(f"{r['kernel']:<{w}}  {r['registers']:>4}  {r['shared_bytes']:>7}  "
                   f"{spill:>13}  {r['local_bytes']:>8}{flag}")
+    for need in sorted({s.min_sm for s in skipped}):
+        names = [s.label for s in skipped if s.min_sm == need]
+        print(f"gpumemlab kernels: skipped {len(names)} variant(s) that need sm_{need} or newer on {arch}: "
+              f"{', '.join(names)}", file=sys.stderr)
     if bad:
         print(f"gpumemlab kernels: unexpected register spills or missing reports for {arch}: {', '.join(bad)}",
               file=sys.stderr)
