@@ -140,7 +140,8 @@ def _check_fields(d, fields: dict, where: str) -> str | None:
             continue
         got = json_type(d[name])
         if got not in types and not (got == INT and NUMBER in types):
-            return f"{where}: field {name!r} is {got} {d[name]!r:.40}, expected {' or '.join(types)}"
+            shown = got if d[name] is None else f"{got} {d[name]!r:.40}"
+            return f"{where}: field {name!r} is {shown}, expected {' or '.join(types)}"
     return None
 
 

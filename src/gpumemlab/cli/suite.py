@@ -176,7 +176,7 @@ def cmd_kernels(args) -> int:
     from ..gpu.compile import check_arch, compile_specs, parse_arch, runs_on
     from ..kernels import all_specs
 
-    if args.arch:
+    if args.arch is not None:
         arch = check_arch(parse_arch(args.arch))  # ArchError: one line naming the archs NVRTC knows
     else:
         from ..gpu import runtime
