@@ -180,7 +180,7 @@ def test_gpu_bench_killed_after_the_first_experiment_then_resumed(tmp_path):
     end = time.monotonic() + 300
     while not ((out / "results.json").exists() and "vector_copy" in _load(out)["experiments"]):
         assert child.poll() is None and time.monotonic() < end, "vector_copy never finished"
-        time.sleep(0.2)
+        time.sleep(0.05)
     child.send_signal(signal.SIGTERM)
     child.communicate(timeout=120)
     d = _load(out)
