@@ -1,8 +1,25 @@
-"""Errors a user can cause. The CLI turns each into one line and exit code 2."""
+"""The exceptions gpumemlab raises on purpose: one hierarchy, one line each.
+
+Every class derives from :class:`GpumemlabError`; the CLI prints ``gpumemlab COMMAND: message`` and
+exits with the class's ``exit_code``:
+
+* 2, the user can act on it (the default) - :class:`UsageError` (a bad value, argument, path or array;
+  subclasses :class:`InputTypeError`, :class:`ArchError`, :class:`ResultsError`), :class:`NoDeviceError`
+  (no usable GPU for a command that needs one) and environment problems such as missing tools;
+* 1, a run failed - :class:`CompileError`, :class:`VerificationError`, and a suite run in which an
+  experiment failed (its error is recorded in results.json, the other experiments still run).
+
+Library functions (``gpumemlab.matmul/sum/transpose/copy``) raise :class:`InputTypeError` for an
+argument of the wrong kind or dtype (it is also a ``TypeError``), :class:`UsageError` for a wrong
+shape, layout or value (also a ``ValueError``) and :class:`NoDeviceError` without a GPU. Any other
+exception is a bug of ours.
+"""
 
 
 class GpumemlabError(Exception):
-    """Base class for user-facing errors (bad input, no GPU, bad CLI value)."""
+    """Base class of every error gpumemlab raises on purpose."""
+
+    exit_code = 2
 
 
 class NoDeviceError(GpumemlabError):
@@ -10,12 +27,33 @@ class NoDeviceError(GpumemlabError):
 
 
 class UsageError(GpumemlabError, ValueError):
-    """A bad command-line value or parameter."""
+    """A bad command-line value, parameter, path or argument."""
+
+
+class InputTypeError(UsageError, TypeError):
+    """An argument of the wrong kind (a host array, a list) or dtype."""
+
+
+class ArchError(UsageError):
+    """An arch NVRTC cannot compile for, or a kernel that needs a newer arch than the one asked for."""
+
+
+class ResultsError(UsageError):
+    """A results.json that cannot be read: not JSON, another schema version, or a bad record."""
 
 
 class CompileError(GpumemlabError):
-    """NVRTC rejected a kernel source."""
+    """NVRTC rejected a kernel source; ``log`` holds the full compiler output."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
 
 
 class VerificationError(GpumemlabError):
     """A kernel produced a wrong result (checked before any timing)."""
+
+    exit_code = 1
+

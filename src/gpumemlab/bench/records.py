@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from ..errors import ResultsError
 
 SCHEMA_VERSION = 1
 
@@ -58,18 +63,109 @@ class RunResults:
                     results=[r.to_dict() for r in self.results])
 
     def save(self, path: Path) -> None:
+        """Write results.json atomically: a temporary file beside it, then ``os.replace``."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1, default=_json_default))
+        text = json.dumps(self.to_dict(), indent=1, default=_json_default)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     @classmethod
     def load(cls, path: Path) -> "RunResults":
-        d = json.loads(Path(path).read_text())
-        if not isinstance(d, dict) or "results" not in d or "device" not in d:
-            raise ValueError(f"{path}: not a gpumemlab results.json")
-        return cls(meta=d.get("meta", {}), device=d["device"], ceilings=d.get("ceilings", {}),
+        """Read and validate a results.json; ResultsError (one line) for anything that is not a valid one."""
+        path = Path(path)
+        try:
+            d = json.loads(path.read_text())
+        except UnicodeDecodeError:
+            raise ResultsError(f"{path}: not a gpumemlab results.json (not text)") from None
+        except json.JSONDecodeError as exc:
+            raise ResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        problem = validate(d)
+        if problem:
+            raise ResultsError(f"{path}: {problem}")
+        return cls(meta=d["meta"], device=d["device"], ceilings=d["ceilings"],
                    results=[Record.from_dict(r) for r in d["results"]],
                    experiments=d.get("experiments", {}), errors=d.get("errors", []))
+
+
+# ---------------------------------------------------------------- schema
+
+NUMBER, INT, STR, BOOL, DICT, LIST, NULL = "number", "integer", "string", "boolean", "object", "array", "null"
+
+# results.json, version SCHEMA_VERSION: field -> (JSON types allowed, required)
+TOP_FIELDS = {"schema": ((INT,), True), "meta": ((DICT,), True), "device": ((DICT,), True),
+              "ceilings": ((DICT,), True), "results": ((LIST,), True), "experiments": ((DICT,), False),
+              "errors": ((LIST,), False)}
+RECORD_FIELDS = {
+    "experiment": ((STR,), True), "variant": ((STR,), True), "params": ((DICT,), True),
+    "bytes": ((NUMBER, NULL), True), "flops": ((NUMBER, NULL), True), "time_s": ((DICT,), True),
+    "gbps": ((NUMBER, NULL), True), "gflops": ((NUMBER, NULL), True), "pct_of_ceiling": ((NUMBER, NULL), True),
+    "ceiling": ((STR, NULL), True), "verified": ((BOOL,), True), "kind": ((STR,), False),
+    "baselines": ((DICT,), False), "model": ((DICT, NULL), False), "speedup_vs_naive": ((NUMBER, NULL), False),
+    "notes": ((STR, NULL), False), "env": ((DICT, NULL), False), "extra": ((DICT,), False),
+}
+TIME_FIELDS = {"median": ((NUMBER,), True), "samples": ((LIST,), False)}
+CEILING_FIELDS = {"value": ((NUMBER,), True), "unit": ((STR,), True)}
+ERROR_FIELDS = {"experiment": ((STR,), True), "error": ((STR,), True), "traceback": ((STR,), False)}
+
+
+def json_type(v) -> str:
+    if v is None:
+        return NULL
+    if isinstance(v, bool):  # before int: JSON true is no number
+        return BOOL
+    if isinstance(v, int):
+        return INT
+    if isinstance(v, float):
+        return NUMBER
+    return {str: STR, dict: DICT, list: LIST}.get(type(v), type(v).__name__)
+
+
+def _check_fields(d, fields: dict, where: str) -> str | None:
+    if not isinstance(d, dict):
+        return f"{where}: expected an object, got {json_type(d)}"
+    for name, (types, required) in fields.items():
+        if name not in d:
+            if required:
+                return f"{where}: missing field {name!r}"
+            continue
+        got = json_type(d[name])
+        if got not in types and not (got == INT and NUMBER in types):
+            shown = got if d[name] is None else f"{got} {d[name]!r:.40}"
+            return f"{where}: field {name!r} is {shown}, expected {' or '.join(types)}"
+    return None
+
+
+def validate(d) -> str | None:
+    """The first problem of a results.json document (None if it is valid), naming the record and field."""
+    return next((p for p in _problems(d) if p), None)
+
+
+def _problems(d):
+    """Each check's problem or None, lazily: a later check runs only once the earlier ones passed."""
+    if not isinstance(d, dict) or "results" not in d or "device" not in d:
+        yield "not a gpumemlab results.json (no 'results' and 'device')"
+    if json_type(d.get("schema")) == INT and d["schema"] != SCHEMA_VERSION:
+        newer = " (written by a newer gpumemlab)" if d["schema"] > SCHEMA_VERSION else ""
+        yield f"schema version {d['schema']}, this gpumemlab reads version {SCHEMA_VERSION}{newer}"
+    yield _check_fields(d, TOP_FIELDS, "results.json")
+    for name, c in d["ceilings"].items():
+        yield _check_fields(c, CEILING_FIELDS, f"ceiling {name!r}")
+    for i, e in enumerate(d.get("errors", [])):
+        yield _check_fields(e, ERROR_FIELDS, f"errors[{i}]")
+    for i, r in enumerate(d["results"]):
+        what = f"record {i} ({r.get('experiment', '?')} / {r.get('variant', '?')})" if isinstance(r, dict) else f"record {i}"
+        yield _check_fields(r, RECORD_FIELDS, what)
+        yield _check_fields(r["time_s"], TIME_FIELDS, f"{what} time_s")
 
 
 def _json_default(o):

@@ -1,7 +1,8 @@
 """Command-line front end: `gpumemlab bench|run|list|device|kernels|report|analyze|occupancy|intensity`.
 
 Each command module exposes ``add_commands(subparsers)``; a command sets ``func(args) -> int``.
-Errors a user can cause (:class:`~gpumemlab.errors.GpumemlabError`) end in one line and exit code 2.
+Every :class:`~gpumemlab.errors.GpumemlabError` ends in one line, ``gpumemlab COMMAND: message``, and
+its ``exit_code`` (2: the user can fix it, 1: a run failed; see :mod:`gpumemlab.errors`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import os
 import sys
 
+from .. import __version__
 from ..errors import GpumemlabError
 
 # Modules that contribute sub-commands, imported lazily so that `--help` and the analyzer never
@@ -21,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports bad values in one line with exit code 2 (its default code)."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        self.exit(2, f"gpumemlab {self.prog.split(' ', 1)[-1]}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}\n")  # prog: "gpumemlab" or "gpumemlab bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gpumemlab",
         description="Measure and explain CUDA memory-optimization techniques on your GPU.",
     )
+    parser.add_argument("--version", action="version", version=f"gpumemlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
@@ -47,14 +50,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except GpumemlabError as exc:
-        print(f"gpumemlab {args.command}: {exc}", file=sys.stderr)
-        return 2
+        print(f"gpumemlab {args.command}: {one_line(exc)}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("gpumemlab: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `gpumemlab ... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def one_line(exc: BaseException) -> str:
+    """The message on one line: a multi-line message keeps its first line and says how many follow."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()] or [type(exc).__name__]
+    return lines[0] + (f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else "")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,7 @@ import importlib
 import json
 import textwrap
 
-from ..errors import UsageError
+from ..errors import GpumemlabError, UsageError
 from ..model import predict, resolve
 from ..model.cc import cc_str, parse_cc
 
@@ -81,7 +81,15 @@ def cmd_analyze(args) -> int:
     result = predict(lanes, cc)
     if args.validate:
         from ..ncu import validate_access  # GPU path, imported only when asked for
+        from ..ncu.runner import find_ncu
 
+        try:
+            find_ncu()
+        except GpumemlabError:
+            from ..gpu.runtime import ensure_device
+
+            ensure_device()  # no GPU at all: say that (NoDeviceError) rather than blame the missing ncu
+            raise
         return validate_access(lanes, requested_cc=cc, as_json=args.json)
     if args.json:
         print(json.dumps(result, indent=2))

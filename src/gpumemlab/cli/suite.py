@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
 from ..errors import GpumemlabError, UsageError
 from ..suite import command_line, run_suite, write_report
+from ..suite.run import prepare_out
 
 
 def add_commands(sub) -> None:
@@ -16,6 +18,8 @@ def add_commands(sub) -> None:
     p.add_argument("--only", nargs="+", metavar="EXPERIMENT", help="run only these experiments")
     p.add_argument("--skip", nargs="+", metavar="EXPERIMENT", default=[], help="skip these experiments")
     p.add_argument("--quick", action="store_true", help="small sizes and few samples (a smoke run)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run recorded in --out: skip its finished experiments, run the rest")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("run", help="run one experiment")
@@ -91,10 +95,35 @@ def _select(only, skip):
 
 def cmd_bench(args) -> int:
     selected = _select(args.only, args.skip)
-    res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console())
-    out = write_report(res, Path(args.out))
+    out = prepare_out(Path(args.out))  # before any GPU work: a bad --out must not cost a run
+    previous = _previous_run(out) if args.resume else None
+    res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console(),
+                    out=out, resume=previous)
+    return _finish(res, out)
+
+
+def _previous_run(out: Path):
+    from ..bench.records import RunResults
+
+    path = out / "results.json"
+    if not path.is_file():
+        raise UsageError(f"--resume: no results.json in {out} to continue")
+    return RunResults.load(path)
+
+
+def _finish(res, out: Path | None) -> int:
+    """Report what a run left and its exit code: 128 + signal if stopped, 1 if an experiment failed."""
+    stopped = res.meta.get("interrupted")
+    if stopped:
+        where = f"; the finished experiments are in {out / 'results.json'}" if out else ""
+        again = f" (continue with: gpumemlab bench --resume --out {out})" if out else ""
+        print(f"gpumemlab: stopped by {stopped}{where}{again}", file=sys.stderr)
+        return 128 + int(signal.Signals[stopped])
+    if out is not None:
+        write_report(res, out)
     _print_summary(res)
-    print(f"wrote {out / 'results.json'}, {out / 'report.md'} and plots", file=sys.stderr)
+    if out is not None:
+        print(f"wrote {out / 'results.json'}, {out / 'report.md'} and plots", file=sys.stderr)
     return 1 if res.errors else 0
 
 
@@ -103,14 +132,14 @@ def cmd_run(args) -> int:
 
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
-    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console())
-    if args.out:
-        write_report(res, Path(args.out))
-    if args.json:
+    out = prepare_out(Path(args.out)) if args.out else None
+    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(), out=out)
+    if args.json and not res.meta.get("interrupted"):
+        if out is not None:
+            write_report(res, out)
         print(json.dumps([r.to_dict() for r in res.results], indent=1))
-    else:
-        _print_summary(res)
-    return 1 if res.errors else 0
+        return 1 if res.errors else 0
+    return _finish(res, out)
 
 
 def cmd_list(args) -> int:
@@ -146,14 +175,11 @@ def cmd_device(args) -> int:
 
 
 def cmd_kernels(args) -> int:
-    from ..gpu.compile import compile_specs, parse_arch
+    from ..gpu.compile import check_arch, compile_specs, parse_arch, runs_on
     from ..kernels import all_specs
 
-    if args.arch:
-        try:
-            arch = parse_arch(args.arch)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    if args.arch is not None:
+        arch = check_arch(parse_arch(args.arch))  # ArchError: one line naming the archs NVRTC knows
     else:
         from ..gpu import runtime
 
@@ -161,7 +187,8 @@ def cmd_kernels(args) -> int:
             arch = runtime.device_arch()
         except GpumemlabError:
             raise UsageError("no GPU to take the arch from: pass --arch, e.g. --arch sm_90") from None
-    specs = all_specs()
+    specs = [s for s in all_specs() if runs_on(s, arch)]
+    skipped = [s for s in all_specs() if not runs_on(s, arch)]
     compiled = compile_specs(specs, arch)
     rows = []
     bad = []
@@ -188,6 +215,10 @@ def cmd_kernels(args) -> int:
             spill = "?" if r["spill_store_bytes"] is None else f"{r['spill_store_bytes']}/{r['spill_load_bytes']}"
             print(f"{r['kernel']:<{w}}  {r['registers']:>4}  {r['shared_bytes']:>7}  "
                   f"{spill:>13}  {r['local_bytes']:>8}{flag}")
+    for need in sorted({s.min_sm for s in skipped}):
+        names = [s.label for s in skipped if s.min_sm == need]
+        print(f"gpumemlab kernels: skipped {len(names)} variant(s) that need sm_{need} or newer on {arch}: "
+              f"{', '.join(names)}", file=sys.stderr)
     if bad:
         print(f"gpumemlab kernels: unexpected register spills or missing reports for {arch}: {', '.join(bad)}",
               file=sys.stderr)
@@ -201,10 +232,7 @@ def cmd_report(args) -> int:
     path = Path(args.results)
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
-    try:
-        res = RunResults.load(path)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
+    res = RunResults.load(path)  # ResultsError names the first bad record and field
     out = Path(args.out) if args.out else path.parent
     if args.format == "md":
         written = write_report(res, out) / "report.md"

@@ -89,8 +89,23 @@ def parse_params(exp: Experiment, pairs: list[str]) -> dict:
         key, raw = (s.strip() for s in pair.split("=", 1))
         if key not in params:
             raise UsageError(f"{exp.name} has no parameter {key!r}; it has: {', '.join(params) or 'none'}")
-        params[key] = _convert(key, raw, params[key])
+        params[key] = _check_sign(key, _convert(key, raw, params[key]), params[key])
     return params
+
+
+def _check_sign(key: str, value, default):
+    """Sizes and counts stay positive: a parameter whose defaults are all > 0 (or >= 0) refuses values that are not."""
+    numbers = lambda v: [x for x in (v if isinstance(v, (list, tuple)) else [v])  # noqa: E731
+                         if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    defaults, values = numbers(default), numbers(value)
+    if defaults and values and min(defaults) >= 0:
+        positive = min(defaults) > 0
+        bad = [x for x in values if (x <= 0 if positive else x < 0)]
+        if bad:
+            raise UsageError(f"bad value {bad[0]!r} for {key}: must be {'> 0' if positive else '>= 0'}")
+    if isinstance(default, (list, tuple)) and default and isinstance(value, list) and not value:
+        raise UsageError(f"bad value for {key}: expected at least one value")
+    return value
 
 
 def _convert(key: str, raw: str, default):

@@ -15,6 +15,7 @@ from ..bench.session import attach_baseline, speedups
 from ..bench.verify import device_random_nonzero
 from ..errors import VerificationError
 from ..gpu import runtime
+from ..gpu.compile import runs_on
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
 from . import Experiment, Plot
@@ -143,6 +144,9 @@ def _run(session, params):
                                 extra=dict(technique=step.technique), model=step_model(step.step)))
         for config in K.VECTORIZED:
             if config.unroll not in params["unroll"]:
+                continue
+            if not runs_on(config.spec(), session.device["arch"]):
+                session.say(f"reduce: skipping {config.label}: needs sm_{config.spec().min_sm}+")
                 continue
             fn, p = vectorized_runner(session, config, x, result)
             how = "2 launches" if config.kernel == "reduce6" else "1 launch, last block adds partials"

@@ -14,13 +14,18 @@ import re
 import tempfile
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 
-from ..errors import CompileError, NoDeviceError, UsageError
+from ..errors import ArchError, CompileError, NoDeviceError, UsageError
 from ..kernels import KernelSpec, source_text
 from .cubin import usage_from_cubin
 
 CACHE_FORMAT = 3  # bump when what is stored next to a cubin changes
+
+# The archs every kernel is built and checked for (CI: `gpumemlab kernels --arch X` for each): Turing T4,
+# Ampere A100 / RTX 30, Ada L4 / RTX 40, Hopper, Blackwell B200 / GB300 / RTX 50. sm_103 needs NVRTC >= 12.9.
+SUPPORTED_ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_103", "sm_120")
 
 
 @dataclass(frozen=True)
@@ -61,13 +66,16 @@ def cache_dir() -> Path:
 INSTALL_HINT = "pip install 'gpumemlab[cuda]' installs them"
 
 
-def nvrtc_version() -> tuple[int, int]:
+def _nvrtc():
     try:
         from cuda.bindings import nvrtc
     except ImportError as exc:  # the light install (no `cuda` extra): the analyzer works, compiling does not
         raise NoDeviceError(f"cannot import the CUDA Python packages ({exc}); {INSTALL_HINT}") from None
+    return nvrtc
 
-    err, major, minor = nvrtc.nvrtcVersion()
+
+def nvrtc_version() -> tuple[int, int]:
+    err, major, minor = _nvrtc().nvrtcVersion()
     return int(major), int(minor)
 
 
@@ -160,6 +168,7 @@ def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
     ``text`` replaces the package file's contents (generated kernels); ``source`` then only names it.
     """
     names = sorted(set(names))
+    check_arch(arch)
     text = source_text(source) if text is None else text
     key = _cache_key(text, names, arch, options, defines)
     cdir = cache_dir()
@@ -181,7 +190,8 @@ def compile_group(source: str, names: list[str], arch: str, options: tuple = (),
         with _nvrtc_cache_disabled():
             obj = prog.compile("cubin", name_expressions=names, logs=log)
     except Exception as exc:  # NVRTC reports errors as exceptions carrying the log
-        raise CompileError(f"{source} for {arch}: {exc}".strip()) from None
+        full = str(exc).strip()
+        raise CompileError(f"{source} for {arch}: {first_error(full)}", log=full) from None
     raw = {_text(k): _text(v) for k, v in (obj.symbol_mapping or {}).items()}
     mapping = {n: raw.get(n, n) for n in names}
     text = log.getvalue()
@@ -222,6 +232,10 @@ def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
 
 
 def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
+    """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch."""
+    for s in specs:
+        if not runs_on(s, arch):
+            raise ArchError(f"{s.label} needs sm_{s.min_sm} or newer; not built for {arch}")
     out = {}
     for (source, options, defines), members in group_specs(specs).items():
         mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
@@ -239,13 +253,54 @@ def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:
 
 
 def parse_arch(arch: str) -> str:
-    """Accept ``sm_90``, ``90``, ``9.0`` or ``compute_90``; return ``sm_XY``."""
-    a = arch.strip().lower()
-    m = (re.fullmatch(r"(\d{1,2})\.(\d)(a?)", a)  # 9.0, 12.0
-         or re.fullmatch(r"(?:sm_|compute_)?(\d{1,2})(\d)(a?)", a))  # sm_90, 120, compute_80
+    """Accept ``sm_90``, ``90``, ``9.0`` or ``compute_90``; return ``sm_XY``. ArchError for anything else."""
+    a = str(arch).strip().lower()
+    m = (re.fullmatch(r"(\d{1,2})\.(\d)([af]?)", a)  # 9.0, 12.0
+         or re.fullmatch(r"(?:sm_|compute_)?(\d{1,2})(\d)([af]?)", a))  # sm_90, 120, compute_80, sm_90a
     if not m:
-        raise ValueError(f"bad arch {arch!r}: expected e.g. sm_90, 9.0 or 90")
+        raise ArchError(f"bad arch {arch!r}: expected e.g. sm_90, 9.0 or 90")
     return f"sm_{m.group(1)}{m.group(2)}{m.group(3)}"
+
+
+def arch_number(arch: str) -> int:
+    """``sm_90a`` -> 90."""
+    return int(re.sub(r"\D", "", parse_arch(arch)))
+
+
+def runs_on(spec: KernelSpec, arch: str) -> bool:
+    """Whether ``spec`` can be built for ``arch`` (a variant using sm_80+ PTX cannot be built for sm_75)."""
+    return arch_number(arch) >= spec.min_sm
+
+
+@cache
+def nvrtc_archs() -> tuple[int, ...]:
+    """The SM numbers this NVRTC can compile for (75, 80, ..., 120, ...)."""
+    err, archs = _nvrtc().nvrtcGetSupportedArchs()
+    return tuple(int(a) for a in archs)
+
+
+def check_arch(arch: str) -> str:
+    """``arch`` if this NVRTC can compile for it, else ArchError naming the archs it can."""
+    sm = arch_number(arch)
+    known = nvrtc_archs()
+    if sm not in known:
+        major, minor = nvrtc_version()
+        raise ArchError(f"NVRTC {major}.{minor} cannot compile for {arch}; it knows "
+                        f"{', '.join(f'sm_{a}' for a in known)} (gpumemlab supports {', '.join(SUPPORTED_ARCHS)})")
+    return arch
+
+
+_PTXAS_ERROR = re.compile(r"(?:error|fatal)\s*:\s*(.+)", re.IGNORECASE)
+
+
+def first_error(log: str) -> str:
+    """The first compiler error of an NVRTC/ptxas log, with how many more there are."""
+    errors = [m.group(1).strip() for line in log.splitlines() if (m := _PTXAS_ERROR.search(line))]
+    errors = [e for e in errors if not e.startswith("Ptx assembly aborted")] or errors
+    if not errors:
+        return log.strip().splitlines()[0] if log.strip() else "compilation failed"
+    more = len(errors) - 1
+    return errors[0] + (f" (and {more} more error{'s' if more > 1 else ''})" if more else "")
 
 
 def kernel_resources(name: str, cc) -> dict:

@@ -26,6 +26,7 @@ class KernelSpec:
     extra ``ProgramOptions`` as ``(key, value)`` pairs, e.g. ``(("max_register_count", 32),)``.
     ``defines``: ``-D`` macros as ``(name, value)`` pairs. ``spills_expected``: a deliberate
     register-pressure demonstration (``max_register_count``), exempt from the no-spill check.
+    ``min_sm``: the oldest arch it builds for (80: uses sm_80+ PTX); older archs skip it.
     """
 
     source: str
@@ -33,6 +34,7 @@ class KernelSpec:
     options: tuple[tuple[str, object], ...] = field(default=())
     defines: tuple[tuple[str, str], ...] = field(default=())
     spills_expected: bool = field(default=False, compare=False)
+    min_sm: int = field(default=0, compare=False)
 
     @property
     def label(self) -> str:
@@ -42,7 +44,8 @@ class KernelSpec:
     def with_options(self, **options) -> "KernelSpec":
         merged = dict(self.options)
         merged.update(options)
-        return KernelSpec(self.source, self.name, tuple(sorted(merged.items())), self.defines, self.spills_expected)
+        return KernelSpec(self.source, self.name, tuple(sorted(merged.items())), self.defines, self.spills_expected,
+                          self.min_sm)
 
 
 @cache

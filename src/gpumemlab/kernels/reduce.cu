@@ -136,13 +136,18 @@ __global__ void __launch_bounds__(BLOCK) reduce5(T* __restrict__ out, const T* _
 }
 
 // 16-byte read-only load. LOAD 0: __ldg (ld.global.nc); 1: PTX ld.global.nc.L1::no_allocate.L2::256B (read once,
-// the L2 fetches 256-byte blocks); 2: ld.global.nc.L1::no_allocate only (read once, no L1 line allocated)
+// the L2 fetches 256-byte blocks; the L2 size hint is sm_80+ PTX, so kernels/reduce.py declares LOAD 1 min_sm 80);
+// 2: ld.global.nc.L1::no_allocate only (read once, no L1 line allocated; sm_70+)
 template <int LOAD> __device__ __forceinline__ uint4 ld_nc16(const void* p) {
     uint4 r;
-    if constexpr (LOAD == 1)
+    if constexpr (LOAD == 1) {
+#if __CUDA_ARCH__ >= 800
         asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
             : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-    else
+#else
+        static_assert(LOAD != 1, "LOAD 1 (the L2::256B hint) needs sm_80 or newer");
+#endif
+    } else
         asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
             : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
     return r;
@@ -221,9 +226,16 @@ __device__ __forceinline__ Acc thread_share(const T* __restrict__ in, long long 
 
 // Min blocks per SM for __launch_bounds__: the register budget ptxas must meet (without one it sinks the loads
 // to their first use, 4 in flight). x16 needs ~80 registers for its 64 loaded words (3 blocks of 256 fit);
-// 8-byte accumulators need more registers than 2048 threads allow at x4.
+// 8-byte accumulators need more registers than 2048 threads allow at x4. x4 with 4-byte sums gets 2048 threads
+// (32 registers) up to sm_90; sm_100/sm_103's ptxas needs one more 64-bit register in reduce7's even-share path
+// (8 B spilled at 32), so there it gets 1536 threads (40 registers, as sm_86/sm_120 get from their 1536-thread SMs).
+#if __CUDA_ARCH__ >= 1000
+#define REDUCE_X4_THREADS 1536
+#else
+#define REDUCE_X4_THREADS 2048
+#endif
 __host__ __device__ constexpr int reduce_min_blocks(int block, int unroll, int acc_bytes) {
-    const int threads = unroll >= 16 ? 512 : unroll >= 8 || acc_bytes > 4 ? 1024 : 2048;
+    const int threads = unroll >= 16 ? 512 : unroll >= 8 || acc_bytes > 4 ? 1024 : REDUCE_X4_THREADS;
     return threads / block > 0 ? threads / block : 1;
 }
 #define REDUCE_BOUNDS __launch_bounds__(BLOCK, reduce_min_blocks(BLOCK, UNROLL, sizeof(Acc)))

@@ -18,6 +18,7 @@ FINAL_BLOCK = 1024   # threads of the single-block final pass
 UNROLLS = (1, 2, 4, 8, 16)
 BLOCKS = (256, 512)
 LOADS = {0: "__ldg", 1: "L2::256B", 2: "no_allocate"}  # the 16-byte load (load16 in reduce.cu)
+LOAD_MIN_SM = {1: 80}  # the L2::256B size hint is sm_80+ PTX: older archs skip those variants
 MAPPINGS = {0: "even share", 1: "strip-mined"}          # which vectors a block reads (thread_share in reduce.cu)
 
 
@@ -43,7 +44,7 @@ class VecConfig:
 
     def spec(self, ctype: str = "float", acc: str | None = None) -> KernelSpec:
         return KernelSpec(SRC, f"{self.kernel}<{ctype}, {acc or ctype}, {self.block}, {self.unroll}, {self.load}, "
-                               f"{self.mapping}>")
+                               f"{self.mapping}>", min_sm=LOAD_MIN_SM.get(self.load, 0))
 
     @property
     def label(self) -> str:

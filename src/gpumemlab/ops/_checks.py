@@ -1,20 +1,35 @@
-"""Input checks shared by the library functions: typed exceptions with one clear line."""
+"""Input checks shared by the library functions: typed exceptions with one clear line.
+
+InputTypeError (also a TypeError): not a GPU array, or a dtype not supported. UsageError (also a
+ValueError): wrong number of dimensions, not contiguous, wrong shape. NoDeviceError: CuPy unusable.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputTypeError, NoDeviceError, UsageError
+
+
+def cupy_module():
+    """CuPy, or NoDeviceError when it cannot be imported (no CUDA libraries)."""
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - ImportError or a CUDA library error raised while importing
+        raise NoDeviceError(f"no CUDA device: cannot import CuPy ({type(exc).__name__}: {exc})") from None
+    return cupy
+
 
 def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None, contiguous: bool = True):
     """A CuPy view of ``x`` (CuPy array or anything with ``__cuda_array_interface__``/DLPack).
 
-    Raises TypeError for host arrays, unsupported objects or dtypes; ValueError for the wrong
+    Raises InputTypeError for host arrays, unsupported objects or dtypes; UsageError for the wrong
     number of dimensions or a non-contiguous input (when ``contiguous``).
     """
-    import cupy
+    cupy = cupy_module()
 
     if isinstance(x, np.ndarray):
-        raise TypeError(f"{name}: a NumPy (host) array; pass a GPU array (cupy.asarray({name}))")
+        raise InputTypeError(f"{name}: a NumPy (host) array; pass a GPU array (cupy.asarray({name}))")
     if isinstance(x, cupy.ndarray):
         arr = x
     elif hasattr(x, "__cuda_array_interface__"):
@@ -22,15 +37,15 @@ def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None,
     elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2:
         arr = cupy.from_dlpack(x)
     else:
-        raise TypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
+        raise InputTypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
     allowed = tuple(np.dtype(d) for d in dtypes) if dtypes is not None else (arr.dtype,)  # None: any dtype
     if arr.dtype not in allowed:
         names = ", ".join(str(d) for d in allowed)
-        raise TypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")
+        raise InputTypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name}: expected a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}")
+        raise UsageError(f"{name}: expected a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}")
     if contiguous and not arr.flags.c_contiguous:
-        raise ValueError(f"{name}: must be C-contiguous (row-major); call cupy.ascontiguousarray first")
+        raise UsageError(f"{name}: must be C-contiguous (row-major); call cupy.ascontiguousarray first")
     return arr
 
 
@@ -38,5 +53,5 @@ def check_out(out, shape: tuple, dtype, name: str = "out"):
     """Validate a caller-provided output array."""
     arr = as_device_array(out, name, (dtype,), ndim=len(shape))
     if tuple(arr.shape) != tuple(shape):
-        raise ValueError(f"{name}: shape {tuple(arr.shape)} != expected {tuple(shape)}")
+        raise UsageError(f"{name}: shape {tuple(arr.shape)} != expected {tuple(shape)}")
     return arr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UsageError
 from ._checks import as_device_array
 
 _VEC = 16  # bytes per float4
@@ -27,7 +28,7 @@ def copy(x, out=None):
     else:
         dst = as_device_array(out, "out", (src.dtype,))
         if dst.shape != src.shape:
-            raise ValueError(f"out: shape {dst.shape} != x shape {src.shape}")
+            raise UsageError(f"out: shape {dst.shape} != x shape {src.shape}")
     if src.nbytes == 0:
         return dst
     n_vec = src.nbytes // _VEC

@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import UsageError
 from ..kernels import KERNEL_DIR, KernelSpec
 from ..kernels import matmul as K
 
@@ -201,7 +202,7 @@ def _grid2d(variant: str, nx: int, ny: int, block: tuple[int, int], per_x: int =
     gx = max(1, math.ceil(nx / (block[0] * per_x)))
     gy = max(1, math.ceil(ny / block[1]))
     if gy > MAX_GRID_Y:
-        raise ValueError(f"matmul: {variant} launches a 2-D grid with {gy} rows of blocks (limit {MAX_GRID_Y}); "
+        raise UsageError(f"matmul: {variant} launches a 2-D grid with {gy} rows of blocks (limit {MAX_GRID_Y}); "
                          "use variant='auto'")
     return gx, gy
 
@@ -230,7 +231,7 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
     fast = n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out)
     vec = vec or (4 if fast else 1)
     if vec == 4 and not fast:
-        raise ValueError("register_blocked vec=4 needs N % 4 == 0, K % 4 == 0 and 16-byte aligned arrays")
+        raise UsageError("register_blocked vec=4 needs N % 4 == 0, K % 4 == 0 and 16-byte aligned arrays")
     chunk, splits = split_chunk(k, cfg.bk, splits or 1)
     spec = cfg.spec(vec, split=splits > 1)
     kernel = runtime.get_kernel(spec)
@@ -275,14 +276,14 @@ def plan(variant: str, a, b, out, config: K.RBConfig | None = None) -> Plan:
         variant = "register_blocked"
     v = VARIANTS.get(variant)
     if v is None:
-        raise ValueError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS + AAT_VARIANTS)}")
+        raise UsageError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS + AAT_VARIANTS)}")
     if v.name == "register_blocked":
         return register_blocked_plan(a, b, out, config)
     m, k = a.shape
     n = m if v.op == "aat" else b.shape[1]
     if v.k32:
         if k != K.TILE_DIM or m % K.TILE_DIM or n % K.TILE_DIM:
-            raise ValueError(f"matmul: {variant} (Best Practices 9.2.3, w = 32) needs K == 32 and M, N multiples "
+            raise UsageError(f"matmul: {variant} (Best Practices 9.2.3, w = 32) needs K == 32 and M, N multiples "
                              f"of 32; got M={m}, N={n}, K={k}")
     kernel = runtime.get_kernel(v.spec)
     bx, by = v.block
@@ -326,22 +327,22 @@ def _overlaps(x, y) -> bool:
 def validate(a, b, out=None, variant: str = "auto"):
     """Check the arguments of :func:`matmul`; return (a, b, out-or-None) as CuPy arrays.
 
-    TypeError: not a GPU array, dtype not float32. ValueError: unknown variant, not 2-D,
-    inner dimensions differ, not C-contiguous, out of the wrong shape or overlapping an input.
+    InputTypeError (a TypeError): not a GPU array, dtype not float32. UsageError (a ValueError): unknown
+    variant, not 2-D, inner dimensions differ, not C-contiguous, out of the wrong shape or overlapping an input.
     """
     from ._checks import as_device_array, check_out
 
     if not isinstance(variant, str) or variant not in MATMUL_VARIANTS:
-        raise ValueError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS)}")
+        raise UsageError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS)}")
     a = as_device_array(a, "a", (np.float32,), ndim=2)
     b = as_device_array(b, "b", (np.float32,), ndim=2)
     if a.shape[1] != b.shape[0]:
-        raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
+        raise UsageError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
                          f"(a.shape[1] = {a.shape[1]} != b.shape[0] = {b.shape[0]})")
     if out is not None:
         out = check_out(out, (a.shape[0], b.shape[1]), np.float32)
         if out.size and (_overlaps(out, a) or _overlaps(out, b)):
-            raise ValueError("out: overlaps an input; pass a separate output array")
+            raise UsageError("out: overlaps an input; pass a separate output array")
     return a, b, out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UsageError
 from ..kernels import transpose as K
 from ._checks import as_device_array
 
@@ -36,7 +37,7 @@ def transpose(x):
     arr = as_device_array(x, "x", DTYPES, ndim=2, contiguous=True)
     rows, cols = (int(s) for s in arr.shape)
     if rows > INT32_MAX or cols > INT32_MAX:
-        raise ValueError(f"x: each side must be below 2^31 elements, got shape {arr.shape}")
+        raise UsageError(f"x: each side must be below 2^31 elements, got shape {arr.shape}")
 
     from ..gpu import runtime
 

@@ -1,14 +1,31 @@
 """The suite: runs experiment declarations on one session (ceilings first), collects the records and
-writes results.json, report.md and plots. The CLI and the tools call these functions."""
+writes results.json, report.md and plots. The CLI and the tools call these functions.
+
+No run is lost: the output folder is checked before any GPU work, results.json is rewritten atomically
+after every experiment, an experiment that raises is recorded as an error while the others still run,
+SIGINT/SIGTERM stop the run in order (results.json keeps what finished), and ``resume`` continues a run.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
+import tempfile
 import time
+import traceback
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import GpumemlabError
+from ..errors import GpumemlabError, UsageError
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a run: the current experiment is abandoned, the finished ones are kept."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 def command_line(argv: list[str]) -> str:
@@ -22,7 +39,62 @@ def command_line(argv: list[str]) -> str:
     return " ".join(["gpumemlab"] + [show(a) for a in argv])
 
 
-def run_suite(selected: list, params_for, quick: bool, command: str, progress_console=None):
+def prepare_out(out: Path, option: str = "--out") -> Path:
+    """Make ``out`` a folder we can write into, or raise UsageError (one line) - before anything is measured."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{option} {out}: is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".gpumemlab-probe-")  # the only sure test of writability
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{option} {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def measure_experiment(exp, session, params: dict) -> list:
+    """Measure one experiment, the suite's one call into an experiment: declarations go through the runner;
+    legacy modules run themselves."""
+    from ..experiments._declare import Experiment as Declared
+    from .runner import run_experiment
+
+    return run_experiment(session, exp, params) if isinstance(exp, Declared) else exp.run(session, params)
+
+
+def finished(res) -> set[str]:
+    """Experiments of a (partial) run that completed without error: what ``resume`` skips."""
+    failed = {e.get("experiment") for e in res.errors}
+    return {name for name in res.experiments if name not in failed}
+
+
+@contextmanager
+def _stop_on_signals():
+    """SIGTERM (and SIGINT) raise :class:`Stopped` in the main thread, so the run ends in order."""
+    def handler(signum, frame):
+        raise Stopped(signum)
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    try:
+        old = {s: signal.signal(s, handler) for s in sigs}
+    except ValueError:  # not the main thread: signals stay with whoever owns them
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run_suite(selected: list, params_for, quick: bool, command: str, progress_console=None,
+              out: Path | None = None, resume=None):
+    """Run ``selected`` experiments; return the RunResults.
+
+    ``out``: a folder (already checked by :func:`prepare_out`) whose results.json is rewritten after every
+    experiment. ``resume``: the RunResults of an earlier run of the same command: its finished experiments are
+    kept and skipped. A run stopped by SIGINT/SIGTERM returns with ``meta["interrupted"]`` set to the signal.
+    """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..bench.ceilings import measure_ceilings
@@ -32,37 +104,82 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
 
     runtime.ensure_device()
     started = time.time()
-    session = Session(quick=quick)
-    errors, describe = [], {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=progress_console, transient=False) as progress:
-        task = progress.add_task("ceilings", total=len(selected) + 1)
-        session.progress = lambda text: progress.update(task, description=text[:90])
-        measure_ceilings(session, quick=quick)
-        progress.advance(task)
-        for exp in selected:
+    done = finished(resume) if resume is not None else set()
+    todo = [e for e in selected if e.name not in done]
+    with _stop_on_signals():
+        session = Session(quick=quick)
+        try:
+            if resume is not None:
+                _check_resumable(resume, session.device, quick)
+            res = RunResults(meta=dict(command=command, date=_now(), version=_version(), quick=quick, complete=False,
+                                       versions=_versions(), timer=session.timer.__dict__),
+                             device=session.device, ceilings=session.ceilings, results=[], experiments={}, errors=[])
+            if resume is not None:
+                res.meta["resumed"] = resume.meta.get("resumed", []) + [resume.meta.get("date")]
+                res.results = [r for r in resume.results if r.experiment in done]
+                res.experiments = {n: d for n, d in resume.experiments.items() if n in done}
             try:
-                describe[exp.name] = exp.describe(run_one(session, exp, params_for(exp)))
-            except GpumemlabError as exc:
-                describe[exp.name] = exp.describe()
-                errors.append(dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}"))
-            finally:
-                _free_pools()
-            progress.advance(task)
-    session.close()
-    meta = dict(command=command, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                version=_version(), wall_s=time.time() - started, quick=quick, versions=_versions(),
-                timer=session.timer.__dict__)
-    return RunResults(meta=meta, device=session.device, ceilings=session.ceilings, results=session.records,
-                      experiments=describe, errors=errors)
+                with Progress(TextColumn("{task.description}"), BarColumn(),
+                              TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                              console=progress_console, transient=False) as progress:
+                    task = progress.add_task("ceilings", total=len(todo) + 1)
+                    session.progress = lambda text: progress.update(task, description=text[:90])
+                    measure_ceilings(session, quick=quick)
+                    progress.advance(task)
+                    for exp in todo:
+                        _run_one(exp, session, params_for(exp), res)
+                        _checkpoint(res, out, started)
+                        progress.advance(task)
+                res.meta["complete"] = True
+            except Stopped as stop:
+                res.meta["interrupted"] = signal.Signals(stop.signum).name
+        finally:
+            _close(session)
+        _checkpoint(res, out, started)
+    return res
 
 
-def run_one(session, exp, params: dict) -> list:
-    """The records of one experiment: declarations go through the runner; legacy modules run themselves."""
-    from ..experiments._declare import Experiment as Declared
-    from .runner import run_experiment
+def _run_one(exp, session, params: dict, res) -> None:
+    """Run one experiment into ``res``; any Exception it raises becomes an entry of ``res.errors``."""
+    first = len(session.records)
+    try:
+        records = measure_experiment(exp, session, params)
+        res.experiments[exp.name] = exp.describe(records)
+    except Exception as exc:  # noqa: BLE001 - one experiment's failure must not lose the others' results
+        res.experiments[exp.name] = exp.describe()
+        entry = dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}")
+        if not isinstance(exc, GpumemlabError):  # not raised on purpose: keep where it came from
+            entry["traceback"] = traceback.format_exc()
+        res.errors.append(entry)
+    finally:
+        _free_pools()
+    res.results.extend(session.records[first:])  # a failed experiment's finished variants are kept too
 
-    return run_experiment(session, exp, params) if isinstance(exp, Declared) else exp.run(session, params)
+
+def _check_resumable(prev, device: dict, quick: bool) -> None:
+    if prev.device.get("name") != device.get("name"):
+        raise UsageError(f"--resume: the results were measured on {prev.device.get('name')}, this GPU is "
+                         f"{device.get('name')}; use another --out")
+    if bool(prev.meta.get("quick")) != bool(quick):
+        raise UsageError(f"--resume: the results were measured {'with' if prev.meta.get('quick') else 'without'} "
+                         f"--quick; pass the same options")
+
+
+def _checkpoint(res, out: Path | None, started: float) -> None:
+    res.meta["wall_s"] = time.time() - started
+    if out is not None:
+        res.save(Path(out) / "results.json")  # atomic: an interrupted write leaves the previous file
+
+
+def _close(session) -> None:
+    try:
+        session.close()
+    except Exception:  # noqa: BLE001 - after a CUDA error the context may be gone; the results matter more
+        pass
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _free_pools():
@@ -99,15 +216,19 @@ def _versions() -> dict:
 
 
 def write_report(res, out: Path) -> Path:
+    """results.json, report.md and the plots into ``out``: rendered in a temporary folder beside it, then
+    moved into place file by file, so a failure while rendering leaves no partial report."""
     from ..report.html import write_html
     from ..report.markdown import render
     from ..report.plots import write_plots
 
-    out.mkdir(parents=True, exist_ok=True)
-    res.save(out / "results.json")
-    plots = write_plots(res, out)
-    (out / "report.md").write_text(render(res, plots))
-    write_html(res, out, plots)
+    out = prepare_out(out)
+    with tempfile.TemporaryDirectory(dir=out, prefix=".gpumemlab-render-") as tmp:
+        tmp = Path(tmp)
+        res.save(tmp / "results.json")
+        plots = write_plots(res, tmp)
+        (tmp / "report.md").write_text(render(res, plots))
+        write_html(res, tmp, plots)
+        for f in sorted(tmp.iterdir()):
+            os.replace(f, out / f.name)
     return out
-
-
