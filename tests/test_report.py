@@ -59,7 +59,7 @@ def test_results_round_trip_keeps_raw_samples(tmp_path):
 def test_speedups_are_per_group_and_refuse_ambiguous_baselines():
     import pytest
 
-    from gpumemlab.bench.session import speedups
+    from gpumemlab.suite.runner import speedups
 
     recs = [_record("e", v, o, t) for v, o, t in (("naive", 0, 4e-3), ("fast", 0, 1e-3),
                                                    ("naive", 8, 2e-3), ("fast", 8, 1e-3))]

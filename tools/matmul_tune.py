@@ -190,7 +190,7 @@ def bench(out_dir: str, names: list[str]) -> None:
     importing only these experiment modules; writes results.json (and report.md when the report renders)."""
     import importlib
 
-    from gpumemlab.bench.ceilings import measure_ceilings
+    from gpumemlab.suite.ceilings import measure_ceilings
     from gpumemlab.bench.records import RunResults
     from gpumemlab.bench.session import Session
     from gpumemlab.gpu import runtime

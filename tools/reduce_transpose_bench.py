@@ -103,7 +103,7 @@ def main(argv) -> int:
     print(f"streams: work {session.stream.handle:#x}, CuPy current {cupy.cuda.get_current_stream().ptr:#x}")
     t0 = time.perf_counter()
     try:  # the suite's own ceilings (copy, read, SGEMM); ours (copy, read) if that fails
-        from gpumemlab.bench.ceilings import measure_ceilings as suite_ceilings
+        from gpumemlab.suite.ceilings import measure_ceilings as suite_ceilings
 
         suite_ceilings(session)
     except Exception as exc:

@@ -25,7 +25,7 @@ def command_line(argv: list[str]) -> str:
 def run_suite(selected: list, params_for, quick: bool, command: str, progress_console=None):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..bench.ceilings import measure_ceilings
+    from .ceilings import measure_ceilings
     from ..bench.records import RunResults
     from ..bench.session import Session
     from ..gpu import runtime
@@ -58,11 +58,10 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
 
 
 def run_one(session, exp, params: dict) -> list:
-    """The records of one experiment: declarations go through the runner; legacy modules run themselves."""
-    from ..experiments._declare import Experiment as Declared
+    """The records of one experiment declaration, measured by the runner."""
     from .runner import run_experiment
 
-    return run_experiment(session, exp, params) if isinstance(exp, Declared) else exp.run(session, params)
+    return run_experiment(session, exp, params)
 
 
 def _free_pools():
