@@ -39,7 +39,7 @@ def check(names: list[str]) -> dict:
     import numpy as np
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels.matmul import RBConfig
     from gpumemlab.ops.matmul import register_blocked_plan
@@ -90,7 +90,7 @@ def tune(names: list[str], shapes: list[str]) -> dict:
     from gpumemlab.bench.stats import gflop_per_s
     from gpumemlab.bench.timer import TimerConfig, time_gpu
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.matmul import Reference, cublas_runner
+    from gpumemlab.experiments._matmul import Reference, cublas_runner
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels.matmul import RBConfig
     from gpumemlab.ops.matmul import _split_options, choose, register_blocked_plan
@@ -191,6 +191,7 @@ def bench(out_dir: str, names: list[str]) -> None:
     import importlib
 
     from gpumemlab.suite.ceilings import measure_ceilings
+    from gpumemlab.suite.runner import run_experiment
     from gpumemlab.bench.records import RunResults
     from gpumemlab.bench.session import Session
     from gpumemlab.gpu import runtime
@@ -205,7 +206,7 @@ def bench(out_dir: str, names: list[str]) -> None:
         t = time.time()
         n0 = len(session.records)
         try:
-            exp.run(session, dict(exp.params))
+            run_experiment(session, exp, dict(exp.params))
         except Exception as exc:
             errors.append(dict(experiment=name, error=f"{type(exc).__name__}: {exc}"))
         describe[name] = exp.describe(session.records[n0:])
@@ -297,7 +298,7 @@ def profile(names: list[str], shape: str = "4096x4096x4096") -> None:
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.matmul import cublas_runner
+    from gpumemlab.experiments._matmul import cublas_runner
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels.matmul import RBConfig
     from gpumemlab.ops.matmul import register_blocked_plan

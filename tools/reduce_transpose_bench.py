@@ -22,7 +22,7 @@ def measure_ceilings(session) -> None:
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.vector_copy import copy_kernel_runner, memcpy_runner
+    from gpumemlab.experiments._copies import copy_kernel_runner, memcpy_runner
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import copy as C
 
@@ -91,6 +91,7 @@ def headline(records) -> list[str]:
 def main(argv) -> int:
     from gpumemlab.bench.session import Session
     from gpumemlab.experiments import get
+    from gpumemlab.suite.runner import run_experiment
     from gpumemlab.gpu import runtime
 
     out_dir = Path(argv[1]) if len(argv) > 1 else Path(".")
@@ -122,7 +123,7 @@ def main(argv) -> int:
             print(f"NOTE before {name}: CuPy's current stream {current:#x} != work stream {session.stream.handle:#x}")
         t = time.perf_counter()
         try:
-            recs = exp.run(session, dict(exp.params))
+            recs = run_experiment(session, exp, dict(exp.params))
         except Exception as exc:  # keep going: one run of this script must report everything it can
             import traceback
 

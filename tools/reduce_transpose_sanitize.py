@@ -19,6 +19,7 @@ def main() -> int:
     from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import reduce as R
+    from gpumemlab.kernels import CTYPES
     from gpumemlab.kernels import transpose as T
 
     runtime.work_stream()
@@ -57,7 +58,7 @@ def main() -> int:
             got = float(gpumemlab.sum(cupy.asarray(x)))
             check(abs(got - x.astype(np.float64).sum()) <= 1e-3 * max(1.0, np.abs(x).sum() * 1e-3), f"sum {dtype} {n}")
     # the register-pressure kernel, natural and with spills to local memory
-    from gpumemlab.kernels import launch as L
+    from gpumemlab.kernels import register_pressure as L
 
     xa = cupy.asarray(random_nonzero(5000, np.float32, rng))
     outs = []
@@ -67,7 +68,7 @@ def main() -> int:
         outs.append(o.get())
     check(all(np.array_equal(o, outs[0]) for o in outs), "accumulators with register limits")
     # transpose ladder and the library
-    for ctype, dtype in ((v, k) for k, v in T.CTYPES.items()):
+    for ctype, dtype in ((CTYPES[d], d) for d in T.DTYPES):
         for rows, cols in ((33, 65), (64, 64), (132, 68), (1, 9)):
             x = random_nonzero((rows, cols), dtype, rng)
             xd = cupy.asarray(x)
