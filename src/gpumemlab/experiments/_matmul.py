@@ -117,15 +117,18 @@ class Operands:
         if p.config is not None:
             extra.update(config=p.config.name, vec=p.vec, splits=p.splits, threads=p.config.threads,
                          smem_bytes=p.config.smem_bytes)
-        after = None
-        if p.parts:  # transposed_b: the transpose timed on its own too (it is included in the record's time)
-            def after(rec, part=p.parts["transpose"]):
-                rec.extra["transpose_s"] = time_gpu(part, stream=self.session.stream,
-                                                    cfg=timer or self.session.timer).stats.median
+        # transposed_b: the transpose timed on its own too (it is included in the record's time)
+        after = self._time_part(p.parts["transpose"], timer) if p.parts else None
         return Case(variant, p.run, self.ref.verifier(p.run, self.out, variant), model=model, extra=extra,
                     timer=timer, after=after, naive=naive,
                     versus=(CUBLAS,) if head_to_head else (),
                     **self._common())
+
+    def _time_part(self, part, timer: TimerConfig | None):
+        def after(rec):
+            rec.extra["transpose_s"] = time_gpu(part, stream=self.session.stream,
+                                                cfg=timer or self.session.timer).stats.median
+        return after
 
 
 def vs_cublas(keys: tuple[str, ...]):
