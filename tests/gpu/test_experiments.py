@@ -18,17 +18,6 @@ TRIMMED = {"offset_copy": dict(offsets=[0, 1, 8]), "stride_copy": dict(strides=[
 
 
 @pytest.fixture(scope="module")
-def session():
-    from gpumemlab.bench.session import Session
-    from gpumemlab.suite.ceilings import measure_ceilings
-
-    s = Session(quick=True)
-    measure_ceilings(s, quick=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture(scope="module")
 def committed_shapes():
     from gpumemlab.bench.records import RunResults
 

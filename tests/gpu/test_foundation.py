@@ -16,17 +16,6 @@ def cp():
     return cupy
 
 
-@pytest.fixture(scope="module")
-def session():
-    from gpumemlab.suite.ceilings import measure_ceilings
-    from gpumemlab.bench.session import Session
-
-    s = Session(quick=True)
-    measure_ceilings(s, quick=True)
-    yield s
-    s.close()
-
-
 def test_device_info_is_read_from_the_device():
     from gpumemlab.gpu import runtime
 
