@@ -1,6 +1,6 @@
 """A measurement session: the device, the work stream, the ceilings, the L2 flusher and the records.
 
-Experiments call :meth:`Session.measure` for each variant: it verifies first, then times, then
+The suite's runner calls :meth:`Session.measure` for each case: it verifies first, then times, then
 writes a :class:`Record` with bandwidth, throughput and the percentage of the chosen ceiling.
 """
 
