@@ -21,7 +21,9 @@ from types import SimpleNamespace
 
 from gpumemlab.bench.records import Record
 from gpumemlab.errors import UsageError
-from gpumemlab.experiments import Experiment
+from contextlib import nullcontext
+
+from gpumemlab.experiments import Case, Claim, Experiment, outside
 
 DEVICE = dict(name="FakeGPU", arch="sm_90", cc=[9, 0], sm_count=4)
 
@@ -39,7 +41,7 @@ def _record(name: str, number: int) -> Record:
 
 
 def _experiment(name: str, number: int, order: int) -> Experiment:
-    def run(session, params):
+    def cases(session, params):
         _log(name)
         if name == "slow":
             time.sleep(float(os.environ.get("FAKE_SLOW_S", "0")))
@@ -47,11 +49,9 @@ def _experiment(name: str, number: int, order: int) -> Experiment:
             raise RuntimeError("the fake kernel crashed")
         if name == "bad" and os.environ.get("FAKE_BOOM"):
             raise UsageError("the fake size is too large")
-        rec = _record(name, number)
-        session.records.append(rec)
-        return [rec]
-    return Experiment(name=name, title=f"fake {name}", seed="none", seed_claim="none", run=run, params=dict(n=[1]),
-                      order=order)
+        yield Case("v", lambda: None, None, params=dict(n=number))
+    return Experiment(name=name, title=f"fake {name}", claims=(Claim("none", outside("a fake")),), cases=cases,
+                      params=dict(n=[1]), order=order)
 
 
 EXPERIMENTS = {e.name: e for e in (_experiment(n, i + 1, i) for i, n in
@@ -64,7 +64,13 @@ class FakeSession:
         self.device = dict(DEVICE, name=os.environ.get("FAKE_DEVICE", DEVICE["name"]))
         self.ceilings, self.records, self.progress = {}, [], None
         self.timer = SimpleNamespace(warmup=1)
+        self.stream = nullcontext()
         self.closed = False
+
+    def measure(self, *, experiment: str, params: dict, **_):
+        rec = _record(experiment, params["n"])
+        self.records.append(rec)
+        return rec
 
     def close(self) -> None:
         self.closed = True
@@ -76,7 +82,7 @@ def fake_ceilings(session, quick=False):
 
 
 def install(patch) -> None:
-    import gpumemlab.bench.ceilings as ceilings
+    import gpumemlab.suite.ceilings as ceilings
     import gpumemlab.bench.session as session
     import gpumemlab.experiments as experiments
     import gpumemlab.gpu.runtime as runtime

@@ -1,8 +1,7 @@
-"""The measurement harness without a GPU, against known answers: check_close / rel_error failing when they must
+"""The measurement harness without a GPU, against known answers: check_close failing when they must
 and passing at exactly the tolerance, poison and random inputs, and the timer's logic on a fake stream whose
 clock only the "kernels" advance (so every duration, batch size and sample count is known in advance)."""
 
-import math
 
 import numpy as np
 import pytest
@@ -77,18 +76,7 @@ def test_check_close_compares_float32_output_with_a_float64_reference():
         verify.check_close(got, want, what="f32")
 
 
-# ------------------------------------------------------------------ rel_error, poison, random inputs
-
-
-def test_rel_error_known_answers():
-    assert verify.rel_error(np.array([3.0, 5.0]), np.array([3.0, 4.0])) == 0.2  # ||(0, 1)|| / ||(3, 4)||
-    assert verify.rel_error(np.array([0.5]), np.array([0.0])) == 0.5  # zero reference: absolute error
-    assert verify.rel_error(np.array([1.0, np.nan]), np.array([1.0, 1.0])) == math.inf
-    assert verify.check_rel_error(np.array([3.0, 5.0]), np.array([3.0, 4.0]), what="r", tol=0.2) == 0.2
-    with pytest.raises(VerificationError, match=r"^r: relative error 2\.000e-01 above 1\.9e-01$"):
-        verify.check_rel_error(np.array([3.0, 5.0]), np.array([3.0, 4.0]), what="r", tol=0.19)
-    with pytest.raises(VerificationError, match="relative error inf"):
-        verify.check_rel_error(np.array([np.inf, 4.0]), np.array([3.0, 4.0]), what="r", tol=1e30)
+# ------------------------------------------------------------------ poison, random inputs
 
 
 @pytest.mark.parametrize("dtype,value", [(np.float32, np.nan), (np.float64, np.nan), (np.int32, verify.INT_POISON),

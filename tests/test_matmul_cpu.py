@@ -93,8 +93,12 @@ def test_default_config_geometry():
     assert cfg.smem_bytes == cfg.stages * (cfg.bk * (cfg.bm + 4) + cfg.bk * cfg.bn) * 4
 
 
+def op_per_byte(variant, config=None):
+    return K.VARIANTS[variant].op_per_byte(config)
+
+
 def test_op_per_byte_matches_seed_000_exercise():
-    from gpumemlab.experiments.matmul import op_per_byte
+    from gpumemlab.model.intensity import reuse_intensity
 
     assert op_per_byte("naive") == pytest.approx(0.25)
     assert op_per_byte("tiled_32") == pytest.approx(8.0)
@@ -106,19 +110,20 @@ def test_op_per_byte_matches_seed_000_exercise():
     assert op_per_byte("corner_turning") == pytest.approx(8.0)
     assert op_per_byte("register_blocked", K.DEFAULT) == pytest.approx(0.5 / (1 / 128 + 1 / 256))  # 128 x 256 tiles
     assert op_per_byte("register_blocked", K.CANDIDATES[1]) == pytest.approx(32.0)  # 128 x 128 tiles
-    with pytest.raises(ValueError):
-        K.op_per_byte(0, 4)
+    assert op_per_byte("shared_ab_multiply") == pytest.approx(8.0)  # reuse factors 32 x 32: no analyzer kernel
+    assert op_per_byte("coalesced_multiply") == pytest.approx(0.5 / (1 + 1 / 32))
+    with pytest.raises(ValueError, match="reuse factors must be >= 1"):
+        reuse_intensity(0, 4)
 
 
 def test_op_per_byte_formula_agrees_with_the_analyzer():
     """The reuse-factor formula and model.intensity give the same OP/B for every rung the model knows."""
-    intensity = pytest.importorskip("gpumemlab.model.intensity")
-    from gpumemlab.ops.matmul import VARIANTS
+    from gpumemlab.model.intensity import matmul_intensity, reuse_intensity
 
     checked = 0
-    for v in VARIANTS.values():
+    for v in K.VARIANTS.values():
         if v.intensity is not None:
-            assert intensity.matmul_intensity(*v.intensity) == pytest.approx(K.op_per_byte(*v.reuse)), v.name
+            assert matmul_intensity(*v.intensity) == pytest.approx(reuse_intensity(*v.reuse)), v.name
             checked += 1
     assert checked >= 10
 
@@ -126,30 +131,34 @@ def test_op_per_byte_formula_agrees_with_the_analyzer():
 def test_ladder_variants_are_declared():
     from gpumemlab.ops import matmul as ops
 
+    assert K.LADDER[0] == "naive" and K.LADDER[-1] == "register_blocked" and K.TEACHING == K.LADDER[:-1]
+    assert not any(K.VARIANTS[n].k32 or K.VARIANTS[n].op == "aat" for n in K.LADDER)
     for name in ("naive", "naive_col_major", "transposed_b", "simple_multiply", "coalesced_multiply",
                  "shared_ab_multiply", "tiled_8", "tiled_16", "tiled_32", "corner_turning", "coarsened_1",
                  "coarsened_2", "coarsened_4", "coarsened_8", "aat_simple", "aat_shared", "aat_padded",
                  "register_blocked"):
-        assert name in ops.VARIANTS
+        assert name in K.VARIANTS
     assert set(ops.AAT_VARIANTS) == {"aat_simple", "aat_shared", "aat_padded"}
     assert "auto" in ops.MATMUL_VARIANTS and "aat_simple" not in ops.MATMUL_VARIANTS
-    specs = {v.spec for v in ops.VARIANTS.values() if v.spec is not None}
+    specs = {v.spec for v in K.VARIANTS.values() if v.spec is not None}
     assert specs <= set(K.KERNELS)
 
 
 H100 = dict(name="NVIDIA H100 80GB HBM3", sm_count=132)
 
 
-def test_choose_config_without_a_tuned_entry():
-    from gpumemlab.ops.matmul import choose_config
+def choose_config(*shape, **kw):
+    from gpumemlab.ops.matmul import choose
 
+    return choose(*shape, **kw).config
+
+
+def test_choose_config_without_a_tuned_entry():
     assert choose_config(4096, 4096, 4096, device=H100, entry={}) == K.DEFAULT
     assert choose_config(512, 512, 512, device=H100, entry={}) == K.SMALL  # 8 tiles of 128x256 for 132 SMs
 
 
 def test_choose_config_uses_the_tuned_entry():
-    from gpumemlab.ops.matmul import choose_config
-
     big, small = K.CANDIDATES[0], K.SMALL
     entry = {"shapes": {"1024x1024x1024": {"winner": K.CANDIDATES[2].name}},
              "configs": [{"name": big.name, "rate_gflops": 40000.0, "blocks_per_sm": 2},

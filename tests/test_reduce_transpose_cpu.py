@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from gpumemlab.gpu.compile import compile_specs
-from gpumemlab.kernels import control, intrinsics, launch, reduce, transpose
+from gpumemlab.kernels import divergence, intrinsics, reduce, register_pressure, transpose
 from gpumemlab.ops import reduce as ops_reduce
 from gpumemlab.ops import transpose as ops_transpose
 
-FAMILIES = (reduce, transpose, control, intrinsics, launch)
+FAMILIES = (reduce, transpose, divergence, intrinsics, register_pressure)
 ARCHS = ("sm_80", "sm_90")
 
 
@@ -30,21 +30,21 @@ def compiled(request):
 def test_every_instantiation_compiles_without_spills_except_the_demo(compiled):
     arch, result = compiled
     spilling = sorted(s.label for s, (_, u) in result.items()
-                      if (u.spill_store_bytes or u.spill_load_bytes) and s not in launch.SPILL_DEMO)
+                      if (u.spill_store_bytes or u.spill_load_bytes) and s not in register_pressure.SPILL_DEMO)
     assert spilling == [], f"{arch}: unexpected spills in {spilling}"
     assert len(result) == len({s for fam in FAMILIES for s in fam.KERNELS})
 
 
 def test_spill_demo_really_spills_and_respects_the_limit(compiled):
     arch, result = compiled
-    natural = result[launch.NATURAL][1]
-    assert natural.registers > max(launch.REG_LIMITS), f"{arch}: the demo kernel needs {natural.registers} registers"
-    for limit, spec in zip(launch.REG_LIMITS, launch.SPILL_DEMO):
+    natural = result[register_pressure.NATURAL][1]
+    assert natural.registers > max(register_pressure.REG_LIMITS), f"{arch}: the demo kernel needs {natural.registers} registers"
+    for limit, spec in zip(register_pressure.REG_LIMITS, register_pressure.SPILL_DEMO):
         usage = result[spec][1]
         assert usage.registers <= limit
         assert usage.spill_store_bytes > 0 and usage.local_bytes > 0, f"{arch}: {spec.label} does not spill"
-    assert all(s.spills_expected for s in launch.SPILL_DEMO) and not launch.NATURAL.spills_expected
-    spills = [result[s][1].spill_store_bytes for s in launch.SPILL_DEMO]
+    assert all(s.spills_expected for s in register_pressure.SPILL_DEMO) and not register_pressure.NATURAL.spills_expected
+    spills = [result[s][1].spill_store_bytes for s in register_pressure.SPILL_DEMO]
     assert spills == sorted(spills), "tighter limits must spill more"
 
 
@@ -267,12 +267,14 @@ def test_transpose_grid_respects_the_y_limit():
 
 def test_branch_conditions_match_the_slide():
     tid = np.arange(256)
-    slide_div, slide_uniform = control.SLIDE
+    slide_div, slide_uniform = divergence.SLIDE
     assert slide_div.takes_a(tid).sum() == 253  # threads 3..255
     assert np.array_equal(slide_uniform.takes_a(tid), tid >= 96)  # warps 3..7
-    for v in control.VARIANTS:
+    for v in divergence.VARIANTS:
         warps = [set(v.takes_a(tid[w * 32:(w + 1) * 32]).tolist()) for w in range(8)]
         assert any(len(s) > 1 for s in warps) == v.divergent, v.name
+        assert v.divergent_warps == sum(len(s) > 1 for s in warps), v.name
+    assert slide_div.divergent_warps == 1 and divergence.SWEEP[0].divergent_warps == 8
 
 
 def test_divergence_host_paths_are_bounded():
@@ -328,7 +330,7 @@ def test_experiments_are_registered():
 
     reg = registry()
     for name in ("reduce", "transpose", "divergence", "intrinsics", "launch_config"):
-        assert name in reg and reg[name].seed and reg[name].seed_claim
+        assert name in reg and reg[name].seed != "-" and reg[name].seed_claim != "-"
 
 
 # ------------------------------------------------------------------ findings on synthetic records
@@ -360,7 +362,7 @@ def test_findings_render_from_records():
     assert any("95.0% of the best copy" in s for s in lines) and any("3.00x cupy" in s for s in lines)
 
     dv = [_rec("divergence", v.name, dict(n=1, granularity=v.granularity), 2.0 if v.alternate and v.divergent else 1.0,
-               extra=dict(divergent=v.divergent)) for v in control.VARIANTS]
+               extra=dict(divergent=v.divergent)) for v in divergence.VARIANTS]
     assert any("2.00x" in s for s in reg["divergence"].findings(dv))
 
     acc = dict(max_ulp=1.0)

@@ -59,8 +59,8 @@ def test_results_are_on_disk_after_every_experiment(run_cli, fakes, monkeypatch,
 
     def peek(session, params):  # what an interrupted run would leave at this point
         seen.append([r["experiment"] for r in _load(out)["results"]])
-        return slow.run(session, params)
-    monkeypatch.setitem(fake_suite.EXPERIMENTS, "slow", dataclasses.replace(slow, run=peek))
+        yield from slow.cases(session, params)
+    monkeypatch.setitem(fake_suite.EXPERIMENTS, "slow", dataclasses.replace(slow, cases=peek))
     code, _, err = run_cli("bench", "--out", str(out), "--only", "ok1", "slow", "ok2")
     assert code == 0, err
     assert seen == [["ok1"]]

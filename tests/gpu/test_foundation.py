@@ -16,17 +16,6 @@ def cp():
     return cupy
 
 
-@pytest.fixture(scope="module")
-def session():
-    from gpumemlab.bench.ceilings import measure_ceilings
-    from gpumemlab.bench.session import Session
-
-    s = Session(quick=True)
-    measure_ceilings(s, quick=True)
-    yield s
-    s.close()
-
-
 def test_device_info_is_read_from_the_device():
     from gpumemlab.gpu import runtime
 
@@ -180,23 +169,6 @@ def test_verification_catches_an_unwritten_output(cp):
     out[:9] = src[:9]
     with pytest.raises(VerificationError, match="1 of 10 elements wrong"):
         check_equal_device(out, src, what="demo")
-
-
-@pytest.mark.parametrize("name", ["vector_copy", "offset_copy", "stride_copy", "coalescing_patterns",
-                                  "aos_soa", "squares_sum"])
-def test_experiment_runs_verified(session, name):
-    from gpumemlab.experiments import get
-
-    exp = get(name)
-    params = dict(exp.params)
-    if name == "offset_copy":
-        params["offsets"] = [0, 1, 8]
-    if name == "stride_copy":
-        params["strides"] = [1, 2, 8]
-    recs = exp.run(session, params)
-    assert recs and all(r.verified for r in recs)
-    assert all(r.time_s["n"] >= 10 and r.median_s > 0 for r in recs)
-    assert all(r.gbps and r.gbps > 0 for r in recs if r.bytes)
 
 
 @pytest.mark.parametrize("dtype,shape", [("float32", (1,)), ("float32", (1001, 3)), ("int32", (17,)),

@@ -28,11 +28,12 @@ def operands(cp, m, n, k, seed=0):
 
 def check_plan(cp, variant, a, b, config=None, vec=None, splits=None):
     from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops import matmul as ops
+    from gpumemlab.kernels import matmul as K
 
     m = a.shape[0]
-    n = m if ops.VARIANTS.get(variant) and ops.VARIANTS[variant].op == "aat" else b.shape[1]
+    n = m if K.VARIANTS.get(variant) and K.VARIANTS[variant].op == "aat" else b.shape[1]
     out = cp.empty((m, n), dtype=cp.float32)
     poison(out)
     if variant == "register_blocked":
@@ -40,7 +41,7 @@ def check_plan(cp, variant, a, b, config=None, vec=None, splits=None):
     else:
         p = ops.plan(variant, a, b, out)
     p.run()
-    return Reference(a, b if ops.VARIANTS[variant].op == "ab" else None).check(out, f"{variant} {a.shape}x{n}")
+    return Reference(a, b if K.VARIANTS[variant].op == "ab" else None).check(out, f"{variant} {a.shape}x{n}")
 
 
 GENERAL = ["naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "tiled_32", "corner_turning",
@@ -106,7 +107,7 @@ def test_register_blocked_long_k(cp):
 
 def test_unaligned_views_take_the_scalar_path(cp):
     """A 16-byte-misaligned base pointer must not take the float4 path."""
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops import matmul as ops
 
     a0, b = operands(cp, 65, 64, 64, seed=11)
@@ -121,7 +122,7 @@ def test_unaligned_views_take_the_scalar_path(cp):
 
 def test_nan_never_passes(cp):
     from gpumemlab.errors import VerificationError
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
 
     a, b = operands(cp, 33, 35, 37)
     ref = Reference(a, b)
@@ -139,7 +140,7 @@ def test_nan_never_passes(cp):
 def test_tf32_level_error_is_rejected(cp):
     """Inputs rounded to TF32 (10-bit mantissa) pass the loose 1e-5 norm at 4096 but not the FP32 guard."""
     from gpumemlab.errors import VerificationError
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
 
     a, b = operands(cp, 256, 256, 1024)
     ref = Reference(a, b)
@@ -158,8 +159,8 @@ def test_tf32_level_error_is_rejected(cp):
 
 def test_matmul_auto_and_every_variant_name(cp, poisoned_pool):
     import gpumemlab
-    from gpumemlab.experiments.matmul import Reference
-    from gpumemlab.ops.matmul import AB_VARIANTS, VARIANTS
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.kernels.matmul import AB_VARIANTS, VARIANTS
 
     a, b = operands(cp, 96, 64, 32)
     ref = Reference(a, b)
@@ -177,7 +178,7 @@ def test_matmul_auto_and_every_variant_name(cp, poisoned_pool):
 def test_matmul_out_argument(cp):
     import gpumemlab
     from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
 
     a, b = operands(cp, 70, 90, 110)
     out = cp.empty((70, 90), cp.float32)
@@ -224,7 +225,7 @@ def test_matmul_empty_and_k_zero_follow_numpy(cp):
 
 def test_matmul_accepts_cuda_array_interface(cp):
     import gpumemlab
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
 
     class Wrapped:
         def __init__(self, arr):
@@ -238,7 +239,7 @@ def test_matmul_accepts_cuda_array_interface(cp):
 
 def test_choose_reads_this_device(cp):
     import gpumemlab
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops.matmul import choose
 
@@ -253,7 +254,7 @@ def test_matmul_orders_against_the_callers_stream(cp):
     """Inputs written on another stream right before the call must be seen by the kernel, and its
     result by the caller's next operation on that stream."""
     import gpumemlab
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
 
     from gpumemlab.gpu import runtime
 

@@ -1,6 +1,6 @@
 """GPU tests: every reduce / transpose kernel against NumPy on random non-zero data and odd sizes, the
-library's sum and transpose (sizes 0 and 1, odd shapes, dtypes, bad input), the control / intrinsics /
-launch kernels through their experiments in quick mode."""
+library's sum and transpose (sizes 0 and 1, odd shapes, dtypes, bad input), the divergence / intrinsics /
+register-pressure kernels (every experiment in quick mode: tests/gpu/test_experiments.py)."""
 
 from __future__ import annotations
 
@@ -223,7 +223,7 @@ def test_register_limited_kernels_compute_the_same_values(cp):
     """Every --maxrregcount instantiation against a float64 host model (outputs poisoned), then bit-equal to the
     unconstrained kernel: spilling moves registers to local memory, never changes the arithmetic."""
     from gpumemlab.gpu import runtime
-    from gpumemlab.kernels import launch as K
+    from gpumemlab.kernels import register_pressure as K
 
     grid, block = 132, 256
     xh = host(1 << 16, np.float32, seed=8)
@@ -295,10 +295,11 @@ SHAPES = [(1, 1), (1, 37), (37, 1), (33, 65), (4097, 31), (64, 64), (128, 96), (
 
 
 def _variants_and_shapes():
+    from gpumemlab.kernels import CTYPES
     from gpumemlab.kernels import transpose as K
 
     for v in K.LADDER:
-        for ctype in K.CTYPES.values():
+        for ctype in (CTYPES[d] for d in K.DTYPES):
             for rows, cols in SHAPES:
                 w = v.width(ctype)
                 if rows % w == 0 and cols % w == 0:
@@ -308,9 +309,9 @@ def _variants_and_shapes():
 @pytest.mark.parametrize("variant,ctype,rows,cols", list(_variants_and_shapes()))
 def test_transpose_kernels(cp, variant, ctype, rows, cols):
     from gpumemlab.gpu import runtime
-    from gpumemlab.kernels import transpose as K
+    from gpumemlab.kernels import CTYPES
 
-    dtype = {v: k for k, v in K.CTYPES.items()}[ctype]
+    dtype = {v: k for k, v in CTYPES.items()}[ctype]
     x = host((rows, cols), dtype, seed=rows * 7 + cols)
     xd = cp.asarray(x)
     out_shape = (cols, rows) if variant.transposes else (rows, cols)
@@ -390,20 +391,3 @@ def test_accurate_math_within_the_guide_and_fast_sin_within_its_absolute_bound(c
     exp = K.FUNCTIONS[2]
     fast_exp = accuracy(exp, fast=True, points=1 << 16, seed=3)
     assert fast_exp["max_ulp"] <= 2 + math.floor(1.173 * max(abs(exp.lo), abs(exp.hi))) + 1
-
-
-# ------------------------------------------------------------------ experiments, quick mode (all kernels verified)
-
-@pytest.mark.parametrize("name", ["reduce", "transpose", "divergence", "intrinsics", "launch_config"])
-def test_experiment_quick(cp, name):
-    from gpumemlab.bench.session import Session
-    from gpumemlab.experiments import get
-
-    exp = get(name)
-    session = Session(quick=True)
-    try:
-        records = exp.run(session, dict(exp.params))
-    finally:
-        session.close()
-    assert records and all(r.verified for r in records)
-    assert all(r.median_s > 0 for r in records)

@@ -1,12 +1,11 @@
 """A measurement session: the device, the work stream, the ceilings, the L2 flusher and the records.
 
-Experiments call :meth:`Session.measure` for each variant: it verifies first, then times, then
+The suite's runner calls :meth:`Session.measure` for each case: it verifies first, then times, then
 writes a :class:`Record` with bandwidth, throughput and the percentage of the chosen ceiling.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -121,35 +120,3 @@ class Session:
         ratios = summarize([b / a for a, b in zip(stats["ours"].samples, stats["baseline"].samples)])
         return dict(speedup=ratios.median, p10=ratios.p10, p90=ratios.p90, rounds=ratios.n,
                     ours_median_s=stats["ours"].median, baseline_median_s=stats["baseline"].median)
-
-
-def attach_baseline(records: list[Record], baseline: Record) -> None:
-    """Put a library baseline measured in the same run next to each of our records."""
-    for r in records:
-        entry = dict(median_s=baseline.median_s, gbps=baseline.gbps, gflops=baseline.gflops)
-        if baseline.gflops and r.gflops:
-            entry["ratio"] = r.gflops / baseline.gflops
-        elif r.median_s > 0:
-            entry["ratio"] = baseline.median_s / r.median_s  # > 1: ours is faster
-        r.baselines[baseline.variant] = entry
-
-
-def speedups(records: list[Record], naive: str, keys: tuple[str, ...] = ()) -> None:
-    """Fill ``speedup_vs_naive`` for records that share the naive variant's ``keys`` params."""
-    def group(r):
-        return tuple((k, repr(r.params.get(k))) for k in keys)
-
-    base = {}
-    for r in records:
-        if r.variant == naive:
-            if group(r) in base:
-                raise ValueError(f"speedups: several {naive!r} records share the group {group(r)}; name the keys")
-            base[group(r)] = r.median_s
-    for r in records:
-        t = base.get(group(r))
-        if t and r.median_s > 0:
-            r.speedup_vs_naive = t / r.median_s
-
-
-def blocks_for(n: int, block: int) -> int:
-    return max(1, math.ceil(n / block))

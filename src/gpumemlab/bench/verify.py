@@ -63,23 +63,6 @@ def check_close(actual, expected, *, what: str, rtol: float = 0.0, atol: float =
             f"got {got[idx]!r}, expected {want[idx]!r}")
 
 
-def rel_error(actual, expected) -> float:
-    """||actual - expected|| / ||expected|| in float64; NaN anywhere gives inf."""
-    got = to_host(actual).astype(np.float64)
-    want = np.asarray(expected, dtype=np.float64)
-    if not np.all(np.isfinite(got)):
-        return float("inf")
-    denom = np.linalg.norm(want)
-    return float(np.linalg.norm(got - want) / (denom if denom > 0 else 1.0))
-
-
-def check_rel_error(actual, expected, *, what: str, tol: float) -> float:
-    err = rel_error(actual, expected)
-    if not err <= tol:
-        raise VerificationError(f"{what}: relative error {err:.3e} above {tol:.1e}")
-    return err
-
-
 def device_random_nonzero(shape, dtype, seed: int = 0):
     """Like :func:`random_nonzero`, generated on the GPU (for working sets of gigabytes)."""
     import cupy

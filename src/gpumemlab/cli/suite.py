@@ -156,7 +156,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_device(args) -> int:
-    from ..bench.ceilings import measure_ceilings
+    from ..suite.ceilings import measure_ceilings
     from ..bench.session import Session
     from ..gpu import runtime
 

@@ -1,61 +1,15 @@
 """Experiment registry: each module in this package defines ``EXPERIMENT``, a declaration
-(:class:`~gpumemlab.experiments._declare.Experiment`) that the suite's runner measures. The legacy class below
-(an experiment with its own ``run``) is kept while modules move to declarations."""
+(:class:`~gpumemlab.experiments._declare.Experiment`) that the suite's runner (``gpumemlab.suite.runner``)
+measures. Modules never import each other; what several share lives in the private ``_*.py`` modules."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..errors import UsageError
-from ._declare import Experiment as Declared
-
-
-@dataclass(frozen=True)
-class Plot:
-    """How the report draws an experiment: ``y`` against parameter ``x``, one line per ``series``."""
-
-    x: str
-    y: str = "gbps"            # a Record field: gbps, gflops, pct_of_ceiling, ...
-    series: str = "variant"    # a Record field or a params key
-    logx: bool = False
-    title: str = ""
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One seed figure or table, reproduced.
-
-    ``run(session, params) -> list[Record]`` measures every variant; ``params`` are the defaults
-    declared here merged with the user's ``--param k=v``.
-    """
-
-    name: str
-    title: str
-    seed: str                      # which seed and figure it reproduces
-    seed_claim: str                # what the seed reported
-    run: Callable
-    params: dict = field(default_factory=dict)
-    naive: str | None = None       # variant that speedups are relative to
-    group_by: tuple[str, ...] = ()  # params that define comparable groups (speedups, baselines)
-    modern_note: str = ""          # where a modern GPU differs from the seed's hardware
-    plot: Plot | None = None
-    order: int = 100               # position in `bench`
-    findings: Callable | None = None  # records -> sentences comparing this run with the seed's claim
-
-    def describe(self, records: list | None = None) -> dict:
-        found = []
-        if self.findings and records:
-            try:
-                found = list(self.findings(records))
-            except (KeyError, ValueError, ZeroDivisionError, StopIteration) as exc:
-                found = [f"(no finding: {type(exc).__name__} {exc})"]
-        return dict(title=self.title, seed=self.seed, seed_claim=self.seed_claim,
-                    modern_note=self.modern_note, naive=self.naive, findings=found,
-                    plot=None if self.plot is None else self.plot.__dict__)
+from ._declare import Case, Check, Claim, Experiment, Plot, Source, outside, seed  # noqa: F401 - the vocabulary
 
 
 _MODULES_DIR = Path(__file__).resolve().parent
@@ -68,7 +22,7 @@ def registry() -> dict[str, Experiment]:
             continue
         mod = importlib.import_module(f"{__name__}.{m.name}")
         exp = getattr(mod, "EXPERIMENT", None)
-        if isinstance(exp, (Experiment, Declared)):
+        if isinstance(exp, Experiment):
             found[exp.name] = exp
     return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
 

@@ -1,14 +1,18 @@
-"""Copies of the same bytes that several experiments measure as their ceiling or baseline."""
+"""Copies of the same bytes that several experiments measure (ceilings, baselines), and the one sweep that
+offset_copy and stride_copy both are: a float copy whose index depends on one parameter."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import blocks_for
 from ..kernels import copy as K
+from ._declare import Case, Check
+from ._model import predict_global
 
-BLOCK = 256
+BLOCK = K.BLOCK
 
 
 def copy_kernel_runner(session, vtype: str, unroll: int, out, src, waves: int = 0):
@@ -26,3 +30,29 @@ def memcpy_runner(out, src):
     """cudaMemcpyAsync device to device of all of ``src`` (on CuPy's current stream)."""
     nbytes = src.nbytes
     return lambda: out.data.copy_from_device_async(src.data, nbytes)
+
+
+def indexed_copy_cases(session, name: str, spec, param: str, values, access: str, n: int, span: int, window):
+    """One Case per ``value`` of ``param``: ``spec(out, src, value, n)`` copies the ``n`` floats ``window(value)``
+    (a slice) of a ``span``-float source; 4 bytes read and 4 written per float."""
+    import cupy
+
+    src = device_random_nonzero(span, np.float32, session.seed)
+    out = cupy.empty_like(src)
+    kernel = runtime.get_kernel(spec)
+    grid = blocks_for(n, BLOCK)
+    for value in values:
+        part = window(value)
+        yield Case(name, lambda value=value: runtime.launch(kernel, grid, BLOCK, out, src, value, np.int64(n)),
+                   Check(out, src[part], view=lambda o, part=part: o[part]),
+                   params={param: value, "n": n}, reads=4 * n, writes=4 * n,
+                   model=predict_global(access, "float idata[]", block=(BLOCK, 1, 1), lets=((param, str(value)),)))
+
+
+def relative_to(param: str, value, key: str):
+    """A ``derive``: each record's bandwidth as a percentage of the record at ``param == value`` (same run)."""
+    def derive(records, session):
+        base = next((r for r in records if r.params[param] == value), None)
+        for r in records if base else []:
+            r.extra[key] = 100.0 * base.median_s / r.median_s
+    return derive

@@ -70,15 +70,18 @@ class Check:
     zero-argument callable returning the case's result (not poisoned: pair it with ``reset`` that drops the
     previous result). ``view(out)``: the part to compare (a slice, a transposed view). ``expected``: an array
     or a zero-argument callable evaluated after the run. ``rtol = atol = 0`` compares exactly on the GPU,
-    otherwise on the host within the tolerance. ``reset()``: restores inputs the case updates in place.
+    otherwise on the host within the tolerance (``atol`` may be an array: one tolerance per element).
+    ``reset()``: restores inputs the case updates in place. ``all_finite``: every element of ``out`` must be
+    finite, also those outside ``view`` (a view that compares a sample still catches unwritten outputs).
     """
 
     out: Any
     expected: Any
     rtol: float = 0.0
-    atol: float = 0.0
+    atol: Any = 0.0
     view: Callable | None = None
     reset: Callable | None = None
+    all_finite: bool = False
 
 
 @dataclass
@@ -93,6 +96,8 @@ class Case:
     ``clock``: "events" (CUDA events on the work stream) or "host" (wall clock around run + synchronize, for
     host-side work such as pageable copies or allocation).
     ``after(record)``: fills record fields the case measured itself (e.g. a per-stream timeline).
+    ``naive``: this case is its group's reference for ``speedup_vs_naive`` (where the naive variant's name
+    differs from group to group; otherwise the experiment's ``naive`` names it).
     """
 
     variant: str
@@ -112,6 +117,7 @@ class Case:
     versus: tuple[str, ...] = ()
     clock: str = "events"
     after: Callable | None = None
+    naive: bool = False
 
     def __post_init__(self):
         if self.kind not in ("kernel", "baseline"):

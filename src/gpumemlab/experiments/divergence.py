@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import blocks_for, speedups
-from ..bench.verify import check_close, poison, to_host
-from ..errors import VerificationError
 from ..gpu import runtime
-from ..kernels import control as K
-from . import Experiment, Plot
+from ..kernels import blocks_for
+from ..kernels import divergence as K
+from ._declare import Case, Check, Claim, Experiment, Plot, seed
 
-FLOPS_PER_ITER = 3  # FMA (2) + MUL (1) on path A; MUL (1) + FMA (2) on path B
 UNIFORM = K.SLIDE[1].name
 
 
@@ -44,12 +41,7 @@ def sample_indices(n: int, block: int, count: int, seed: int) -> np.ndarray:
     return np.unique(np.concatenate([head, rest]))
 
 
-def run(session, params):
-    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
-        return _run(session, params)
-
-
-def _run(session, params):
+def cases(session, params):
     import cupy
 
     iters = params["iters"]
@@ -61,31 +53,23 @@ def _run(session, params):
     ref_a, ref_b = path_a(host_x[idx], iters), path_b(host_x[idx], iters)
     tid = idx % K.BLOCK
     grid = blocks_for(n, K.BLOCK)
-    records = []
+    warps = K.BLOCK // 32
     for v in K.VARIANTS:
         kernel = runtime.get_kernel(v.spec)
-        fn = (lambda k: lambda: runtime.launch(k, grid, K.BLOCK, out, x, iters, np.int64(n)))(kernel)
-        expected = np.where(v.takes_a(tid), ref_a, ref_b)
+        yield Case(v.name, lambda kernel=kernel: runtime.launch(kernel, grid, K.BLOCK, out, x, iters, np.int64(n)),
+                   Check(out, np.where(v.takes_a(tid), ref_a, ref_b), rtol=1e-6, view=lambda o: o[idx],
+                         all_finite=True),
+                   params=dict(n=n, iters=iters, granularity=v.granularity), flops=n * iters * K.FLOPS_PER_ITER,
+                   cold_l2=False, ceiling="fp32_peak_gflops",
+                   model=dict(divergent_warps_per_block=v.divergent_warps, warps_per_block=warps,
+                              predicted_slowdown=1.0 + v.divergent_warps / warps),
+                   extra=dict(alternate=v.alternate, divergent=v.divergent))
 
-        def verify(fn=fn, expected=expected, name=v.name):
-            poison(out)
-            fn()
-            if not bool(cupy.isfinite(out).all()):
-                raise VerificationError(f"{name}: non-finite outputs (unwritten elements)")
-            check_close(to_host(out)[idx], expected, what=name, rtol=1e-6)
-        divergent_warps = sum(1 for w in range(K.BLOCK // 32)
-                              if len(set(v.takes_a(np.arange(32 * w, 32 * w + 32)).tolist())) > 1)
-        records.append(session.measure(
-            experiment="divergence", variant=v.name, params=dict(n=n, iters=iters, granularity=v.granularity),
-            run=fn, flops=n * iters * FLOPS_PER_ITER, verify=verify, cold_l2=False, ceiling="fp32_peak_gflops",
-            model=dict(divergent_warps_per_block=divergent_warps, warps_per_block=K.BLOCK // 32,
-                       predicted_slowdown=1.0 + divergent_warps / (K.BLOCK // 32)),
-            extra=dict(alternate=v.alternate, divergent=v.divergent)))
-    speedups(records, naive=UNIFORM, keys=("n",))
+
+def derive(records, session):
     for r in records:  # time relative to the warp-uniform branch (> 1: slower)
         if r.speedup_vs_naive:
             r.extra["slowdown_vs_uniform"] = 1.0 / r.speedup_vs_naive
-    return records
 
 
 def findings(records):
@@ -100,10 +84,10 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="divergence",
     title="Branch divergence: branch granularity below vs at warp size",
-    seed="001 ('Control Flow' slide: divergent branches; `if (threadIdx.x > 2)` vs `if (threadIdx.x / WARP_SIZE > 2)`)",
-    seed_claim="Threads of one warp that take different paths are serialized; a branch whose granularity is a whole "
-               "multiple of the warp size has no divergence.",
-    run=run,
+    claims=(Claim("Threads of one warp that take different paths are serialized (`if (threadIdx.x > 2)` diverges); "
+                  "a branch whose granularity is a whole multiple of the warp size "
+                  "(`if (threadIdx.x / WARP_SIZE > 2)`) has no divergence.", seed("001", "slide 'Control Flow'")),),
+    cases=cases,
     params=dict(iters=1024, waves=4),
     naive=UNIFORM,
     group_by=("n",),
@@ -112,5 +96,6 @@ EXPERIMENT = Experiment(
                 "the first warp of each block (1 of 8 here), so its cost is ~1/8 of full serialization.",
     plot=Plot(x="granularity", y="gflops", series="variant", logx=True),
     findings=findings,
+    derive=derive,
     order=60,
 )

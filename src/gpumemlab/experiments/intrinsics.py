@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import blocks_for, speedups
-from ..bench.verify import poison, to_host
-from ..errors import VerificationError
+from ..bench.verify import to_host
 from ..gpu import runtime
+from ..kernels import blocks_for
 from ..kernels import intrinsics as K
-from . import Experiment, Plot
+from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._model import predict_occupancy
 
 STEP = 2.0 ** -12  # argument step between repetitions: r * STEP is exact in float32
@@ -61,12 +60,7 @@ def accuracy(f: K.MathFunction, fast: bool, points: int, seed: int) -> dict:
                 worst_x=float(x[worst]), worst_y=float(y[worst]), range=[f.lo, f.hi], points=points)
 
 
-def run(session, params):
-    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
-        return _run(session, params)
-
-
-def _run(session, params):
+def cases(session, params):
     import cupy
 
     reps = params["reps"]
@@ -74,7 +68,6 @@ def _run(session, params):
     points = 1 << (16 if session.quick else params["log2_points"])
     out = cupy.empty(n, np.float32)
     grid = blocks_for(n, K.BLOCK)
-    records = []
     for f in K.FUNCTIONS:
         x, y = inputs(f, n, session.seed, xp=cupy)
         ref = cupy.zeros(n, np.float64)
@@ -83,32 +76,19 @@ def _run(session, params):
             v = reference(f, x + np.float32(r * STEP), y, xp=cupy)
             ref += v
             ref_abs += cupy.abs(v)
-        tol = 2e-5 * ref_abs + 1e-6 * reps
-        group = []
+        check = Check(out, ref, atol=2e-5 * ref_abs + 1e-6 * reps)  # one tolerance per sum of `reps` values
         for fast in (False, True):
             kernel = runtime.get_kernel(f.spec(fast))
-            fn = (lambda k: lambda: runtime.launch(k, grid, K.BLOCK, out, x, y, STEP, reps, np.int64(n)))(kernel)
-
-            def verify(fn=fn, name=f.label(fast)):
-                poison(out)
-                fn()
-                bad = ~(cupy.abs(out.astype(np.float64) - ref) <= tol)  # NaN fails
-                if bool(bad.any()):
-                    i = int(cupy.argmax(bad))
-                    raise VerificationError(f"{name}: {int(bad.sum())} of {n} sums off; first at {i}: "
-                                            f"got {float(out[i])!r}, float64 {float(ref[i])!r}")
             acc = accuracy(f, fast, points, session.seed)
-            group.append(session.measure(
-                experiment="intrinsics", variant=f.label(fast), params=dict(function=f.name, fast=fast, n=n, reps=reps),
-                run=fn, flops=n * reps, verify=verify, cold_l2=False, ceiling=None,
-                notes=f"max {acc['max_ulp']:.3g} ulp, max abs {acc['max_abs_error']:.2e} on [{f.lo:g}, {f.hi:g}]"
-                      + (f", y in [{f.y_lo:g}, {f.y_hi:g}]" if f.y_hi > f.y_lo else ""),
-                extra=dict(accuracy=acc, guide=f.fast_guide if fast else f"<= {f.guide_ulp:g} ulp",
-                           unit="Gop/s (evaluations)"),
-                model=predict_occupancy(f.spec(fast), K.BLOCK)))  # compute-bound: occupancy is the model's answer
-        speedups(group, naive=f.label(False), keys=("function",))
-        records += group
-    return records
+            yield Case(f.label(fast), lambda kernel=kernel, x=x, y=y:
+                       runtime.launch(kernel, grid, K.BLOCK, out, x, y, STEP, reps, np.int64(n)), check,
+                       params=dict(function=f.name, fast=fast, n=n, reps=reps), flops=n * reps, cold_l2=False,
+                       ceiling=None, naive=not fast,
+                       notes=f"max {acc['max_ulp']:.3g} ulp, max abs {acc['max_abs_error']:.2e} on [{f.lo:g}, {f.hi:g}]"
+                             + (f", y in [{f.y_lo:g}, {f.y_hi:g}]" if f.y_hi > f.y_lo else ""),
+                       extra=dict(accuracy=acc, guide=f.fast_guide if fast else f"<= {f.guide_ulp:g} ulp",
+                                  unit="Gop/s (evaluations)"),
+                       model=predict_occupancy(f.spec(fast), K.BLOCK))  # compute-bound: occupancy is the answer
 
 
 def findings(records):
@@ -124,10 +104,10 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="intrinsics",
     title="Intrinsics (__sinf, __cosf, __expf, __powf) vs sinf, cosf, expf, powf: throughput and ulp error",
-    seed="001 ('Runtime Math Library and Intrinsics' slide)",
-    seed_claim="__func() maps directly to the hardware ISA: fast but lower accuracy; func() compiles to multiple "
-               "instructions: slower but higher accuracy (5 ulp or less).",
-    run=run,
+    claims=(Claim("__func() maps directly to the hardware ISA: fast but lower accuracy; func() compiles to multiple "
+                  "instructions: slower but higher accuracy (5 ulp or less).",
+                  seed("001", "slide 'Runtime Math Library and Intrinsics'")),),
+    cases=cases,
     params=dict(reps=64, waves=8, log2_points=20),
     naive=None,
     group_by=("function",),

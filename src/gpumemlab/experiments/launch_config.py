@@ -13,16 +13,16 @@ from __future__ import annotations
 import math
 import numpy as np
 
-from ..bench.session import speedups
-from ..bench.verify import check_close, check_equal_device, device_random_nonzero, poison
+from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import copy as copy_kernels
-from ..kernels import launch as K
-from . import Experiment, Plot
+from ..kernels import register_pressure as K
+from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._model import predict_occupancy as occupancy
 
 COPY_SPEC = copy_kernels.copy_vec("float4", 1)
 GRID_BLOCK = 256
+NAIVE = next(iter(K.VARIANTS))  # natural registers
 
 
 def accumulators_reference(x, threads: int, nacc: int):
@@ -39,77 +39,56 @@ def accumulators_reference(x, threads: int, nacc: int):
     return acc.sum(axis=0)
 
 
-def run(session, params):
-    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
-        return _run(session, params)
-
-
-def _run(session, params):
+def copy_cases(session, params):
+    """1 + 2: the memory-bound copy at each block size, then at each grid size (grid-stride)."""
     import cupy
 
-    records = []
-    # 1 + 2: the memory-bound copy
     n = session.fit_elements(session.dram_bytes(params["l2_factor"]) // 4, 8, "launch_config")
     n -= n % 4
     src = device_random_nonzero(n, np.float32, session.seed)
     dst = cupy.empty_like(src)
-    runtime.synchronize()
     n_vec = n // 4
     kernel = runtime.get_kernel(COPY_SPEC)
-    nbytes = 2 * src.nbytes
+    shapes = ([(f"block {b}", b, math.ceil(n_vec / b), "block_size") for b in params["blocks"]]
+              + [(f"grid {m:g} x SMs", GRID_BLOCK, max(1, round(m * session.sm_count)), "grid_size")
+                 for m in params["grid_per_sm"]])
+    for variant, block, grid, sweep in shapes:
+        yield Case(variant, lambda block=block, grid=grid: runtime.launch(kernel, grid, block, dst, src, np.int64(n_vec)),
+                   Check(dst, src),
+                   params=dict(sweep=sweep, block=block, grid=grid, grid_per_sm=round(grid / session.sm_count, 2)),
+                   reads=src.nbytes, writes=src.nbytes, model=occupancy(COPY_SPEC, block),
+                   extra=dict(kernel=COPY_SPEC.name, warps_per_block=math.ceil(block / 32),
+                              lane_utilization=block / (32 * math.ceil(block / 32))))
 
-    def measure_copy(variant, block, grid, sweep, extra):
-        fn = lambda: runtime.launch(kernel, grid, block, dst, src, np.int64(n_vec))  # noqa: E731
 
-        def verify():
-            poison(dst)
-            fn()
-            check_equal_device(dst, src, what=variant)
-        occ = occupancy(COPY_SPEC, block)
-        return session.measure(experiment="launch_config", variant=variant,
-                               params=dict(sweep=sweep, block=block, grid=grid, grid_per_sm=round(grid / session.sm_count, 2)),
-                               run=fn, bytes=nbytes, verify=verify, ceiling="copy_gbps", model=occ,
-                               extra=dict(extra, warps_per_block=math.ceil(block / 32),
-                                          lane_utilization=block / (32 * math.ceil(block / 32))))
+def register_cases(session, params):
+    """3: register pressure, each limit on a persistent grid at the occupancy it allows."""
+    import cupy
 
-    for block in params["blocks"]:
-        grid = math.ceil(n_vec / block)
-        records.append(measure_copy(f"block {block}", block, grid, "block_size", dict(kernel=COPY_SPEC.name)))
-    for m in params["grid_per_sm"]:
-        grid = max(1, round(m * session.sm_count))
-        records.append(measure_copy(f"grid {m:g} x SMs", GRID_BLOCK, grid, "grid_size", dict(kernel=COPY_SPEC.name)))
-
-    # 3: register pressure
     m = session.fit_elements(1 << (20 if session.quick else params["log2_n_registers"]), 4, "launch_config")
     x = device_random_nonzero(m, np.float32, session.seed + 1)
-    runtime.synchronize()
-    group = []
-    for limit, spec in [(None, K.NATURAL)] + list(zip(K.REG_LIMITS, K.SPILL_DEMO)):
+    for name, spec in K.VARIANTS.items():
         occ = occupancy(spec, GRID_BLOCK)
-        grid = session.sm_count * max(1, occ["driver_blocks_per_sm"])  # persistent grid at this occupancy
+        grid = session.sm_count * max(1, occ["driver_blocks_per_sm"])
         threads = grid * GRID_BLOCK
         out = cupy.empty(threads, np.float32)
-        k = runtime.get_kernel(spec)
-        fn = (lambda k, grid, out: lambda: runtime.launch(k, grid, GRID_BLOCK, out, x, np.int64(m)))(k, grid, out)
+        kernel = runtime.get_kernel(spec)
         ref = accumulators_reference(x, threads, K.NACC)
-
         # float32 recurrences contract (|x/2| < 0.75) but an output near 0 keeps the rounding of its O(100) terms:
         # the absolute tolerance scales with the largest output (a missing or doubled update is off by O(1))
-        atol = 1e-5 * float(cupy.abs(ref).max())
+        yield Case(name, lambda kernel=kernel, grid=grid, out=out: runtime.launch(kernel, grid, GRID_BLOCK, out, x,
+                                                                                   np.int64(m)),
+                   Check(out, ref, rtol=1e-4, atol=1e-5 * float(cupy.abs(ref).max())),
+                   params=dict(sweep="registers", block=GRID_BLOCK, grid=grid,
+                               max_registers=dict(spec.options).get("max_register_count", 0), n=m),
+                   flops=K.FLOPS_PER_ELEMENT * m, reads=K.READS_PER_ELEMENT * m, cold_l2=False,
+                   ceiling="fp32_peak_gflops", model=occ,
+                   extra=dict(kernel=spec.label, spills=bool(occ["spill_store_bytes"] or occ["local_bytes"])))
 
-        def verify(fn=fn, out=out, ref=ref, name=spec.label, atol=atol):
-            poison(out)
-            fn()
-            check_close(out, ref.get(), what=name, rtol=1e-4, atol=atol)
-        name = "natural registers" if limit is None else f"maxrregcount {limit}"
-        group.append(session.measure(
-            experiment="launch_config", variant=name,
-            params=dict(sweep="registers", block=GRID_BLOCK, grid=grid, max_registers=limit or 0, n=m),
-            run=fn, flops=2 * m * K.NACC, bytes=4 * m, verify=verify, cold_l2=False, ceiling="fp32_peak_gflops",
-            model=occ, extra=dict(kernel=spec.label, spills=bool(occ["spill_store_bytes"] or occ["local_bytes"]))))
-    speedups(group, naive="natural registers", keys=("sweep",))
-    records += group
-    return records
+
+def cases(session, params):
+    yield from copy_cases(session, params)
+    yield from register_cases(session, params)
 
 
 def findings(records):
@@ -135,14 +114,16 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="launch_config",
     title="Launch configuration: block size, grid size per SM, and register pressure (--maxrregcount)",
-    seed="001 ('Grid Size Heuristics', 'Optimizing threads per block', 'Occupancy and Register Pressure')",
-    seed_claim="Blocks should be a multiple of 32 threads, 128-256 a good choice (64 minimum); more than 2 blocks "
-               "per SM and 1000s of blocks per grid; --maxrregcount trades registers for occupancy until spilling "
-               "to (slow, DRAM-backed) local memory costs more.",
-    run=run,
+    claims=(Claim("Blocks should be a multiple of 32 threads, 128, 192 or 256 a better choice (64 minimum).",
+                  seed("001", "slide 'Optimizing threads per block'")),
+            Claim("More than 2 blocks per SM, and 1000s of blocks per grid to scale across generations.",
+                  seed("001", "slide 'Grid Size Heuristics'")),
+            Claim("--maxrregcount trades registers for occupancy until spilling to (slow, DRAM-backed) local memory "
+                  "costs more.", seed("001", "slide 'Occupancy and Register Pressure'"))),
+    cases=cases,
     params=dict(blocks=[32, 64, 96, 100, 128, 192, 256, 512, 1024], grid_per_sm=[0.5, 1, 2, 4, 8, 32],
                 l2_factor=4.0, log2_n_registers=24),
-    naive=None,
+    naive=NAIVE,
     group_by=("sweep",),
     modern_note="A block-size-32 launch is capped by the 32 (Hopper) resident blocks per SM at 50% occupancy; "
                 "local memory spills first hit L1, so a small spill costs less than on the slide's GPUs.",

@@ -8,58 +8,29 @@ import math
 
 import numpy as np
 
-from ..bench.session import attach_baseline, speedups
 from ..bench.verify import device_random_nonzero
 from ..kernels.matmul import TILE_DIM
-from ..ops import matmul as ops
-from . import Experiment
-from .matmul import CUBLAS, Reference, cublas_runner
+from ._declare import Claim, Experiment, outside, seed
+from ._matmul import Operands
 
 AB = ("simple_multiply", "coalesced_multiply", "shared_ab_multiply")
 AAT = ("aat_simple", "aat_shared", "aat_padded")
 
 
-def _measure(session, variant, params, run, nbytes, flops, verify, model=None, kind="kernel"):
-    return session.measure(experiment="matmul_shared_ab", variant=variant, params=params, run=run, bytes=nbytes,
-                           flops=flops, verify=verify, cold_l2=True, ceiling="copy_gbps", kind=kind, model=model)
-
-
-def run(session, params):
-    with session.stream:  # inputs, references and baselines on the stream the kernels run on
-        return _run(session, params)
-
-
-def _run(session, params):
+def cases(session, params):
     import cupy
 
     # C (M x M floats) far above L2, so the write of C is a DRAM stream as on the guide's V100
     m = int(math.isqrt(session.fit_elements(session.dram_bytes(params["l2_factor"]) // 4, 24, "matmul_shared_ab")))
     m -= m % TILE_DIM
-    w = TILE_DIM
-    a = device_random_nonzero((m, w), np.float32, session.seed)
-    b = device_random_nonzero((w, m), np.float32, session.seed + 1)
+    a = device_random_nonzero((m, TILE_DIM), np.float32, session.seed)
+    b = device_random_nonzero((TILE_DIM, m), np.float32, session.seed + 1)
     out = cupy.empty((m, m), dtype=cupy.float32)
-    flops = 2.0 * m * m * w
-    records = []
     for op, names, rhs in (("ab", AB, b), ("aat", AAT, None)):
-        ref = Reference(a, rhs)
-        bt = cupy.ascontiguousarray(a.T) if rhs is None else rhs  # cuBLAS gets A^T as an ordinary operand
-        nbytes = 4 * (m * w + (0 if rhs is None else w * m) + m * m)  # each input read once, C written once
-        common = dict(op=op, m=m, n=m, k=w)
-        blas = cublas_runner(a, bt, out)
-        base = _measure(session, CUBLAS, common, blas, nbytes, flops, ref.verifier(blas, out, CUBLAS), kind="baseline")
-        group = []
+        ops = Operands(session, a, rhs, out, dict(op=op, m=m, n=m, k=TILE_DIM), bandwidth=True)
+        yield ops.cublas()
         for name in names:
-            p = ops.plan(name, a, rhs, out)
-            opb = ops.VARIANTS[name].op_per_byte
-            group.append(_measure(session, name, common, p.run, nbytes, flops, ref.verifier(p.run, out, name),
-                                  model={"op_per_byte": opb, "how": "seed 000 OP/B formula (reuse factors)"}))
-        attach_baseline(group, base)
-        speedups(group, naive=names[0], keys=("op",))
-        records += [base] + group
-        del ref, bt
-    del a, b, out
-    return records
+            yield ops.rung(name, naive=name == names[0])
 
 
 def findings(records):
@@ -76,11 +47,13 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="matmul_shared_ab",
     title="Shared memory in C = AB (w = 32) and C = AA^T: effective bandwidth",
-    seed="003 Best Practices 9.2.3.2 and 9.2.3.3",
-    seed_claim="V100: simpleMultiply 119.9 GB/s, coalescedMultiply (A tile in shared memory, __syncwarp) 144.4 GB/s, "
-               "sharedABMultiply 195.5 GB/s; for C = AA^T the strided reads waste bandwidth and the transposed "
-               "32x32 tile has bank conflicts that a 32x33 tile removes.",
-    run=run,
+    claims=(Claim("V100: simpleMultiply 119.9 GB/s, coalescedMultiply (A tile in shared memory, __syncwarp) 144.4 GB/s, "
+                  "sharedABMultiply 195.5 GB/s.", seed("003", "Best Practices 9.2.3.2")),
+            Claim("C = AA^T shows both strided global access (A's columns read TILE_DIM floats apart waste "
+                  "bandwidth) and shared-memory bank conflicts.", seed("003", "Best Practices 9.2.3.3")),
+            Claim("Reading the transposed tile from a 32x32 shared array conflicts in every bank; a 32x33 tile removes "
+                  "the conflicts.", outside("NVIDIA, CUDA C++ Best Practices Guide, 9.2.3.3 (beyond the seed's notes)"))),
+    cases=cases,
     params=dict(l2_factor=8.0),
     naive="simple_multiply",
     group_by=("op",),

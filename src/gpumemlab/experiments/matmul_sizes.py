@@ -5,43 +5,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import attach_baseline, speedups
 from ..bench.verify import device_random_nonzero
-from . import Experiment, Plot
-from .matmul import FEW_SAMPLES, Reference, annotate, measure_cublas, measure_variant
+from ..kernels import matmul as K
+from ._declare import Claim, Experiment, Plot, seed
+from ._matmul import FEW_SAMPLES, Operands, vs_cublas
 
 
-def run(session, params):
-    with session.stream:  # inputs, references and baselines on the stream the kernels run on
-        return _run(session, params)
-
-
-def _run(session, params):
+def cases(session, params):
     import cupy
 
-    sizes = [s for s in params["sizes"] if not session.quick or s <= params["quick_max_size"]]
-    records = []
-    for size in sizes:
+    for size in [s for s in params["sizes"] if not session.quick or s <= params["quick_max_size"]]:
         a = device_random_nonzero((size, size), np.float32, session.seed + size)
         b = device_random_nonzero((size, size), np.float32, session.seed + size + 1)
-        out = cupy.empty((size, size), dtype=cupy.float32)
-        ref = Reference(a, b)
-        flops = 2.0 * size**3
-        common = dict(size=size)
-        base = measure_cublas(session, "matmul_sizes", common, a, b, out, ref, flops)
-        group = []
+        ops = Operands(session, a, b, cupy.empty((size, size), dtype=cupy.float32), dict(size=size))
+        yield ops.cublas()
         for variant in params["variants"]:
             slow = variant in params["slow_variants"]
             if slow and size > params["slow_max_size"]:
                 continue  # one call of these takes seconds at 8192
-            group.append(measure_variant(session, "matmul_sizes", variant, common, a, b, out, ref, flops,
-                                         FEW_SAMPLES if slow and size >= 2048 else None))
-        attach_baseline(group, base)
-        speedups(group, naive=EXPERIMENT.naive, keys=("size",))
-        annotate(session, group, base)
-        records += [base] + group
-        del a, b, out, ref
-    return records
+            yield ops.rung(variant, FEW_SAMPLES if slow and size >= 2048 else None)
 
 
 def findings(records):
@@ -57,16 +39,12 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="matmul_sizes",
     title="GFLOP/s vs matrix size: naive, tiled, coarsened, register-blocked and cuBLAS",
-    seed="002 blog, Figures 1 and 7 (cuBLAS vs coalesced vs shared memory)",
-    seed_claim="Near cuBLAS at 128 x 128; at large sizes the coalesced kernel reaches ~9% and the tiled kernel ~12% "
-               "of cuBLAS SGEMM.",
-    run=run,
+    claims=(Claim("Near cuBLAS at 128 x 128; at large sizes the coalesced kernel reaches ~9% and the tiled kernel "
+                  "~12% of cuBLAS SGEMM.", seed("002", "blog 'GPU shared memory', Figures 1 and 7")),),
+    cases=cases,
     params=dict(sizes=[128, 256, 512, 1024, 2048, 4096, 8192],
                 variants=["naive", "tiled_32", "coarsened_4", "register_blocked"],
-                slow_variants=["naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "tiled_32",
-                               "corner_turning", "corner_turning_unpadded", "coarsened_1", "coarsened_2",
-                               "coarsened_4", "coarsened_8"],
-                slow_max_size=4096, quick_max_size=1024),
+                slow_variants=list(K.TEACHING), slow_max_size=4096, quick_max_size=1024),
     naive="naive",
     group_by=("size",),
     plot=Plot(x="size", y="gflops", series="variant", logx=True,
@@ -74,5 +52,6 @@ EXPERIMENT = Experiment(
     modern_note="At 128^3 every kernel is launch- and latency-bound (a few microseconds), so all variants look close, "
                 "as in the seed; the gap opens once the grid fills the GPU.",
     findings=findings,
+    derive=vs_cublas(("size",)),
     order=71,
 )

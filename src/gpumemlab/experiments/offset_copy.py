@@ -2,40 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..bench.verify import device_random_nonzero
-from ..gpu import runtime
-from ..kernels import blocks_for
 from ..kernels import copy as K
-from ._declare import Case, Check, Claim, Experiment, Plot, seed
-from ._model import predict_global
-
-BLOCK = 256
+from ._copies import BLOCK, indexed_copy_cases, relative_to
+from ._declare import Claim, Experiment, Plot, seed
 
 
 def cases(session, params):
-    import cupy
-
     n = session.fit_elements(session.dram_bytes(params["l2_factor"]) // 4, 8, "offset_copy")
     n -= n % BLOCK
-    src = device_random_nonzero(n + max(params["offsets"]) + 1, np.float32, session.seed)
-    out = cupy.empty_like(src)
-    kernel = runtime.get_kernel(K.OFFSET_COPY)
-    grid = blocks_for(n, BLOCK)
-    for offset in params["offsets"]:
-        window = slice(offset, offset + n)  # the elements this offset copies
-        yield Case("offset_copy", lambda offset=offset: runtime.launch(kernel, grid, BLOCK, out, src, offset, np.int64(n)),
-                   Check(out, src[window], view=lambda o, window=window: o[window]),
-                   params=dict(offset=offset, n=n), reads=4 * n, writes=4 * n,
-                   model=predict_global("idata[blockIdx.x*blockDim.x + threadIdx.x + offset]", "float idata[]",
-                                        block=(BLOCK, 1, 1), lets=(("offset", str(offset)),)))
-
-
-def derive(records, session):
-    aligned = next((r for r in records if r.params["offset"] == 0), None)
-    for r in records if aligned else []:  # bandwidth relative to the aligned copy of the same run
-        r.extra["vs_offset0_pct"] = 100.0 * aligned.median_s / r.median_s
+    offsets = params["offsets"]
+    return indexed_copy_cases(session, "offset_copy", K.OFFSET_COPY, "offset", offsets, K.OFFSET_ACCESS, n,
+                              n + max(offsets) + 1, lambda offset: slice(offset, offset + n))
 
 
 def findings(records):
@@ -57,6 +34,6 @@ EXPERIMENT = Experiment(
                 "straddled sector, so DRAM traffic barely grows and the curve is much flatter than the seed's 4/5.",
     plot=Plot(x="offset", y="gbps", series="variant", title="offset_copy: GB/s (read+write) vs offset"),
     findings=findings,
-    derive=derive,
+    derive=relative_to("offset", 0, "vs_offset0_pct"),
     order=20,
 )

@@ -11,18 +11,18 @@ import math
 
 import numpy as np
 
-from ..bench.session import attach_baseline, speedups
 from ..bench.verify import device_random_nonzero
 from ..errors import VerificationError
 from ..gpu import runtime
 from ..gpu.compile import runs_on
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
-from . import Experiment, Plot
+from ._declare import Case, Claim, Experiment, Plot, outside, seed
+from ._library import library_vs_baselines
 from ._model import head_to_head_findings, predict_global, predict_shared
-from . import _torch
 
 NAIVE = K.LADDER[0].name
+BASELINE_BOUND = 1e-4  # relative to sum|x|: CuPy's and PyTorch's trees are not ours to bound
 
 
 def ladder_runner(step: K.LadderStep, x, result):
@@ -89,106 +89,59 @@ def checker(fn, get, ref: float, abs_sum: float, bound: float, what: str, poison
     return verify
 
 
-def run(session, params):
-    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
-        return _run(session, params)
-
-
-# The first tree step's shared-memory read of each ladder kernel (seed 004's bank-conflict analysis).
-STEP_ACCESS = {
-    0: ("s[threadIdx.x + 1]", "threadIdx.x % 2 == 0"),      # reduce0: tid % (2s) == 0, s = 1: divergent
-    1: ("s[2 * threadIdx.x + 1]", "2 * threadIdx.x < 256"),  # reduce1: index = 2*s*tid: 2-way conflicts
-    2: ("s[threadIdx.x + 128]", "threadIdx.x < 128"),        # reduce2..: sequential addressing
-}
-
-
 # The vectorized passes' main access: one 16-byte load per lane, consecutive lanes adjacent.
-VECTOR_MODEL = predict_global("x[blockIdx.x*blockDim.x + threadIdx.x]", "float4 x[]", block=(K.BLOCK, 1, 1))
+VECTOR_MODEL = predict_global(*K.VECTOR_ACCESS, block=(K.BLOCK, 1, 1))
 
 
 def step_model(step: int) -> dict | None:
-    access, active = STEP_ACCESS[min(step, 2)]
-    return predict_shared(access, f"__shared__ float s[{K.BLOCK}]", block=(K.BLOCK, 1, 1), active=active)
+    access, active = K.STEP_ACCESS[min(step, 2)]
+    return predict_shared(access, K.STEP_DECL, block=(K.BLOCK, 1, 1), active=active)
 
 
-def _run(session, params):
+def cases(session, params):
     import cupy
 
-    torch = _torch.torch_module()
     sizes = [session.dram_bytes(2) // 4] if session.quick else [1 << k for k in params["log2_n"]]
-    records = []
     for n_wanted in sizes:
         n = session.fit_elements(n_wanted, 4 * 1.3, "reduce")
         x = device_random_nonzero(n, np.float32, session.seed)
-        runtime.synchronize()
         ref = float(x.sum(dtype=np.float64))
         abs_sum = float(cupy.abs(x).sum(dtype=np.float64))
         common = dict(n=n, log2_n=round(math.log2(n), 2), mib=round(x.nbytes / 2**20, 1),
                       fits_l2=bool(x.nbytes < 2 * session.l2_bytes))
         result = cupy.empty(1, np.float32)
-        poison = lambda: result.fill(np.nan)  # noqa: E731
-        ours = []
 
-        def measure(variant, fn, get, bound, kind="kernel", extra=None, poison_fn=poison, model=None):
-            extra = dict(extra or {}, bound_rel_abs_sum=bound)
-            rec = session.measure(experiment="reduce", variant=variant, params=common, run=fn, bytes=4 * n,
-                                  verify=checker(fn, get, ref, abs_sum, bound, variant, poison_fn),
-                                  ceiling="read_gbps", kind=kind, extra=extra, model=model)
-            got = float(get())
-            rec.extra["rel_error_vs_float64"] = abs(got - ref) / abs_sum
-            return rec
+        def case(variant, run, bound, value=lambda: result[0], reset=lambda: result.fill(np.nan), extra=None, **kw):
+            def after(rec):
+                rec.extra["rel_error_vs_float64"] = abs(float(value()) - ref) / abs_sum
+            return Case(variant, run, checker(run, value, ref, abs_sum, bound, variant, reset), params=common,
+                        reads=K.BYTES_PER_ELEMENT * n, ceiling="read_gbps", after=after,
+                        extra=dict(extra or {}, bound_rel_abs_sum=bound), **kw)
 
         for step in K.LADDER:
-            fn = ladder_runner(step, x, result)
-            ours.append(measure(step.name, fn, lambda: result[0], ladder_bound(n),
-                                extra=dict(technique=step.technique), model=step_model(step.step)))
+            yield case(step.name, ladder_runner(step, x, result), ladder_bound(n),
+                       extra=dict(technique=step.technique), model=step_model(step.step))
         for config in K.VECTORIZED:
             if config.unroll not in params["unroll"]:
                 continue
             if not runs_on(config.spec(), session.device["arch"]):
                 session.say(f"reduce: skipping {config.label}: needs sm_{config.spec().min_sm}+")
                 continue
-            fn, p = vectorized_runner(session, config, x, result)
+            run, p = vectorized_runner(session, config, x, result)
             how = "2 launches" if config.kernel == "reduce6" else "1 launch, last block adds partials"
-            ours.append(measure(config.label, fn, lambda: result[0], ops_reduce.relative_bound(p, np.float32),
-                                extra=dict(grid=p.grid, blocks_per_sm=p.grid / session.sm_count, **config.as_dict(),
-                                           technique=f"16-byte loads, {config.unroll} in flight, "
-                                                     f"{K.MAPPINGS[config.mapping]}, {how}"),
-                                model=VECTOR_MODEL))
-        box = {}
-
-        def library():
-            box["out"] = ops_reduce.sum(x)
+            yield case(config.label, run, ops_reduce.relative_bound(p, np.float32),
+                       extra=dict(grid=p.grid, blocks_per_sm=p.grid / session.sm_count, **config.as_dict(),
+                                  technique=f"16-byte loads, {config.unroll} in flight, {K.MAPPINGS[config.mapping]}, {how}"),
+                       model=VECTOR_MODEL)
         lib_plan = ops_reduce.device_plan(n, np.float32)
-        ours.append(measure("gpumemlab.sum", library, lambda: box["out"], ops_reduce.relative_bound(lib_plan, np.float32),
-                            extra=dict(grid=lib_plan.grid, **K.LIBRARY.as_dict()), poison_fn=box.clear,
-                            model=VECTOR_MODEL))
 
-        bases = []
-
-        def cupy_sum():
-            box["cupy"] = cupy.sum(x)
-        bases.append(measure("cupy.sum", cupy_sum, lambda: box["cupy"], 1e-4, kind="baseline",
-                             poison_fn=box.clear))
-        if torch is not None:
-            t = _torch.as_tensor(x)
-
-            def torch_sum():
-                box["torch"] = torch.sum(t)
-            fn = _torch.on_work_stream(session, torch_sum)
-            def torch_value():
-                session.stream.sync()  # .item() copies on PyTorch's default stream, not the work stream
-                return box["torch"].item()
-            bases.append(measure("torch.sum", fn, torch_value, 1e-4, kind="baseline",
-                                 extra=dict(torch=_torch.version()), poison_fn=box.clear))
-        for b in bases:
-            attach_baseline(ours, b)
-        lib_rec = ours[-1]
-        base_fns = {"cupy.sum": cupy_sum, **({"torch.sum": fn} if torch is not None else {})}
-        lib_rec.extra["head_to_head"] = {name: session.head_to_head(library, f) for name, f in base_fns.items()}
-        records += ours + bases
-    speedups(records, naive=NAIVE, keys=("n",))
-    return records
+        def make(variant, run, value, reset, kind="kernel", **kw):
+            if kind == "kernel":  # gpumemlab.sum: the library's own configuration and bound
+                kw.update(extra=dict(grid=lib_plan.grid, **K.LIBRARY.as_dict()), model=VECTOR_MODEL)
+            bound = ops_reduce.relative_bound(lib_plan, np.float32) if kind == "kernel" else BASELINE_BOUND
+            return case(variant, run, bound, value, reset, kind=kind, **kw)
+        yield from library_vs_baselines(session, x, make, ("gpumemlab.sum", ops_reduce.sum), ("cupy.sum", cupy.sum),
+                                        ("torch.sum", lambda t: t.sum()))
 
 
 def findings(records):
@@ -198,7 +151,7 @@ def findings(records):
         best = max(kernels, key=lambda r: r.gbps)
         size = f"n=2^{math.log2(n):.1f}"
         yield (f"{size}: ladder {NAIVE.split()[0]} {rs[NAIVE].gbps:.0f} GB/s -> {best.variant} {best.gbps:.0f} GB/s: "
-               f"{best.gbps / rs[NAIVE].gbps:.1f}x (seed: ~30x on G80, ~5x on V100)")
+               f"{best.gbps / rs[NAIVE].gbps:.1f}x (Harris: ~30x on G80; How_to_optimize_in_GPU: ~5x on V100)")
         lib = rs["gpumemlab.sum"]
         if lib.pct_of_ceiling is not None:
             yield f"{size}: gpumemlab.sum {lib.gbps:.0f} GB/s = {lib.pct_of_ceiling:.0f}% of the read ceiling"
@@ -211,12 +164,15 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="reduce",
     title="Parallel reduction ladder: divergent -> conflict-free -> shuffles -> vectorized, vs cupy.sum / torch.sum",
-    seed="004 (reduce0/reduce1/reduce2: divergence, strided index bank conflicts, sequential addressing; "
-         "How_to_optimize_in_GPU / Harris 'Optimizing Parallel Reduction in CUDA')",
-    seed_claim="Each step removes one bottleneck: divergence (reduce0), bank conflicts (reduce1), idle threads, "
-               "__syncthreads in the last warp, per-thread work. Harris' ladder reached ~30x over reduce0 on a G80 "
-               "(to ~62 GB/s, near its peak); How_to_optimize_in_GPU reports ~5x on a V100.",
-    run=run,
+    claims=(Claim("reduce0's interleaved addressing makes warps diverge; reduce1's strided index removes the "
+                  "divergence but causes shared-memory bank conflicts (2-way, then 4-, 8-, 16-way); reduce2's "
+                  "sequential addressing removes them.", seed("004", "vendor guide, reduce / reduce1 / reduce2")),
+            Claim("Each further step removes one bottleneck (idle threads, __syncthreads in the last warp, per-thread "
+                  "work); the ladder reaches ~30x over reduce0 on a G80 (to ~62 GB/s, near its peak).",
+                  outside("Mark Harris, 'Optimizing Parallel Reduction in CUDA' (NVIDIA)")),
+            Claim("The same ladder gains ~5x over reduce0 on a V100.",
+                  outside("Liu Xiandong, How_to_optimize_in_GPU (GitHub repository), reduce"))),
+    cases=cases,
     params=dict(log2_n=[26, 28], unroll=[1, 4, 8]),  # unroll: which vectorized variants (K.VECTORIZED) run
     naive=NAIVE,
     group_by=("n",),

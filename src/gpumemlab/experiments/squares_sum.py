@@ -4,55 +4,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import speedups
-from ..bench.verify import device_random_nonzero, poison
-from ..errors import VerificationError
+from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import squares_sum as K
-from . import Experiment
+from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global
 
-BLOCK = 256
 
-
-def run(session, params):
+def cases(session, params):
     import cupy
 
     configs = {"seed": (1, params["seed_n"]),  # one block of 256 threads, as in the guide
                "full": (params["blocks_per_sm"] * session.sm_count,
                         session.fit_elements(session.dram_bytes(params["l2_factor"]) // 4, 4, "squares_sum"))}
-    records = []
     for config in params["configs"]:
         blocks, n = configs[config]
+        threads = blocks * K.BLOCK
         data = device_random_nonzero(n, np.int32, session.seed)
         want = int((data.astype(cupy.int64) ** 2).sum())
-        partial = cupy.empty(blocks * BLOCK, np.int32)
-        chunk = -(-n // (blocks * BLOCK))
-        group = []
+        partial = cupy.empty(threads, np.int32)  # one partial sum per thread, added on the host side of the check
+        lets = (("tid", "blockIdx.x*blockDim.x + threadIdx.x"), ("i", "0"), ("chunk", str(-(-n // threads))),
+                ("threads", str(threads)))
         for layout in params["layouts"]:
             kernel = runtime.get_kernel(K.LAYOUTS[layout])
-
-            def fn(kernel=kernel):
-                runtime.launch(kernel, blocks, BLOCK, partial, data, np.int64(n))
-
-            def check(fn=fn, layout=layout):
-                poison(partial)
-                fn()
-                got = int(partial.astype(cupy.int64).sum())
-                if got != want:
-                    raise VerificationError(f"squares_sum_{layout}: {got} != {want}")
-
-            access = ("data[tid*chunk + i]" if layout == "chunked" else "data[tid + i*threads]")
-            model = predict_global(access, "int data[]", block=(BLOCK, 1, 1),
-                                   lets=(("tid", "blockIdx.x*blockDim.x + threadIdx.x"), ("i", "0"),
-                                         ("chunk", str(chunk)), ("threads", str(blocks * BLOCK))))
-            group.append(session.measure(experiment="squares_sum", variant=layout,
-                                         params=dict(config=config, blocks=blocks, threads=BLOCK, n=n),
-                                         run=fn, bytes=4 * n, verify=check, model=model, ceiling="read_gbps"))
-        speedups(group, naive="chunked", keys=("config",))
-        records += group
-        del data, partial
-    return records
+            yield Case(layout, lambda kernel=kernel, partial=partial, data=data, n=n, blocks=blocks:
+                       runtime.launch(kernel, blocks, K.BLOCK, partial, data, np.int64(n)),
+                       Check(partial, want, view=lambda p: p.astype(cupy.int64).sum()),
+                       params=dict(config=config, blocks=blocks, threads=K.BLOCK, n=n), reads=4 * n,
+                       ceiling="read_gbps",
+                       model=predict_global(K.ACCESS[layout], "int data[]", block=(K.BLOCK, 1, 1), lets=lets))
 
 
 def findings(records):
@@ -65,9 +45,9 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="squares_sum",
     title="Sum of squares: per-thread contiguous chunk vs interleaved access",
-    seed="004 vendor guide, squaresSum",
-    seed_claim="Reading the array every THREAD_NUM elements (interleaved) is 15x faster than per-thread chunks.",
-    run=run,
+    claims=(Claim("Reading the array every THREAD_NUM elements (interleaved) is 15x faster than per-thread chunks.",
+                  seed("004", "vendor guide, squaresSum example")),),
+    cases=cases,
     params=dict(configs=["seed", "full"], layouts=["chunked", "interleaved"], seed_n=1 << 20,
                 blocks_per_sm=8, l2_factor=8.0),
     naive="chunked",

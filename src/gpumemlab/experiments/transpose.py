@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.session import attach_baseline, speedups
-from ..bench.verify import check_equal_device, device_random_nonzero, poison
+from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
+from ..kernels import CTYPES
 from ..kernels import transpose as K
 from ..ops import transpose as ops_transpose
-from . import Experiment, Plot
+from ._copies import copy_kernel_runner, memcpy_runner
+from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
+from ._library import library_vs_baselines
 from ._model import head_to_head_findings, predict_global, predict_shared
-from . import _torch
-from .vector_copy import copy_kernel_runner, memcpy_runner
 
 NAIVE = K.NAIVE.name
+MEMCPY = "cudaMemcpy D2D (ceiling)"
+COPY_KERNEL = "copy_vec float4 x4 (ceiling)"
 
 
 def variant_runner(variant: K.TransposeVariant, ctype: str, out, x):
@@ -28,30 +30,15 @@ def variant_runner(variant: K.TransposeVariant, ctype: str, out, x):
     return lambda: runtime.launch(kernel, grid, variant.block, out, x, rows, cols)
 
 
-def variant_model(v, side: int) -> dict | None:
-    """The access each ladder step is about: the strided global write of the naive kernel, else the
-    column read from the shared tile (32 x 32: 32-way conflicts; 32 x 33: conflict-free)."""
-    if v is K.NAIVE:
-        return predict_global("out[threadIdx.x * n + threadIdx.y]", "float out[]", block=(32, 1, 1),
-                              lets=(("n", str(side)),))
-    if v in (K.COALESCED, K.PADDED, K.COARSENED):
-        width = 33 if v is not K.COALESCED else 32
-        return predict_shared("tile[threadIdx.x][threadIdx.y]", f"__shared__ float tile[32][{width}]", block=(32, 1, 1))
-    if v is K.VECTORIZED:  # 16-byte global loads and stores, consecutive lanes adjacent
-        return predict_global("in[blockIdx.x*blockDim.x + threadIdx.x]", "float4 in[]", block=(v.block[0], 1, 1))
-    return predict_global("in[blockIdx.x*32 + threadIdx.x]", "float in[]", block=(32, 1, 1))  # the copies
+def variant_model(v: K.TransposeVariant, side: int) -> dict | None:
+    """The analyzer's answer for the access the ladder step is about (from the variant table)."""
+    predict = predict_shared if v.space == "shared" else predict_global
+    return predict(v.access, v.decl, block=v.model_block, lets=(("n", str(side)),))
 
 
-def run(session, params):
-    with session.stream:  # every CuPy call of the experiment on the stream its kernels use
-        return _run(session, params)
-
-
-def _run(session, params):
+def cases(session, params):
     import cupy
 
-    torch = _torch.torch_module()
-    records = []
     for dtype_name in params["dtypes"]:
         dtype = np.dtype(dtype_name)
         side = params["n"]
@@ -60,86 +47,37 @@ def _run(session, params):
         side = int(session.fit_elements(side * side, 3 * dtype.itemsize, "transpose") ** 0.5) // 64 * 64
         x = device_random_nonzero((side, side), dtype, session.seed)
         out = cupy.empty_like(x)
-        runtime.synchronize()
-        nbytes = 2 * x.nbytes
-        ctype = K.CTYPES[dtype.name]
         common = dict(n=side, dtype=dtype.name, mib=round(x.nbytes / 2**20, 1))
-
-        def verified(fn, what, expected):
-            def check():
-                poison(out)
-                fn()
-                check_equal_device(out, expected, what=what)
-            return check
-
-        def measure(variant, fn, verify, kind="kernel", extra=None, model=None):
-            return session.measure(experiment="transpose", variant=variant, params=common, run=fn, bytes=nbytes,
-                                   verify=verify, ceiling="copy_gbps", kind=kind, extra=extra, model=model)
+        moved = dict(params=common, reads=x.nbytes, writes=x.nbytes)
 
         # ceilings of this run: the same bytes copied
-        memcpy = memcpy_runner(out, x)
-        ceilings = [measure("cudaMemcpy D2D (ceiling)", memcpy, verified(memcpy, "memcpy", x), kind="baseline")]
         flat_out, flat_x = out.reshape(-1).view(np.float32), x.reshape(-1).view(np.float32)
-        vcopy = copy_kernel_runner(session, "float4", 4, flat_out, flat_x)
-        ceilings.append(measure("copy_vec float4 x4 (ceiling)", vcopy, verified(vcopy, "copy_vec", x),
-                                kind="baseline"))
-        copy_best = max(r.gbps for r in ceilings)
-
-        ours = []
+        yield Case(MEMCPY, memcpy_runner(out, x), Check(out, x), kind="baseline", **moved)
+        yield Case(COPY_KERNEL, copy_kernel_runner(session, "float4", 4, flat_out, flat_x), Check(out, x),
+                   kind="baseline", **moved)
         for v in K.LADDER:
-            fn = variant_runner(v, ctype, out, x)
-            expected = x.T if v.transposes else x
-            ours.append(measure(v.name, fn, verified(fn, v.name, expected),
-                                extra=dict(technique=v.technique, tile=v.tile, block=list(v.block)),
-                                model=variant_model(v, side)))
-
-        box = {}
-
-        def library():
-            box["out"] = ops_transpose.transpose(x)
-
-        def verify_library():
-            box.clear()
-            library()
-            check_equal_device(box["out"], x.T, what="gpumemlab.transpose")
+            yield Case(v.name, variant_runner(v, CTYPES[dtype.name], out, x), Check(out, x.T if v.transposes else x),
+                       extra=dict(technique=v.technique, tile=v.tile, block=list(v.block)),
+                       model=variant_model(v, side), **moved)
         chosen = ops_transpose.choose_variant(side, side, dtype, x.data.ptr, out.data.ptr)
-        ours.append(measure("gpumemlab.transpose", library, verify_library, extra=dict(kernel=chosen.name),
-                            model=variant_model(chosen, side)))
 
-        bases = []
+        def make(variant, run, result, reset, kind="kernel", extra=None, **kw):
+            if kind == "kernel":  # gpumemlab.transpose: the ladder step it chose for this shape
+                extra, kw["model"] = dict(kernel=chosen.name), variant_model(chosen, side)
+            return Case(variant, run, Check(result, x.T, reset=reset), kind=kind, extra=extra or {}, **moved, **kw)
+        yield from library_vs_baselines(session, x, make, ("gpumemlab.transpose", ops_transpose.transpose),
+                                        ("cupy.ascontiguousarray(x.T)", lambda a: cupy.ascontiguousarray(a.T)),
+                                        ("torch.t().contiguous()", lambda t: t.t().contiguous()), versus=(MEMCPY,))
 
-        def cupy_t():
-            box["cupy"] = cupy.ascontiguousarray(x.T)
 
-        def verify_cupy():
-            box.clear()
-            cupy_t()
-            check_equal_device(box["cupy"], x.T, what="cupy.ascontiguousarray(x.T)")
-        bases.append(measure("cupy.ascontiguousarray(x.T)", cupy_t, verify_cupy, kind="baseline"))
-        if torch is not None:
-            t = _torch.as_tensor(x)
-
-            def torch_t():
-                box["torch"] = t.t().contiguous()
-            fn = _torch.on_work_stream(session, torch_t)
-
-            def verify_torch():
-                box.clear()
-                fn()
-                check_equal_device(cupy.asarray(box["torch"]), x.T, what="torch.t().contiguous()")
-            bases.append(measure("torch.t().contiguous()", fn, verify_torch, kind="baseline",
-                                 extra=dict(torch=_torch.version())))
-        for r in ours + bases:
-            r.extra["pct_of_copy_in_run"] = 100.0 * r.gbps / copy_best
-        for b in ceilings + bases:
-            attach_baseline(ours, b)
-        base_fns = {"cudaMemcpy D2D": memcpy, "cupy.ascontiguousarray(x.T)": cupy_t,
-                    **({"torch.t().contiguous()": fn} if torch is not None else {})}
-        ours[-1].extra["head_to_head"] = {name: session.head_to_head(library, f) for name, f in base_fns.items()}
-        records += ceilings + ours + bases
-        box.clear()
-    speedups(records, naive=NAIVE, keys=("n", "dtype"))
-    return records
+def derive(records, session):
+    """Each record's bandwidth as a percentage of the best copy of the same bytes (same run, same group)."""
+    for key in {(r.params["n"], r.params["dtype"]) for r in records}:
+        group = [r for r in records if (r.params["n"], r.params["dtype"]) == key]
+        copy_best = max(r.gbps for r in group if r.variant in (MEMCPY, COPY_KERNEL))
+        for r in group:
+            if r.variant not in (MEMCPY, COPY_KERNEL):
+                r.extra["pct_of_copy_in_run"] = 100.0 * r.gbps / copy_best
 
 
 def findings(records):
@@ -159,12 +97,14 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="transpose",
     title="Matrix transpose: naive -> shared tile -> padded -> coarsened -> vectorized, vs copy, CuPy, PyTorch",
-    seed="003 (coalescing through shared memory, bank conflicts and padding) and 001 ('Matrix Transpose' SDK "
-         "example, shared memory banks); NVIDIA cuda-samples transpose",
-    seed_claim="Staging a tile in shared memory makes both the read and the write coalesced; padding the tile to "
-               "TILE x (TILE+1) removes the column-read bank conflicts; a good transpose approaches the copy "
-               "bandwidth of the same bytes.",
-    run=run,
+    claims=(Claim("Shared memory can be used to avoid non-coalesced access (see the 'Matrix Transpose' SDK example); "
+                  "threads of a half-warp that access the same bank conflict.", seed("001", "slide 'Shared Memory'")),
+            Claim("Staging a tile in shared memory makes both the read and the write coalesced; padding the tile to "
+                  "TILE x (TILE+1) removes the column-read bank conflicts; a good transpose approaches the copy "
+                  "bandwidth of the same bytes.",
+                  outside("Greg Ruetsch and Paulius Micikevicius, 'Optimizing Matrix Transpose in CUDA' "
+                          "(NVIDIA CUDA samples)"))),
+    cases=cases,
     params=dict(n=16384, dtypes=["float32"]),
     naive=NAIVE,
     group_by=("n", "dtype"),
@@ -173,5 +113,6 @@ EXPERIMENT = Experiment(
                 "thread and the width of each access (16-byte loads and stores).",
     plot=Plot(x="n", y="gbps", series="variant"),
     findings=findings,
+    derive=derive,
     order=55,
 )

@@ -182,13 +182,6 @@ def max_active_blocks(spec_or_kernel, block_threads: int, dynamic_smem: int = 0)
         _func_handle(kernel), int(block_threads), int(dynamic_smem)), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
 
 
-def kernel_attributes(spec: KernelSpec) -> dict:
-    k = get_kernel(spec)
-    at = k.attributes
-    return dict(registers=at.num_regs(), shared_bytes=at.shared_size_bytes(),
-                local_bytes=at.local_size_bytes(), max_threads_per_block=at.max_threads_per_block())
-
-
 # ---------------------------------------------------------------- arguments and launch
 
 def _arg(a):

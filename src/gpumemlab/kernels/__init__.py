@@ -16,6 +16,9 @@ from pathlib import Path
 
 KERNEL_DIR = Path(__file__).resolve().parent
 
+# NumPy dtype name -> the C type the families' templates are instantiated with (the one such table)
+CTYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
+
 
 @dataclass(frozen=True)
 class KernelSpec:

@@ -1,10 +1,18 @@
-"""Instantiations of copy.cu (offset/stride copies, vector copies, read-only sum)."""
+"""Instantiations of copy.cu (offset/stride copies, vector copies, read-only sum) and their geometry.
+
+Every copy moves 4 bytes read + 4 bytes written per float; ``*_ACCESS`` are the main loads as the
+analyzer (``gpumemlab.model``) reads them.
+"""
 
 from . import KernelSpec
 
 SRC = "copy.cu"
+BLOCK = 256                      # threads per block of every copy launch
 OFFSET_COPY = KernelSpec(SRC, "offset_copy")
 STRIDE_COPY = KernelSpec(SRC, "stride_copy")
+OFFSET_ACCESS = "idata[blockIdx.x*blockDim.x + threadIdx.x + offset]"
+STRIDE_ACCESS = "idata[(blockIdx.x*blockDim.x + threadIdx.x)*stride]"
+VECTOR_ACCESS = "src[blockIdx.x*blockDim.x + threadIdx.x]"
 VECTOR_TYPES = {"float": 4, "float2": 8, "float4": 16}
 UNROLLS = (1, 2, 4)
 

@@ -205,24 +205,71 @@ DEFAULT = CANDIDATES[0]
 SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
 
 
-def register_blocked(cfg: RBConfig | None = None, vec: int = 4) -> KernelSpec:
-    return (cfg or DEFAULT).spec(vec)
+# --- the variant table: one row per rung (kernel, launch geometry, layout of B, reuse for the OP/B model) ---
+
+@dataclass(frozen=True)
+class Variant:
+    """One rung: ``layout`` of B it reads ("row", "col": B stored column-major, "bt": B transposed
+    first, timed), ``op`` "ab" (C = A B) or "aat" (C = A A^T), ``reuse`` = outputs per block that
+    share each loaded A and B element (rows, cols) for the OP/B model, ``k32``: Best Practices
+    kernels that need K = 32 and M, N multiples of 32. Every rung does 2 M N K flops."""
+
+    name: str
+    spec: KernelSpec | None
+    block: tuple[int, int]
+    layout: str = "row"
+    op: str = "ab"
+    reuse: tuple[int, int] = (1, 1)
+    k32: bool = False
+    coarse: int = 1
+    seed: str = ""
+    intensity: tuple | None = None  # (kernel, tile, coarsen) for model.intensity.matmul_intensity
+
+    def op_per_byte(self, config: RBConfig | None = None) -> float:
+        """Seed 000's global-memory OP/B, from ``model.intensity``: the analyzer's kernel formula where it knows
+        the rung, else the reuse factors (register_blocked: ``config``'s BM x BN block tile)."""
+        from ..model.intensity import matmul_intensity, reuse_intensity
+
+        if self.intensity is not None:
+            return float(matmul_intensity(*self.intensity))
+        return reuse_intensity(*((config.bm, config.bn) if config is not None and self.spec is None else self.reuse))
 
 
-# --- arithmetic intensity (seed 000's exercise) --------------------------------------------------
+def _ladder() -> dict[str, Variant]:
+    v = [
+        Variant("naive", NAIVE, (32, 8), seed="000/002: one thread per output", intensity=("naive", 1, 1)),
+        Variant("naive_col_major", NAIVE_COL_MAJOR, (32, 8), layout="col", seed="000: N column-major, uncoalesced",
+                intensity=("naive", 1, 1)),
+        Variant("transposed_b", NAIVE_COL_MAJOR, (32, 8), layout="bt", seed="004: transpose B first",
+                intensity=("naive", 1, 1)),
+        Variant("simple_multiply", SIMPLE_MULTIPLY, (32, 32), k32=True, seed="003 BPG 9.2.3.2"),
+        # coalesced_multiply: A tile shared by the 32 threads of a row, B read by each thread
+        Variant("coalesced_multiply", COALESCED_MULTIPLY, (32, 32), reuse=(1, 32), k32=True, seed="003 BPG 9.2.3.2"),
+        Variant("shared_ab_multiply", SHARED_AB_MULTIPLY, (32, 32), reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.2"),
+    ]
+    v += [Variant(f"tiled_{t}", tiled(t), (t, t), reuse=(t, t), seed="002: shared-memory tiles",
+                  intensity=("tiled", t, 1)) for t in TILES]
+    v += [Variant("corner_turning_unpadded", corner_turning(32, 0), (32, 32), layout="col", reuse=(32, 32),
+                  seed="000 exercise: corner turning, 32-way bank conflict on the transposed store",
+                  intensity=("corner_turning", 32, 1)),
+          Variant("corner_turning", corner_turning(32, 1), (32, 32), layout="col", reuse=(32, 32),
+                  seed="000 exercise: corner turning, padded tile", intensity=("corner_turning", 32, 1))]
+    v += [Variant(f"coarsened_{c}", coarsened(c), (32, 32), reuse=(32, 32 * c), coarse=c,
+                  seed="000: thread coarsening", intensity=("coarsened", 32, c)) for c in COARSE_FACTORS]
+    v += [Variant("aat_simple", AAT_SIMPLE, (32, 32), op="aat", k32=True, seed="003 BPG 9.2.3.3"),
+          Variant("aat_shared", aat_tiled(0), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3"),
+          Variant("aat_padded", aat_tiled(1), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3")]
+    v += [Variant("register_blocked", None, (0, 0), reuse=(DEFAULT.bm, DEFAULT.bn),
+                  seed="register blocking, cp.async pipeline, warp tiling")]
+    return {x.name: x for x in v}
 
-def op_per_byte(reuse_m: int, reuse_n: int) -> float:
-    """Global-memory OP/B of a kernel whose blocks compute reuse_m x reuse_n outputs from shared operands.
 
-    Per k step such a block loads reuse_m floats of A and reuse_n of B (4 bytes each) and does
-    2 * reuse_m * reuse_n flops: OP/B = 2 / 4 / (1/reuse_n + 1/reuse_m). One thread per output
-    (naive) is 1 x 1: 0.25; tiled T is T x T: T/4 (8 at 32); tiled 32 with coarsening 4 is 32 x 128:
-    12.8 - seed 000's answers a, b and c.
-    """
-    if reuse_m < 1 or reuse_n < 1:
-        raise ValueError("reuse factors are >= 1")
-    return 0.5 / (1.0 / reuse_m + 1.0 / reuse_n)
-
+VARIANTS = _ladder()
+AB_VARIANTS = tuple(n for n, v in VARIANTS.items() if v.op == "ab")
+AAT_VARIANTS = tuple(n for n, v in VARIANTS.items() if v.op == "aat")
+# the C = A B ladder in the seeds' order (the Best Practices w = 32 kernels are measured on their own)
+LADDER = tuple(n for n in AB_VARIANTS if not VARIANTS[n].k32)
+TEACHING = LADDER[:-1]  # every rung but register_blocked: seconds per call at 8192
 
 KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
            + [tiled(t) for t in TILES] + [corner_turning(32, 0), corner_turning(32, 1)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import CTYPES as C_TYPES
 from . import KernelSpec
 
 SRC = "reduce.cu"
@@ -66,12 +67,10 @@ class VecConfig:
 # (tools/reduce_transpose_tune.py; table in docs/notes/reduce_transpose.md): the fastest at 2^28 float32 within
 # noise of x16 and the most robust at 2^26; no_allocate loads, the L2::256B hint and more waves all lose there.
 LIBRARY = VecConfig("reduce7", unroll=8, load=0, block=512, mapping=1, waves=1)
-LIBRARY_UNROLL = LIBRARY.unroll
 
-# NumPy dtype name -> (element C type, accumulator C type, accumulator NumPy dtype name)
-CTYPES = {"float32": ("float", "float", "float32"),
-          "float64": ("double", "double", "float64"),
-          "int32": ("int", "long long", "int64")}
+# NumPy dtype name -> (element C type, accumulator C type, accumulator NumPy dtype name); ints sum exactly in 64 bits
+ACCUMULATOR = {"float32": "float32", "float64": "float64", "int32": "int64"}
+CTYPES = {d: (C_TYPES[d], C_TYPES[acc], acc) for d, acc in ACCUMULATOR.items()}
 
 
 def ladder_spec(step: int, ctype: str = "float") -> KernelSpec:
@@ -109,6 +108,17 @@ class LadderStep:
     def spec(self) -> KernelSpec:
         return ladder_spec(self.step)
 
+
+# The first tree step's shared-memory read of each ladder kernel (seed 004's bank-conflict analysis), by step
+STEP_ACCESS = {
+    0: ("s[threadIdx.x + 1]", "threadIdx.x % 2 == 0"),      # reduce0: tid % (2s) == 0, s = 1: divergent
+    1: ("s[2 * threadIdx.x + 1]", "2 * threadIdx.x < 256"),  # reduce1: index = 2*s*tid: 2-way conflicts
+    2: ("s[threadIdx.x + 128]", "threadIdx.x < 128"),        # reduce2..: sequential addressing
+}
+STEP_DECL = f"__shared__ float s[{BLOCK}]"
+# the vectorized passes' main access: one 16-byte load per lane, consecutive lanes adjacent
+VECTOR_ACCESS = ("x[blockIdx.x*blockDim.x + threadIdx.x]", "float4 x[]")
+BYTES_PER_ELEMENT = 4  # every variant reads each float once (the partials are < 0.5 % extra)
 
 LADDER = [
     LadderStep("reduce0 interleaved (tid % 2s)", 0, BLOCK, "divergent interleaved addressing (seed 004)"),

@@ -2,6 +2,8 @@
 
 The experiment and the library read the same table; geometry is ``(tile, block)`` with a 2-D grid
 ``(ceil(cols / tile), min(ceil(rows / tile), 65535))`` whose y-dimension the kernels grid-stride over.
+Every variant reads each element once and writes it once; ``access``/``decl``/``space`` name the access its
+ladder step is about, as the analyzer reads it (``n``: the matrix side).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import KernelSpec
+from . import CTYPES, KernelSpec
 
 SRC = "transpose.cu"
 TILE = 32
@@ -18,7 +20,7 @@ VEC_TILE = 64        # the vectorized kernel's tile (elements per side)
 VEC_THREADS = 256
 MAX_GRID_Y = 65535
 
-CTYPES = {"float32": "float", "float64": "double", "int32": "int"}
+DTYPES = ("float32", "float64", "int32")  # NumPy dtypes with an instantiation (C types in kernels.CTYPES)
 # 16-byte vector type, elements per vector, min blocks per SM for __launch_bounds__ (8 x 16 KiB tiles, or
 # 4 x 32 KiB for double: all 8 loads of a thread in flight)
 VECTOR = {"float": ("float4", 4, 8), "double": ("double2", 2, 4), "int": ("int4", 4, 8)}
@@ -33,7 +35,15 @@ class TransposeVariant:
     block: tuple[int, ...]
     transposes: bool      # False: a copy (same shape out)
     technique: str
+    access: str = "in[blockIdx.x*32 + threadIdx.x]"   # the copies' coalesced row read
+    decl: str = "float in[]"
+    space: str = "global"                              # or "shared": the access is a tile read
     vector: bool = False  # needs rows, cols % W == 0 and 16-byte alignment
+
+    @property
+    def model_block(self) -> tuple[int, int, int]:
+        """The threads one analyzed access spans: a warp of the block's first row."""
+        return (self.block[0] if self.vector else TILE, 1, 1)
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         if self.vector:
@@ -49,8 +59,13 @@ class TransposeVariant:
         return VECTOR[ctype][1] if self.vector else 1
 
 
-def _v(name, kernel, targs, block_rows, transposes, technique, tile=TILE):
-    return TransposeVariant(name, kernel, targs, tile, (TILE, block_rows), transposes, technique)
+def _v(name, kernel, targs, block_rows, transposes, technique, **model):
+    return TransposeVariant(name, kernel, targs, TILE, (TILE, block_rows), transposes, technique, **model)
+
+
+def _tile_read(width: int) -> dict:
+    """The column read from the shared tile (32 x 32: 32-way conflicts; 32 x 33: conflict-free)."""
+    return dict(access="tile[threadIdx.x][threadIdx.y]", decl=f"__shared__ float tile[32][{width}]", space="shared")
 
 
 COPY = _v("copy (tile indexing)", "copy_tile", f"{TILE}, {BLOCK_ROWS}, false", BLOCK_ROWS, False,
@@ -58,19 +73,22 @@ COPY = _v("copy (tile indexing)", "copy_tile", f"{TILE}, {BLOCK_ROWS}, false", B
 COPY_SHARED = _v("copy through shared memory", "copy_tile", f"{TILE}, {BLOCK_ROWS}, true", BLOCK_ROWS, False,
                  "ceiling with the shared-memory round trip (cuda-samples copySharedMem)")
 NAIVE = _v("naive", "transpose_naive", f"{TILE}, {TILE}", TILE, True,
-           "reads coalesced, writes strided (cuda-samples transposeNaive)")
+           "reads coalesced, writes strided (cuda-samples transposeNaive)",
+           access="out[threadIdx.x * n + threadIdx.y]", decl="float out[]")
 COALESCED = _v("coalesced (shared tile)", "transpose_tiled", f"{TILE}, {TILE}, 0", TILE, True,
-               "both ways coalesced through a 32x32 tile; 32-way bank conflicts on the column read (seed 003)")
+               "both ways coalesced through a 32x32 tile; 32-way bank conflicts on the column read (seed 003)",
+               **_tile_read(32))
 PADDED = _v("padded tile (32x33)", "transpose_tiled", f"{TILE}, {TILE}, 1", TILE, True,
-            "padding shifts each row by one bank: conflict-free (seed 001/003, transposeNoBankConflicts)")
+            "padding shifts each row by one bank: conflict-free (seed 001/003, transposeNoBankConflicts)",
+            **_tile_read(33))
 COARSENED = _v("coarsened 32x8 (padded)", "transpose_tiled", f"{TILE}, {BLOCK_ROWS}, 1", BLOCK_ROWS, True,
-               "BLOCK_ROWS=8: 4 elements per thread, fewer threads per tile (cuda-samples)")
+               "BLOCK_ROWS=8: 4 elements per thread, fewer threads per tile (cuda-samples)", **_tile_read(33))
 VECTORIZED = TransposeVariant("vectorized 64x64 (16-byte, swizzled)", "transpose_vec", f"{VEC_TILE}", VEC_TILE,
                               (VEC_THREADS,), True,
                               "16-byte loads and stores, XOR-swizzled shared tile, 4-8 loads in flight per thread",
-                              vector=True)
+                              access="in[blockIdx.x*blockDim.x + threadIdx.x]", decl="float4 in[]", vector=True)
 
 LADDER = [COPY, COPY_SHARED, NAIVE, COALESCED, PADDED, COARSENED, VECTORIZED]
 LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
 
-KERNELS = [v.spec(c) for v in LADDER for c in CTYPES.values()]
+KERNELS = [v.spec(CTYPES[d]) for v in LADDER for d in DTYPES]

@@ -47,6 +47,18 @@ def matmul_intensity(kernel: str, tile: int = 32, coarsen: int | None = None) ->
     return 2.0 / (FLOAT_BYTES * (1.0 / (t * c) + 1.0 / t))
 
 
+def reuse_intensity(reuse_m: int, reuse_n: int) -> float:
+    """Global-memory OP/B (FP32) of a kernel whose blocks compute ``reuse_m`` x ``reuse_n`` outputs from shared operands.
+
+    Per k step such a block loads reuse_m floats of A and reuse_n of B and does 2 * reuse_m * reuse_n flops:
+    OP/B = 2 / (4 * (1/reuse_m + 1/reuse_n)). Naive is 1 x 1 (0.25), tiled T is T x T (T/4), tiled T with
+    coarsening C is T x T*C: the formula of :func:`matmul_intensity`, for any block tile (register blocking).
+    """
+    if reuse_m < 1 or reuse_n < 1:
+        raise UsageError(f"reuse factors must be >= 1, got {reuse_m} x {reuse_n}")
+    return 2.0 / (FLOAT_BYTES * (1.0 / reuse_m + 1.0 / reuse_n))
+
+
 @dataclass(frozen=True)
 class Device:
     """Datasheet FP32 (non-tensor) peak and DRAM bandwidth."""

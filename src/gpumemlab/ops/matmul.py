@@ -1,7 +1,7 @@
 """``gpumemlab.matmul``: C = A B in FP32 on CuPy arrays, by any rung of the seeds' ladder.
 
-The variants are data (:data:`VARIANTS`): name, kernel, launch geometry, the layout of B it reads
-and its reuse factors for the OP/B model. The experiments time :func:`plan` objects (the kernel
+The variants are data (``kernels.matmul.VARIANTS``): name, kernel, launch geometry, the layout of B
+it reads and its reuse factors for the OP/B model. The experiments time :func:`plan` objects (the kernel
 launches alone, operands already in the variant's layout); :func:`matmul` is validation + plan + run.
 
 Edge cases follow NumPy: M == 0 or N == 0 gives an empty (M, N) result, K == 0 gives zeros.
@@ -22,66 +22,12 @@ import numpy as np
 from ..errors import UsageError
 from ..kernels import KERNEL_DIR, KernelSpec
 from ..kernels import matmul as K
+from ..kernels.matmul import AAT_VARIANTS, AB_VARIANTS, VARIANTS
 
 TUNED_PATH = KERNEL_DIR / "tuned" / "matmul.json"
 MAX_GRID_Y = 65535
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One rung: ``layout`` of B it reads ("row", "col": B stored column-major, "bt": B transposed
-    first, timed), ``op`` "ab" (C = A B) or "aat" (C = A A^T), ``reuse`` = outputs per block that
-    share each loaded A and B element (rows, cols) for the OP/B model, ``k32``: Best Practices
-    kernels that need K = 32 and M, N multiples of 32."""
-
-    name: str
-    spec: KernelSpec | None
-    block: tuple[int, int]
-    layout: str = "row"
-    op: str = "ab"
-    reuse: tuple[int, int] = (1, 1)
-    k32: bool = False
-    coarse: int = 1
-    seed: str = ""
-    intensity: tuple | None = None  # (kernel, tile, coarsen) for model.intensity.matmul_intensity
-
-    @property
-    def op_per_byte(self) -> float:
-        return K.op_per_byte(*self.reuse)
-
-
-def _ladder() -> dict[str, Variant]:
-    v = [
-        Variant("naive", K.NAIVE, (32, 8), seed="000/002: one thread per output", intensity=("naive", 1, 1)),
-        Variant("naive_col_major", K.NAIVE_COL_MAJOR, (32, 8), layout="col", seed="000: N column-major, uncoalesced",
-                intensity=("naive", 1, 1)),
-        Variant("transposed_b", K.NAIVE_COL_MAJOR, (32, 8), layout="bt", seed="004: transpose B first",
-                intensity=("naive", 1, 1)),
-        Variant("simple_multiply", K.SIMPLE_MULTIPLY, (32, 32), k32=True, seed="003 BPG 9.2.3.2"),
-        # coalesced_multiply: A tile shared by the 32 threads of a row, B read by each thread
-        Variant("coalesced_multiply", K.COALESCED_MULTIPLY, (32, 32), reuse=(1, 32), k32=True, seed="003 BPG 9.2.3.2"),
-        Variant("shared_ab_multiply", K.SHARED_AB_MULTIPLY, (32, 32), reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.2"),
-    ]
-    v += [Variant(f"tiled_{t}", K.tiled(t), (t, t), reuse=(t, t), seed="002: shared-memory tiles",
-                  intensity=("tiled", t, 1)) for t in K.TILES]
-    v += [Variant("corner_turning", K.corner_turning(32, 1), (32, 32), layout="col", reuse=(32, 32),
-                  seed="000 exercise: corner turning, padded tile", intensity=("corner_turning", 32, 1)),
-          Variant("corner_turning_unpadded", K.corner_turning(32, 0), (32, 32), layout="col", reuse=(32, 32),
-                  seed="000 exercise: corner turning, 32-way bank conflict on the transposed store",
-                  intensity=("corner_turning", 32, 1))]
-    v += [Variant(f"coarsened_{c}", K.coarsened(c), (32, 32), reuse=(32, 32 * c), coarse=c,
-                  seed="000: thread coarsening", intensity=("coarsened", 32, c)) for c in K.COARSE_FACTORS]
-    v += [Variant("aat_simple", K.AAT_SIMPLE, (32, 32), op="aat", k32=True, seed="003 BPG 9.2.3.3"),
-          Variant("aat_shared", K.aat_tiled(0), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3"),
-          Variant("aat_padded", K.aat_tiled(1), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3")]
-    v += [Variant("register_blocked", None, (0, 0), reuse=(K.DEFAULT.bm, K.DEFAULT.bn),
-                  seed="register blocking, cp.async pipeline, warp tiling")]
-    return {x.name: x for x in v}
-
-
-VARIANTS = _ladder()
-AB_VARIANTS = tuple(n for n, v in VARIANTS.items() if v.op == "ab")
-AAT_VARIANTS = tuple(n for n, v in VARIANTS.items() if v.op == "aat")
 MATMUL_VARIANTS = ("auto",) + AB_VARIANTS
 
 
@@ -176,10 +122,6 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
     if _tiles(K.DEFAULT, m, n) < sms:
         return Choice(K.SMALL)
     return Choice(K.DEFAULT)
-
-
-def choose_config(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None) -> K.RBConfig:
-    return choose(m, n, k, device, entry).config
 
 
 # ---------------------------------------------------------------- plans (what the timer runs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..kernels import CTYPES
 from ..kernels import transpose as K
 from ._checks import as_device_array
 
@@ -19,7 +20,7 @@ INT32_MAX = 2**31 - 1
 
 def choose_variant(rows: int, cols: int, dtype, in_ptr: int, out_ptr: int) -> K.TransposeVariant:
     """The ladder step the library uses for this shape and these addresses (pure; no GPU)."""
-    ctype = K.CTYPES[np.dtype(dtype).name]
+    ctype = CTYPES[np.dtype(dtype).name]
     w = K.VECTORIZED.width(ctype)
     aligned = in_ptr % 16 == 0 and out_ptr % 16 == 0
     if aligned and rows % w == 0 and cols % w == 0 and rows >= w and cols >= w:
@@ -45,6 +46,6 @@ def transpose(x):
     if arr.size == 0:
         return out
     variant = choose_variant(rows, cols, arr.dtype, arr.data.ptr, out.data.ptr)
-    spec = variant.spec(K.CTYPES[arr.dtype.name])
+    spec = variant.spec(CTYPES[arr.dtype.name])
     runtime.launch(spec, variant.grid(rows, cols), variant.block, out, arr, rows, cols)
     return out

@@ -47,6 +47,18 @@ def fmt_model(model: dict | None) -> str:
     return ", ".join(parts) or "-"
 
 
+def claim_lines(info: dict) -> list[str]:
+    """What the sources reported, each with its source: seed text apart from outside references.
+
+    ``info`` is an experiment's entry of results.json; runs written before claims had sources carry only
+    ``seed`` and ``seed_claim``."""
+    claims = info.get("claims")
+    if not claims:
+        return [f"Seed: {info.get('seed', '')}", f"The seed reported: {info.get('seed_claim', '')}"]
+    return [f"{'The seed reported' if c.get('seed') else 'Outside reference'} ({c['source']}): {c['text']}"
+            for c in claims]
+
+
 SUMMARY_COLUMNS = ("experiment", "variant", "params", "median", "GB/s", "GFLOP/s", "% ceiling",
                    "speedup", "model", "ok")
 

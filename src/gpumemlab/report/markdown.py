@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..bench.records import RunResults
-from .format import SUMMARY_COLUMNS, fmt_num, fmt_time, summary_row
+from .format import SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, summary_row
 
 
 def _table(headers, rows) -> str:
@@ -42,9 +42,7 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
         recs = [r for r in res.results if r.experiment == name]
         if not recs:
             continue
-        lines += [f"## {name}: {info.get('title', '')}", "",
-                  f"- Seed: {info.get('seed', '')}",
-                  f"- The seed reported: {info.get('seed_claim', '')}"]
+        lines += [f"## {name}: {info.get('title', '')}", ""] + [f"- {line}" for line in claim_lines(info)]
         for finding in info.get("findings") or []:
             lines.append(f"- Measured here: {finding}")
         if info.get("modern_note"):

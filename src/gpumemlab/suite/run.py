@@ -55,12 +55,10 @@ def prepare_out(out: Path, option: str = "--out") -> Path:
 
 
 def measure_experiment(exp, session, params: dict) -> list:
-    """Measure one experiment, the suite's one call into an experiment: declarations go through the runner;
-    legacy modules run themselves."""
-    from ..experiments._declare import Experiment as Declared
+    """Measure one experiment declaration with the runner: the suite's one call into an experiment."""
     from .runner import run_experiment
 
-    return run_experiment(session, exp, params) if isinstance(exp, Declared) else exp.run(session, params)
+    return run_experiment(session, exp, params)
 
 
 def finished(res) -> set[str]:
@@ -97,7 +95,7 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..bench.ceilings import measure_ceilings
+    from .ceilings import measure_ceilings
     from ..bench.records import RunResults
     from ..bench.session import Session
     from ..gpu import runtime

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bench.stats import gb_per_s, gflop_per_s
+from ..bench.timer import TimerConfig, time_gpu
+from ..bench.verify import check_close, check_equal_device, device_random_nonzero, poison
 from ..gpu import runtime
+from ..kernels import blocks_for
 from ..kernels import copy as K
-from .stats import gb_per_s, gflop_per_s
-from .timer import TimerConfig, time_gpu
-from .verify import check_close, check_equal_device, device_random_nonzero, poison
 
 # FP32 lanes per SM by compute capability (CUDA Programming Guide, arithmetic instruction throughput).
 FP32_LANES_PER_SM = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
@@ -70,10 +71,10 @@ def measure_ceilings(session, quick: bool = False) -> dict:
     for unroll in K.UNROLLS:
         kernel = runtime.get_kernel(K.copy_vec("float4", unroll))
         nv = n // 4
-        grid = max(1, -(-nv // (256 * unroll)))
+        grid = blocks_for(nv, K.BLOCK * unroll)
 
         def run(kernel=kernel, grid=grid, nv=nv):
-            runtime.launch(kernel, grid, 256, dst, src, np.int64(nv))
+            runtime.launch(kernel, grid, K.BLOCK, dst, src, np.int64(nv))
 
         poison(dst)
         run()

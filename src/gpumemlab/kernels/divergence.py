@@ -1,4 +1,4 @@
-"""Instantiations of control.cu: branch granularity (divergence) after seed 001's control-flow slide."""
+"""Instantiations of divergence.cu: branch granularity after seed 001's control-flow slide, one row per variant."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from . import KernelSpec
 
-SRC = "control.cu"
+SRC = "divergence.cu"
 BLOCK = 256
+FLOPS_PER_ITER = 3  # FMA (2) + MUL (1) on path A; MUL (1) + FMA (2) on path B
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,13 @@ class Branch:
     @property
     def spec(self) -> KernelSpec:
         return KernelSpec(SRC, f"branch_granularity<{self.granularity}, {'true' if self.alternate else 'false'}>")
+
+    @property
+    def divergent_warps(self) -> int:
+        """Warps of a block whose lanes take both paths (the model's serialized warps)."""
+        import numpy as np
+
+        return sum(1 for w in range(BLOCK // 32) if len(set(self.takes_a(np.arange(32 * w, 32 * w + 32)).tolist())) > 1)
 
     def takes_a(self, tid):
         """Host mirror of the kernel's condition (NumPy array of thread indices -> bool array)."""
