@@ -60,7 +60,7 @@ def test_mapped_memory_read_by_a_kernel(h, cupy):
     with h.host_array(4 * n4, np.float32, "mapped") as buf:
         buf.array[:] = np.linspace(-1, 1, 4 * n4, dtype=np.float32)
         out = cupy.full(4 * n4, np.nan, np.float32)
-        runtime.launch(K.SCALE_VEC4, 8, 128, out, buf.device_ptr, np.float32(2.0), np.int64(n4))
+        runtime.launch(K.SCALE_VEC4, 8, 128, out, np.uint64(buf.device_ptr), np.float32(2.0), np.int64(n4))
         np.testing.assert_array_equal(out.get(), 2 * buf.array)
 
 

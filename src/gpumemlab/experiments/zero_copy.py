@@ -72,7 +72,7 @@ def cases(session, params):
                 kernel(a_dev)
             yield Case("copy + kernel", explicit, Check(out, want), params=common, ceiling=None, cold_l2=False,
                        extra=dict(mechanism="CE copy, then kernel on device memory"), **moved)
-            yield Case("zero copy (mapped)", lambda kernel=kernel: kernel(mapped.device_ptr), Check(out, want),
+            yield Case("zero copy (mapped)", lambda kernel=kernel: kernel(np.uint64(mapped.device_ptr)), Check(out, want),
                        params=common, ceiling=None, cold_l2=False,
                        extra=dict(mechanism="SM: kernel loads over PCIe"), **moved)
             yield Case("kernel on device data", lambda kernel=kernel: kernel(x_dev), Check(out, want),
