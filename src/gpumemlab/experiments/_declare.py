@@ -60,6 +60,7 @@ class Plot:
     series: str = "variant"    # a Record field or a params key
     logx: bool = False
     title: str = ""
+    kind: str = "xy"           # "xy", or "timeline": start/end of each op per stream (report/timeline.py)
 
 
 @dataclass

@@ -27,6 +27,12 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
         recs = [r for r in res.results if r.experiment == name]
         if not recs:
             continue
+        if plot and plot.get("kind") == "timeline":
+            from .timeline import write_timeline
+
+            if write_timeline(name, info, recs, out_dir / f"{name}.png"):
+                written[name] = f"{name}.png"
+            continue
         fig, ax = plt.subplots(figsize=(7, 4))
         if plot:
             series: dict[str, list] = {}
