@@ -30,14 +30,14 @@ def stream_map(*args, **kw):
 def resources(cp, release: bool = True):
     """What must come back to its starting value after any call (the staging cache of successful calls
     released first unless ``release`` is False: a failing call must have emptied it itself)."""
-    from gpumemlab.gpu import pinned
+    from gpumemlab.gpu.host import live_bytes
     from gpumemlab.ops.stream_map import release_staging
 
     cp.cuda.Device().synchronize()
     if release:
         release_staging()
     threads = sum(t.name.startswith("gpumemlab-stream_map") for t in threading.enumerate())
-    return pinned.live_bytes(), pinned.live_buffers(), cp.get_default_memory_pool().used_bytes(), threads
+    return live_bytes()["pinned"], cp.get_default_memory_pool().used_bytes(), threads
 
 
 def rng_array(shape, dtype, seed=0):
@@ -106,18 +106,19 @@ def test_profile_reports_stages_and_bound(cp):
 
 
 def test_staging_is_reused_between_calls_and_released(cp):
-    from gpumemlab.gpu import pinned
-    from gpumemlab.ops.stream_map import release_staging
+    from gpumemlab.gpu.host import live_bytes
+    from gpumemlab.ops import stream_map as sm
 
     resources(cp)
     x = rng_array((4096,), np.float32)
     stream_map(lambda c: c + 1, x, chunk_bytes=4096, streams=2)
-    held = pinned.live_buffers(), pinned.live_bytes()
-    assert held == (4, 4 * 4096)  # an input and an output buffer per stream, cached
+    held = [id(b) for b in sm._staging]
+    assert len(held) == 4 and live_bytes()["pinned"] == 4 * 4096  # an input and an output buffer per stream
     stream_map(lambda c: c + 2, x, chunk_bytes=4096, streams=2)
-    assert (pinned.live_buffers(), pinned.live_bytes()) == held  # reused, not allocated again
-    release_staging()
-    assert (pinned.live_buffers(), pinned.live_bytes()) == (0, 0)
+    assert sorted(id(b) for b in sm._staging) == sorted(held)  # the same buffers, reused
+    assert live_bytes()["pinned"] == 4 * 4096
+    sm.release_staging()
+    assert live_bytes()["pinned"] == 0 and sm._staging == []
 
 
 def test_work_queued_before_the_call_is_seen_by_fn(cp):

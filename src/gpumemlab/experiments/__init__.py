@@ -9,7 +9,10 @@ import pkgutil
 from pathlib import Path
 
 from ..errors import UsageError
-from ._declare import Case, Check, Claim, Experiment, Plot, Source, outside, seed  # noqa: F401 - the vocabulary
+from ._declare import Case, Check, Claim, Experiment, Plot, Source, outside, seed
+
+__all__ = ["Case", "Check", "Claim", "Experiment", "Plot", "Source", "outside", "seed", "registry", "get",
+           "parse_params"]
 
 
 _MODULES_DIR = Path(__file__).resolve().parent

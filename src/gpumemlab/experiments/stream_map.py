@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bench.timer import TimerConfig
-from ..gpu.pinned import PinnedBuffer
+from ..gpu.host import host_array
 from ..ops.stream_map import stream_map
 from ._declare import Case, Check, Claim, Experiment, seed
 
@@ -19,7 +19,7 @@ HEAVY = ("float32 x, int32 iters", "float32 y",
          "float v = x; for (int i = 0; i < iters; ++i) v = fmaf(v, 0.999f, 0.001f); y = v;", "gml_heavy")
 
 
-def host_array(n: int, seed: int) -> np.ndarray:
+def pageable_array(n: int, seed: int) -> np.ndarray:
     """n float32 values, pageable, filled block by block from a random block (fast for gigabytes)."""
     block = np.random.default_rng(seed).random(1 << 20, dtype=np.float32) + 0.5
     x = np.empty(n, np.float32)
@@ -43,16 +43,16 @@ def cases(session, params):
     n = int(gib * 2**30) // 4
     chunk = params["chunk_mib"] << 20
     rows = chunk // 4
-    x = host_array(n, session.seed)
+    x = pageable_array(n, session.seed)
     heavy_kernel = cupy.ElementwiseKernel(*HEAVY)
     fns = {"light": lambda c: c * 2 + 1, "heavy": lambda c: heavy_kernel(c, np.int32(params["heavy_iters"]))}
     common = dict(gib=gib, chunk_mib=params["chunk_mib"])
     moved = dict(reads=x.nbytes, writes=x.nbytes)
 
     # the reference rate: pinned H2D of the same bytes, chunk by chunk, from one pinned buffer
-    with PinnedBuffer(chunk) as pinned:
+    with host_array(rows, np.float32) as pinned:
         dev = cupy.empty(rows, np.float32)
-        src = pinned.view(np.float32, (rows,))
+        src = pinned.array
         src[:] = x[:rows]
 
         def h2d():

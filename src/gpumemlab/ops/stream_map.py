@@ -42,12 +42,18 @@ def release_staging() -> None:
 
 def _take_staging(nbytes: int):
     """A cached pinned buffer of ``nbytes`` .. 2 x ``nbytes``, else a new one."""
-    from ..gpu.pinned import PinnedBuffer
+    from ..gpu.host import host_array
 
     for i, buf in enumerate(_staging):
         if nbytes <= buf.nbytes <= 2 * nbytes:
             return _staging.pop(i)
-    return PinnedBuffer(nbytes)
+    return host_array(nbytes, np.uint8)
+
+
+def _staged(buf, dtype, shape) -> np.ndarray:
+    """The first rows of a pinned staging buffer as an array of ``dtype`` and ``shape``."""
+    count = math.prod(shape) * np.dtype(dtype).itemsize
+    return buf.array[:count].view(dtype).reshape(shape)
 
 
 def _keep_staging(buffers: list) -> None:
@@ -208,7 +214,7 @@ class _Pipeline:
             if slot.chunk is not None:
                 self._retire(slot)
             lo, hi = k * rows, min(n, (k + 1) * rows)
-            staged = slot.pin_in.view(self.x.dtype, (hi - lo, *self.x.shape[1:]))
+            staged = _staged(slot.pin_in, self.x.dtype, (hi - lo, *self.x.shape[1:]))
             t = time.perf_counter()
             _wait_all(self._copy(staged, self.x[lo:hi]))
             self.host_s["in"] += time.perf_counter() - t
@@ -263,7 +269,7 @@ class _Pipeline:
             self.intervals[stage].append((cupy.cuda.get_elapsed_time(self.start, ev[a]),
                                           cupy.cuda.get_elapsed_time(self.start, ev[b])))
         r = slot.rows
-        src = slot.pin_out.view(self.out_dtype, (r.stop - r.start, *self.out_tail))
+        src = _staged(slot.pin_out, self.out_dtype, (r.stop - r.start, *self.out_tail))
         slot.copy_out = self._copy(self.out[r], src)
         slot.chunk, slot.result = None, None
 
