@@ -14,6 +14,8 @@ _LAZY = {
     "sum": ("gpumemlab.ops.reduce", "sum"),
     "transpose": ("gpumemlab.ops.transpose", "transpose"),
     "copy": ("gpumemlab.ops.copy", "copy"),
+    "persist_l2": ("gpumemlab.ops.l2", "persist_l2"),
+    "sample2d": ("gpumemlab.ops.sample", "sample2d"),
 }
 
 __all__ = ["__version__", *_LAZY]
