@@ -17,8 +17,9 @@ __device__ __forceinline__ float tap(const float* taps, int j) {
     return taps[j];
 }
 
-// conv1d<SPACE, INDEX, TAPS>: out[i] = sum_j taps[j] * in[i + j] for i < n (in holds n + TAPS - 1 values).
-// PER_LANE visits the taps in a lane-rotated order, j = (k + lane) % TAPS: the same sum, other addresses.
+// conv1d<SPACE, INDEX, TAPS>: out[i] = sum_k taps[t(k)] * in[i + k] for i < n (in holds n + TAPS - 1 values);
+// UNIFORM: t(k) = k; PER_LANE: t(k) = (k + lane) % TAPS, a lane-rotated filter: the input reads are the same,
+// only the tap addresses differ across the warp.
 template <int SPACE, int INDEX, int TAPS>
 __global__ void conv1d(float* __restrict__ out, const float* __restrict__ in, const float* taps, long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -27,8 +28,8 @@ __global__ void conv1d(float* __restrict__ out, const float* __restrict__ in, co
     float acc = 0.0f;
 #pragma unroll 8
     for (int k = 0; k < TAPS; ++k) {
-        const int j = INDEX == UNIFORM ? k : (k + lane) % TAPS;
-        acc = fmaf(tap<SPACE>(taps, j), in[i + j], acc);
+        const int t = INDEX == UNIFORM ? k : (k + lane) % TAPS;
+        acc = fmaf(tap<SPACE>(taps, t), in[i + k], acc);
     }
     out[i] = acc;
 }

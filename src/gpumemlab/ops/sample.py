@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from ._checks import as_device_array
+from ._checks import as_device_array, check_out
 
 MODES = ("linear", "nearest")
 ADDRESS = ("clamp", "wrap", "mirror", "border")
@@ -49,6 +49,21 @@ def clear_cache() -> None:
     if _textures is not None:
         _textures.clear()
         _scratch.clear()
+
+
+def reference_index(i, size: int, address: str):
+    """NumPy: the pixel index each integer index ``i`` reads under ``address``, and whether it is inside
+    (``border`` reads 0 where it is not). The reference the kernels and the texture unit are checked against."""
+    i = np.asarray(i, dtype=np.int64)
+    if address not in ADDRESS:
+        raise UsageError(f"address {address!r} not supported; expected one of {', '.join(ADDRESS)}")
+    inside = (i >= 0) & (i < size)
+    if address == "wrap":
+        return np.mod(i, size), np.ones(i.shape, bool)
+    if address == "mirror":  # period 2 * size, the edge pixel repeated: ... 1 0 | 0 1 ... size-1 | size-1 ...
+        m = np.mod(i, 2 * size)
+        return np.where(m < size, m, 2 * size - 1 - m), np.ones(i.shape, bool)
+    return np.clip(i, 0, size - 1), (inside if address == "border" else np.ones(i.shape, bool))
 
 
 def coordinate_map(shape: tuple[int, int], normalized: bool, exact: bool, address: str) -> tuple[tuple, bool]:
@@ -110,7 +125,7 @@ def _texture(img, mode: str, address: str, normalized_tex: bool):
 
 
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
-             exact: bool = False):
+             exact: bool = False, out=None):
     """Sample the 2-D float32 ``image`` at ``coords``.
 
     Args:
@@ -120,6 +135,7 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
         address: ``"clamp"``, ``"wrap"``, ``"mirror"`` or ``"border"`` for points outside the image.
         normalized: coordinates as fractions of the image instead of pixels.
         exact: software interpolation in double (map_coordinates' results) instead of the texture unit.
+        out: a float32 C-contiguous GPU array of shape ``coords.shape[:-1]`` to write (default: a new one).
 
     Returns:
         A float32 array of shape ``coords.shape[:-1]``.
@@ -136,7 +152,7 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
     from ..kernels import texture as K
 
     img, pts = _check_args(image, coords, mode, address)
-    out = cupy.empty(pts.shape[:-1], np.float32)
+    out = cupy.empty(pts.shape[:-1], np.float32) if out is None else check_out(out, pts.shape[:-1], np.float32)
     n = out.size
     if n == 0:
         return out
