@@ -257,3 +257,73 @@ def test_array_and_pitched_textures_agree(cp):
         outs.append(out.get())
     np.testing.assert_array_equal(outs[0], outs[1])
     assert np.mean(outs[0] == reference(host, rc, "clamp", False).astype(np.float32)) > 0.999
+
+
+# ---------------------------------------------------------------- constant memory and the experiments (quick)
+
+def test_constant_symbol_is_written_per_kernel(cp):
+    from gpumemlab.gpu.constant import symbol, write_symbol
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import constant as K
+
+    spec = K.conv1d("constant", "per_lane")
+    taps = np.arange(64, dtype=np.float32) + 1
+    write_symbol(spec, K.SYMBOL, taps)
+    ptr, size = symbol(spec, K.SYMBOL)
+    assert size == 4 * K.MAX_TAPS
+    runtime.synchronize()
+    got = cp.ndarray((64,), cp.float32, cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(ptr, size, None), 0)).get()
+    np.testing.assert_array_equal(got, taps)
+    with pytest.raises(ValueError, match="do not fit"):
+        write_symbol(spec, K.SYMBOL, np.zeros(K.MAX_TAPS + 1, np.float32))
+
+
+def _run_quick(name):
+    from gpumemlab.bench.session import Session
+    from gpumemlab.experiments import get
+    from gpumemlab.suite.runner import run_experiment
+
+    exp = get(name)
+    s = Session(quick=True)
+    try:
+        return exp, run_experiment(s, exp, dict(exp.params))
+    finally:
+        s.close()
+
+
+def test_l2_persist_experiment_leaves_the_device_as_found(cp, persisting):
+    limit0, window0 = persisting.persisting_limit(), persisting.get_window()
+    exp, recs = _run_quick("l2_persist")
+    assert all(r.verified for r in recs)
+    assert (persisting.persisting_limit(), persisting.get_window()) == (limit0, window0)
+    after = next(r for r in recs if r.variant == "no window, after reset")
+    assert after.extra["limit_after"] == limit0 and after.extra["window_after"]["num_bytes"] == 0
+    assert 0.85 < after.extra["vs_before_pct"] / 100 < 1.15  # a following timing is unchanged
+    at = after.params["region_mib"]
+    gain = {r.variant: r.speedup_vs_naive for r in recs if r.params["region_mib"] == at}
+    assert gain["hit_ratio 1.0"] > 1.1  # the window pays off at the set-aside
+    assert any("after the reset" in f for f in exp.describe(recs)["findings"])
+
+
+def test_constant_memory_experiment_broadcast_beats_serialized(cp):
+    exp, recs = _run_quick("constant_memory")
+    by = {r.variant: r for r in recs}
+    assert len(by) == 6 and all(r.verified for r in recs)
+    assert by["constant uniform"].model["requests_per_warp"] == 1
+    assert by["constant per_lane"].model["requests_per_warp"] == 32
+    assert by["constant per_lane"].median_s > 2 * by["constant uniform"].median_s
+    assert not any(f.startswith("(no finding") for f in exp.describe(recs)["findings"])
+
+
+def test_texture_experiment_quick(cp):
+    exp, recs = _run_quick("texture")
+    assert all(r.verified for r in recs if r.kind == "kernel")
+    sections = {r.params["section"] for r in recs}
+    assert sections == {"gather", "filter", "address", "sample2d"}
+    hw = [r for r in recs if r.variant.startswith("tex2D bilinear")]
+    assert hw and all(0 < r.extra["max_abs_error"] for r in hw)  # 8-bit fractional weights are not exact
+    exact = [r for r in recs if r.params["section"] == "address" and r.variant.startswith("exact")]
+    assert len(exact) == 8 and all(r.extra["max_abs_error"] < 1e-5 for r in exact)
+    s2d = [r for r in recs if r.variant.startswith("sample2d")]
+    assert len(s2d) == 4 and all("map_coordinates order=1" in r.extra["head_to_head"] for r in s2d)
+    assert not any(f.startswith("(no finding") for f in exp.describe(recs)["findings"])

@@ -25,7 +25,10 @@ def symbol(spec: KernelSpec, name: str) -> tuple[int, int]:
 
 
 def write_symbol(spec: KernelSpec, name: str, values) -> None:
-    """Copy the host array ``values`` to the start of ``name`` on CuPy's current stream."""
+    """Copy the host array ``values`` to the start of ``name`` on CuPy's current stream.
+
+    ``runtime.get_kernel`` loads each spec as a module of its own: write the symbol for every spec that reads it.
+    """
     from cuda.bindings import driver
 
     host = np.ascontiguousarray(values)
