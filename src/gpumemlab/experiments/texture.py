@@ -125,7 +125,6 @@ def cases(session, params):
         yield Case(variant, run, _error_check(run, out, exact, tol, variant, extra),
                    params=dict(common, section="filter", filter="linear"), extra=extra, ceiling=None,
                    versus=("map_coordinates order=1",), **moved)
-    del warp_t
 
     # ---------------- address modes and normalized coordinates, against NumPy in float64
     small = params["address_image"]
@@ -150,7 +149,6 @@ def cases(session, params):
                            params=dict(section="address", address=address, normalized=normalized, points=len(rc),
                                        image=f"{host.shape[0]}x{host.shape[1]}"),
                            extra=extra, ceiling=None, cold_l2=False)
-    del sub, pts_small
 
     # ---------------- sample2d vs map_coordinates(order=1): a smooth warp and uniformly random points
     rnd = uniform_points(cupy, side, side, params["quick_random"] if session.quick else params["random"],
