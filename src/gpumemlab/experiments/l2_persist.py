@@ -149,8 +149,6 @@ def findings(records):
                 inside = [g for f, g in pairs if f <= 1.0]
                 yield (f"{policy} vs {what}: " + span(pairs) +
                        (f"; at or below the set-aside {min(inside):.2f}-{max(inside):.2f}x" if inside else ""))
-    yield ("seed, A100 vs its no-window run with the set-aside reserved: +50% at the set-aside with hitRatio 1.0, "
-           "about -10% above it; the tuned hitRatio good at every size")
     for r in records:
         if r.variant == AFTER and "vs_before_pct" in r.extra:
             yield (f"after the reset (limit {r.extra['limit_after']} B, window {r.extra['window_after']['num_bytes']} "
