@@ -16,6 +16,8 @@ _LAZY = {
     "transpose": ("gpumemlab.ops.transpose", "transpose"),
     "copy": ("gpumemlab.ops.copy", "copy"),
     "stream_map": ("gpumemlab.ops.stream_map", "stream_map"),
+    "persist_l2": ("gpumemlab.ops.l2", "persist_l2"),
+    "sample2d": ("gpumemlab.ops.sample", "sample2d"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -1,0 +1,241 @@
+"""Texture memory: 2-D gathers through the texture unit vs global loads, hardware bilinear filtering vs the same
+interpolation in software, address modes, pitched linear memory vs CUDA arrays, and `gpumemlab.sample2d`
+against `cupyx.scipy.ndimage.map_coordinates`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bench.verify import device_random_nonzero
+from ..errors import VerificationError
+from ..gpu import runtime
+from ..gpu import texture as T
+from ..kernels import blocks_for
+from ..kernels import texture as K
+from ..ops.sample import MAP_COORDINATES_MODE, coordinate_map, sample2d
+from ._declare import Case, Check, Claim, Experiment, outside, seed
+
+WEIGHT_BITS = "9-bit fixed-point weights with 8 fractional bits"
+
+
+def smooth_warp(cupy, h: int, w: int, angle: float = 0.3, scale: float = 1.1, wobble: float = 3.0):
+    """(h, w, 2) float32 (row, col): a rotation and scale about the center plus a mild sinusoidal distortion."""
+    r, c = cupy.meshgrid(cupy.arange(h, dtype=cupy.float32), cupy.arange(w, dtype=cupy.float32), indexing="ij")
+    cy, cx = (h - 1) / 2, (w - 1) / 2
+    ca, sa = np.float32(scale * np.cos(angle)), np.float32(scale * np.sin(angle))
+    rr = cy + ca * (r - cy) - sa * (c - cx) + wobble * cupy.sin(c * np.float32(2 * np.pi / 512))
+    cc = cx + sa * (r - cy) + ca * (c - cx) + wobble * cupy.sin(r * np.float32(2 * np.pi / 512))
+    return cupy.stack([rr, cc], -1).astype(cupy.float32)
+
+
+def uniform_points(cupy, h: int, w: int, n: int, seed: int):
+    gen = cupy.random.default_rng(seed)
+    return (gen.random((n, 2), dtype=cupy.float32) * cupy.asarray([h - 1, w - 1], cupy.float32))
+
+
+def _mismatch_check(run, out, expected, max_fraction: float, what: str, extra: dict):
+    """Point sampling through the texture unit may round a tie (p + 0.5 on an integer) the other way."""
+    def check():
+        out.fill(np.nan)
+        run()
+        want = expected() if callable(expected) else expected
+        bad = int((out != want).sum())
+        extra["mismatch_fraction"] = bad / out.size
+        if bad > max_fraction * out.size or bool(np.isnan(out).any()):
+            raise VerificationError(f"{what}: {bad} of {out.size} samples differ from the reference")
+    return check
+
+
+def _error_check(run, out, expected, tol: float, what: str, extra: dict):
+    """Bilinear: the error against the float64 interpolation is recorded; above ``tol`` it fails."""
+    def check():
+        out.fill(np.nan)
+        run()
+        import cupy
+
+        want = cupy.asarray(expected() if callable(expected) else expected)
+        err = abs(out.astype(np.float64) - want)
+        extra["max_abs_error"] = float(err.max())
+        extra["rms_error"] = float((err ** 2).mean() ** 0.5)
+        if not extra["max_abs_error"] <= tol:
+            raise VerificationError(f"{what}: max error {extra['max_abs_error']:.3e} above {tol:.1e}")
+    return check
+
+
+def cases(session, params):
+    import cupy
+    from cupyx.scipy.ndimage import map_coordinates
+
+    side = params["quick_image"] if session.quick else params["image"]
+    img = device_random_nonzero(side * side, np.float32, session.seed).reshape(side, side)
+    lo, hi = float(img.min()), float(img.max())
+    spread = hi - lo
+    arrays = {}
+
+    def tex_for(layout, filt, address, normalized):
+        key = (layout, filt, address, normalized)
+        if key not in arrays:
+            make = T.pitched_texture if layout == "pitch" else T.array_texture
+            arrays[key] = make(img, filter=filt, address=address, normalized=normalized)
+        return arrays[key]
+
+    def tex_run(out, pts, layout, filt, address, normalized=False):
+        tex = tex_for(layout, filt, address, normalized or address in ("wrap", "mirror"))
+        scal = coordinate_map(img.shape, normalized, False, address)[0]
+        grid = blocks_for(out.size, K.BLOCK)
+        return lambda: runtime.launch(K.SAMPLE_TEX, grid, K.BLOCK, out, tex.handle, pts, np.int64(out.size),
+                                      *map(np.float32, scal))
+
+    def soft_run(out, pts, address, linear, ldg=False, normalized=False):
+        spec = K.sample_soft(address, linear, ldg)
+        scal = coordinate_map(img.shape, normalized, True, address)[0]
+        grid = blocks_for(out.size, K.BLOCK)
+        return lambda: runtime.launch(spec, grid, K.BLOCK, out, img, np.int64(side), np.int32(side), np.int32(side),
+                                      pts, np.int64(out.size), *map(np.float32, scal))
+
+    def mc_run(out, pts_t, order, address="clamp"):
+        mode = MAP_COORDINATES_MODE[address]
+        return lambda: map_coordinates(img, pts_t, output=out, order=order, mode=mode, cval=0.0)
+
+    # ---------------- gathers with 2-D locality (point sampling through a smooth warp) and bilinear filtering
+    warp = smooth_warp(cupy, side, side).reshape(-1, 2)
+    warp_t = cupy.ascontiguousarray(warp.T)
+    n = warp.shape[0]
+    out = cupy.empty(n, np.float32)
+    common = dict(image=side, points=n, coords="smooth warp")
+    nearest = lambda: map_coordinates(img, warp_t, order=0, mode="nearest")  # noqa: E731
+    moved = dict(reads=8 * n + 4 * side * side, writes=4 * n)  # coordinates, the image once, the output
+    for variant, run in (("global loads", soft_run(out, warp, "clamp", False)),
+                         ("__ldg loads", soft_run(out, warp, "clamp", False, ldg=True)),
+                         ("tex2D pitched", tex_run(out, warp, "pitch", "point", "clamp")),
+                         ("tex2D CUDA array", tex_run(out, warp, "array", "point", "clamp"))):
+        extra = {}
+        chk = (Check(out, nearest) if not variant.startswith("tex")
+               else _mismatch_check(run, out, nearest, 1e-4, variant, extra))
+        yield Case(variant, run, chk, params=dict(common, section="gather", filter="point"), extra=extra,
+                   ceiling=None, **moved)
+    exact = lambda: map_coordinates(img, warp_t, order=1, mode="nearest").astype(np.float64)  # noqa: E731
+    yield Case("map_coordinates order=1", mc_run(out, warp_t, 1), None,
+               params=dict(common, section="filter", filter="linear"), kind="baseline", ceiling=None, **moved)
+    for variant, run in (("software bilinear", soft_run(out, warp, "clamp", True)),
+                         ("tex2D bilinear pitched", tex_run(out, warp, "pitch", "linear", "clamp")),
+                         ("tex2D bilinear CUDA array", tex_run(out, warp, "array", "linear", "clamp"))):
+        extra = dict(weights=WEIGHT_BITS if variant.startswith("tex") else "double")
+        tol = 1e-6 * spread if variant.startswith("software") else spread / 64
+        yield Case(variant, run, _error_check(run, out, exact, tol, variant, extra),
+                   params=dict(common, section="filter", filter="linear"), extra=extra, ceiling=None,
+                   versus=("map_coordinates order=1",), **moved)
+
+    # ---------------- address modes and normalized coordinates, against NumPy in float64
+    small = params["address_image"]
+    host = img[:small, :small + 7].get()  # a non-square, misaligned-width image
+    sub = cupy.asarray(host)
+    gen = np.random.default_rng(session.seed)
+    rc = np.stack([gen.uniform(-small, 2 * small, 4096), gen.uniform(-small, 2 * (small + 7), 4096)], -1)
+    rc = rc.astype(np.float32)
+    pts_small = cupy.asarray(rc)
+    o = cupy.empty(len(rc), np.float32)
+    for address in MAP_COORDINATES_MODE:
+        want = reference_sample(host, rc, address, True)
+        for normalized in (False, True):
+            p = pts_small if not normalized else cupy.asarray((rc + 0.5) / np.array(host.shape, np.float32))
+            for exact_path in (True, False):
+                run = lambda p=p, a=address, nz=normalized, e=exact_path: sample2d(  # noqa: E731
+                    sub, p, address=a, normalized=nz, exact=e, out=o)
+                extra = dict(weights="double" if exact_path else WEIGHT_BITS)
+                variant = f"{'exact' if exact_path else 'texture'} {address}{' normalized' if normalized else ''}"
+                tol = 1e-5 * spread if exact_path else spread / 64
+                yield Case(variant, run, _error_check(run, o, want, tol, variant, extra),
+                           params=dict(section="address", address=address, normalized=normalized, points=len(rc),
+                                       image=f"{host.shape[0]}x{host.shape[1]}"),
+                           extra=extra, ceiling=None, cold_l2=False)
+
+    # ---------------- sample2d vs map_coordinates(order=1): a smooth warp and uniformly random points
+    rnd = uniform_points(cupy, side, side, params["quick_random"] if session.quick else params["random"],
+                         session.seed)
+    for name, pts in (("smooth warp", warp), ("uniform random", rnd)):
+        pts_t = cupy.ascontiguousarray(pts.T)
+        m = pts.shape[0]
+        res = cupy.empty(m, np.float32)
+        ref = lambda pts_t=pts_t: map_coordinates(img, pts_t, order=1, mode="nearest").astype(np.float64)  # noqa
+        grp = dict(image=side, points=m, coords=name, section="sample2d")
+        # the least DRAM traffic: coordinates and output, plus the image once (warp) or one 32-byte sector per
+        # point when the points are scattered (random)
+        touched = side * side * 4 if name == "smooth warp" else min(32 * m, side * side * 4)
+        mv = dict(reads=8 * m + touched, writes=4 * m)
+        yield Case("map_coordinates order=1", mc_run(res, pts_t, 1), None, params=grp, kind="baseline",
+                   ceiling=None, **mv)
+        for exact_path in (False, True):
+            run = lambda pts=pts, res=res, e=exact_path: sample2d(img, pts, exact=e, out=res)  # noqa: E731
+            variant = "sample2d exact" if exact_path else "sample2d texture"
+            extra = dict(weights="double" if exact_path else WEIGHT_BITS)
+            tol = 1e-6 * spread if exact_path else spread / 64
+            yield Case(variant, run, _error_check(run, res, ref, tol, variant, extra), params=grp, extra=extra,
+                       ceiling=None, versus=("map_coordinates order=1",), **mv)
+
+
+def reference_sample(host: np.ndarray, rc: np.ndarray, address: str, linear: bool) -> np.ndarray:
+    """NumPy float64 sampling at (row, col) points, pixel centers at integers (map_coordinates' convention)."""
+    from ..ops.sample import reference_index
+
+    h, w = host.shape
+    img = host.astype(np.float64)
+
+    def px(r, c):
+        (ri, rok), (ci, cok) = reference_index(r, h, address), reference_index(c, w, address)
+        return np.where(rok & cok, img[ri, ci], 0.0)
+
+    r, c = rc[..., 0].astype(np.float64), rc[..., 1].astype(np.float64)
+    if not linear:
+        return px(np.floor(r + 0.5).astype(np.int64), np.floor(c + 0.5).astype(np.int64))
+    r0, c0 = np.floor(r), np.floor(c)
+    fr, fc = r - r0, c - c0
+    r0, c0 = r0.astype(np.int64), c0.astype(np.int64)
+    return ((1 - fr) * ((1 - fc) * px(r0, c0) + fc * px(r0, c0 + 1)) +
+            fr * ((1 - fc) * px(r0 + 1, c0) + fc * px(r0 + 1, c0 + 1)))
+
+
+def findings(records):
+    from ._model import head_to_head_findings
+
+    by = {(r.variant, r.params.get("section"), r.params.get("coords")): r for r in records}
+    for (variant, section, coords), r in by.items():
+        if section == "filter" and "max_abs_error" in r.extra:
+            yield (f"{variant}: {r.gbps:.0f} GB/s, max error {r.extra['max_abs_error']:.2e} "
+                   f"(rms {r.extra['rms_error']:.2e}; weights: {r.extra['weights']})")
+        if section in ("filter", "sample2d"):
+            yield from head_to_head_findings(f"{variant} ({coords})", r)
+        if section == "sample2d":
+            yield (f"{variant} ({coords}): {r.gbps:.0f} GB/s of the least DRAM traffic it needs "
+                   f"(coordinates, output, image once or one sector per scattered point)")
+    gathers = {v: r for (v, s, _), r in by.items() if s == "gather"}
+    if "global loads" in gathers:
+        base = gathers["global loads"].median_s
+        yield "point-sampled warp gather, time relative to plain global loads: " + ", ".join(
+            f"{v} {base / r.median_s:.2f}x" for v, r in gathers.items())
+    worst = max((r.extra.get("max_abs_error", 0.0) for r in records
+                 if r.params.get("section") == "address" and r.variant.startswith("exact")), default=None)
+    if worst is not None:
+        yield f"address modes and normalized coordinates: exact path within {worst:.1e} of NumPy float64"
+
+
+EXPERIMENT = Experiment(
+    name="texture",
+    title="Texture memory: 2-D gathers, hardware bilinear filtering, address modes, pitched vs CUDA arrays",
+    claims=(Claim("Textures cache reads with 2-D locality (helpful when coalescing is a problem), filter in dedicated "
+                  "hardware (linear / bilinear) and handle out-of-bounds coordinates by wrap or clamp, with "
+                  "integer or normalized coordinates.", seed("001", "slide 'Textures in CUDA'")),
+            Claim("Textures bound to linear memory vs CUDA arrays: arrays add filtering and addressing modes.",
+                  seed("001", "slide 'Two CUDA Texture Types'")),
+            Claim("Linear filtering computes its weights in 9-bit fixed point with 8 bits of fractional value.",
+                  outside("NVIDIA, CUDA C++ Programming Guide, appendix 'Texture Fetching', linear filtering"))),
+    cases=cases,
+    params=dict(image=8192, quick_image=1024, random=2**24, quick_random=2**20, address_image=61),
+    group_by=("section", "coords", "points"),
+    modern_note="Pitched 2-D textures over linear memory have filtering and every address mode on current GPUs "
+                "(the slide's 'only 1D, no filtering' describes 1-D tex1Dfetch textures). Wrap and mirror need "
+                "normalized coordinates. 'uniform random' reads one scattered 2x2 neighbourhood per point: "
+                "DRAM-bound by at least one 32-byte sector per point plus 12 bytes of coordinates and output.",
+    findings=findings,
+    order=61,
+)

@@ -1,0 +1,149 @@
+"""Texture objects over float32 2-D images (seed 001, "Two CUDA Texture Types"): pitched linear memory
+(the image's own memory, zero-copy) or a CUDA array (a copy in the texture unit's block-linear layout).
+
+A :class:`Texture` holds its ``cudaTextureObject_t`` (``handle``, passed to kernels as a 64-bit argument) and
+whatever the object reads from; the object is destroyed when the Texture is dropped.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cache
+
+from . import runtime
+
+ADDRESS = ("clamp", "wrap", "mirror", "border")
+FILTERS = ("point", "linear")
+LAYOUTS = ("pitch", "array")
+
+
+@dataclass(frozen=True)
+class Texture:
+    obj: object            # cupy.cuda.texture.TextureObject
+    source: object         # the CuPy array or CUDAarray the object reads
+    layout: str
+    filter: str
+    address: str
+    normalized: bool
+    shape: tuple[int, int]
+
+    @property
+    def handle(self) -> int:
+        import numpy as np
+
+        return np.uint64(self.obj.ptr)
+
+
+@cache
+def limits() -> dict:
+    """Alignment and size limits of 2-D textures on this device (bytes / texels)."""
+    a = runtime._attr
+    return dict(pitch_alignment=a("TEXTURE_PITCH_ALIGNMENT"), base_alignment=a("TEXTURE_ALIGNMENT"),
+                linear_width=a("MAXIMUM_TEXTURE2D_LINEAR_WIDTH"), linear_height=a("MAXIMUM_TEXTURE2D_LINEAR_HEIGHT"),
+                linear_pitch=a("MAXIMUM_TEXTURE2D_LINEAR_PITCH"),
+                array_width=a("MAXIMUM_TEXTURE2D_WIDTH"), array_height=a("MAXIMUM_TEXTURE2D_HEIGHT"))
+
+
+def pitch_ok(ptr: int, pitch_bytes: int) -> bool:
+    """Whether memory at ``ptr`` with rows ``pitch_bytes`` apart can back a pitched texture as is."""
+    lim = limits()
+    return ptr % lim["base_alignment"] == 0 and pitch_bytes % lim["pitch_alignment"] == 0
+
+
+def padded_width(width: int) -> int:
+    """Row length in floats that meets the device's texture pitch alignment."""
+    step = max(1, limits()["pitch_alignment"] // 4)
+    return -(-width // step) * step
+
+
+def fits(shape: tuple[int, int], layout: str) -> str | None:
+    """Why an image of ``shape`` (rows, cols) cannot be a texture of ``layout``, or None."""
+    lim = limits()
+    h, w = shape
+    wmax, hmax = (lim["linear_width"], lim["linear_height"]) if layout == "pitch" else (
+        lim["array_width"], lim["array_height"])
+    if w > wmax or h > hmax:
+        return f"a {h} x {w} image exceeds this GPU's {layout} texture limit of {hmax} x {wmax} texels"
+    return None
+
+
+def _descriptors(filter: str, address: str, normalized: bool):
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    if filter not in FILTERS or address not in ADDRESS:
+        raise ValueError(f"texture: filter {filter!r} / address {address!r} not one of {FILTERS} / {ADDRESS}")
+    mode = getattr(rt, f"cudaAddressMode{address.capitalize()}")
+    fmode = rt.cudaFilterModeLinear if filter == "linear" else rt.cudaFilterModePoint
+    channel = tx.ChannelFormatDescriptor(32, 0, 0, 0, rt.cudaChannelFormatKindFloat)
+    tex = tx.TextureDescriptor(addressModes=(mode, mode), filterMode=fmode, readMode=rt.cudaReadModeElementType,
+                               borderColors=(0.0, 0.0, 0.0, 0.0), normalizedCoords=int(bool(normalized)))
+    return channel, tex
+
+
+def unowned_view(image):
+    """A CuPy view of ``image``'s memory that does not keep the image alive (for cached texture objects)."""
+    import cupy
+
+    mem = cupy.cuda.UnownedMemory(image.data.ptr, image.nbytes, None)
+    return cupy.ndarray(image.shape, image.dtype, cupy.cuda.MemoryPointer(mem, 0), strides=image.strides)
+
+
+def pitched_texture(image, *, filter: str = "linear", address: str = "clamp", normalized: bool = False,
+                    width: int | None = None) -> Texture:
+    """A texture over the rows of the 2-D float32 ``image`` in place (cudaResourceTypePitch2D).
+
+    ``image``'s row pitch must meet :func:`pitch_ok`; ``width`` (default: all columns) lets a padded buffer
+    expose only its first columns.
+    """
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    h, cols = image.shape
+    w = cols if width is None else int(width)
+    pitch = image.strides[0]
+    if image.strides[1] != 4 or not pitch_ok(image.data.ptr, pitch):
+        raise ValueError(f"pitched texture: rows {pitch} bytes apart at address {image.data.ptr:#x} do not meet "
+                         f"the device's texture alignment {limits()}")
+    channel, tex = _descriptors(filter, address, normalized)
+    res = tx.ResourceDescriptor(rt.cudaResourceTypePitch2D, arr=image, chDesc=channel, width=w, height=h,
+                                pitchInBytes=pitch)
+    return Texture(tx.TextureObject(res, tex), image, "pitch", filter, address, normalized, (h, w))
+
+
+def array_texture(image, *, filter: str = "linear", address: str = "clamp", normalized: bool = False) -> Texture:
+    """A texture over a CUDA array holding a copy of ``image`` (made on CuPy's current stream)."""
+    import cupy
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    h, w = image.shape
+    channel, tex = _descriptors(filter, address, normalized)
+    arr = tx.CUDAarray(channel, w, h)
+    arr.copy_from(cupy.ascontiguousarray(image), cupy.cuda.get_current_stream())
+    res = tx.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
+    return Texture(tx.TextureObject(res, tex), arr, "array", filter, address, normalized, (h, w))
+
+
+class TextureCache:
+    """At most ``size`` textures, least recently used dropped first (and with it its texture object)."""
+
+    def __init__(self, size: int = 32):
+        self.size = int(size)
+        self._items: OrderedDict = OrderedDict()
+
+    def get(self, key, make):
+        item = self._items.pop(key, None)
+        if item is None:
+            item = make()
+        self._items[key] = item
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return item
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,199 @@
+"""CPU tests of the on-chip memory controls: argument checks, address-mode and window arithmetic, the
+sliding-window verification, the constant-memory model and the declarations (no GPU needed)."""
+
+import numpy as np
+import pytest
+
+from gpumemlab.errors import UsageError, VerificationError
+
+
+@pytest.mark.parametrize("address,want", [
+    ("clamp", [0, 0, 0, 1, 2, 2, 2]),
+    ("wrap", [1, 2, 0, 1, 2, 0, 1]),
+    ("mirror", [1, 0, 0, 1, 2, 2, 1]),
+    ("border", [0, 0, 0, 1, 2, 2, 2]),
+])
+def test_reference_index_for_each_address_mode(address, want):
+    from gpumemlab.ops.sample import reference_index
+
+    idx, inside = reference_index(np.arange(-2, 5), 3, address)
+    assert idx.tolist() == want
+    assert inside.tolist() == ([False, False, True, True, True, False, False] if address == "border" else [True] * 7)
+
+
+def test_reference_index_rejects_an_unknown_mode():
+    from gpumemlab.ops.sample import reference_index
+
+    with pytest.raises(UsageError, match="repeat"):
+        reference_index([0], 3, "repeat")
+
+
+def test_reference_sample_on_a_small_image():
+    from gpumemlab.experiments.texture import reference_sample
+
+    img = np.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]], np.float32)
+    pts = np.array([[0.5, 0.5], [-1, -1], [-0.5, 0], [0, -1], [0, -2], [0.25, 1.75]], np.float32)
+    assert reference_sample(img, pts[:2], "clamp", True).tolist() == [(1 + 2 + 8 + 16) / 4, 1.0]
+    assert reference_sample(img, pts[2:3], "border", True).tolist() == [0.5]
+    assert reference_sample(img, pts[3:4], "wrap", True).tolist() == [4.0]
+    assert reference_sample(img, pts[3:5], "mirror", True).tolist() == [1.0, 2.0]
+    top, bottom = 0.25 * 2 + 0.75 * 4, 0.25 * 16 + 0.75 * 32
+    assert reference_sample(img, pts[5:], "clamp", True).tolist() == [0.75 * top + 0.25 * bottom]
+    assert reference_sample(img, pts[5:], "clamp", False).tolist() == [4.0]  # floor(p + 0.5): row 0, col 2
+
+
+def test_coordinate_maps():
+    from gpumemlab.ops.sample import coordinate_map
+
+    assert coordinate_map((40, 80), False, True, "wrap") == ((1.0, 0.0, 1.0, 0.0), False)
+    assert coordinate_map((40, 80), True, True, "clamp") == ((40.0, -0.5, 80.0, -0.5), False)
+    assert coordinate_map((40, 80), False, False, "clamp") == ((1.0, 0.5, 1.0, 0.5), False)
+    assert coordinate_map((40, 80), False, False, "mirror") == ((1 / 40, 0.5 / 40, 1 / 80, 0.5 / 80), True)
+    assert coordinate_map((40, 80), True, False, "border") == ((1.0, 0.0, 1.0, 0.0), True)
+
+
+def test_sample2d_rejects_bad_modes_before_touching_the_gpu():
+    from gpumemlab.ops.sample import sample2d
+
+    with pytest.raises(UsageError, match="mode 'cubic' not supported"):
+        sample2d(None, None, mode="cubic")
+    with pytest.raises(UsageError, match="address 'repeat' not supported"):
+        sample2d(None, None, address="repeat")
+    with pytest.raises(TypeError, match="host"):
+        sample2d(np.ones((4, 4), np.float32), None)
+
+
+def test_persist_l2_rejects_host_arrays():
+    from gpumemlab.ops.l2 import persist_l2
+
+    with pytest.raises(TypeError, match="host"):
+        persist_l2(np.ones(8))
+
+
+def test_choose_hit_ratio_rule():
+    from gpumemlab.ops.l2 import HIT1_UP_TO, choose_hit_ratio
+
+    mib = 2**20
+    assert choose_hit_ratio(10 * mib, 30 * mib) == 1.0
+    assert choose_hit_ratio(int(HIT1_UP_TO * 30 * mib), 30 * mib) == 1.0
+    assert choose_hit_ratio(120 * mib, 30 * mib) == 0.25
+    with pytest.raises(UsageError, match="positive"):
+        choose_hit_ratio(0, 30 * mib)
+
+
+def test_access_window_validation():
+    from gpumemlab.gpu.l2 import AccessWindow, persisting_window
+
+    w = persisting_window(4096, 1000, 0.5)
+    assert (w.hit_prop, w.miss_prop, w.hit_ratio) == ("persisting", "streaming", 0.5)
+    with pytest.raises(ValueError, match=r"hit_ratio must be in \[0, 1\]"):
+        AccessWindow(0, 10, 1.5)
+    with pytest.raises(ValueError, match="sticky"):
+        AccessWindow(0, 10, 1.0, "sticky")
+
+
+def test_unsupported_reason_below_cc_80():
+    from gpumemlab.gpu.l2 import unsupported_reason
+
+    assert "8.0 or newer" in unsupported_reason(dict(cc=[7, 5], name="Tesla T4", persisting_l2_max_bytes=0))
+    assert "no L2 set-aside" in unsupported_reason(dict(cc=[8, 6], name="X", persisting_l2_max_bytes=0))
+    assert unsupported_reason(dict(cc=[9, 0], name="H100", persisting_l2_max_bytes=32 << 20)) is None
+
+
+def test_sliding_window_windows():
+    from gpumemlab.experiments.l2_persist import window_for
+    from gpumemlab.gpu.l2 import NO_WINDOW
+
+    mib = 2**20
+    assert window_for("no window", 512, 60 * mib, 30 * mib, 128 * mib) == NO_WINDOW
+    assert window_for("set-aside, no window", 512, 60 * mib, 30 * mib, 128 * mib) == NO_WINDOW
+    w1 = window_for("hit_ratio 1.0", 512, 60 * mib, 30 * mib, 128 * mib)
+    assert (w1.base_ptr, w1.num_bytes, w1.hit_ratio) == (512, 60 * mib, 1.0)
+    tuned = window_for("tuned hit_ratio", 512, 60 * mib, 30 * mib, 128 * mib)
+    assert (tuned.num_bytes, tuned.hit_ratio) == (30 * mib, 0.5)
+    small = window_for("tuned hit_ratio", 512, 10 * mib, 30 * mib, 128 * mib)
+    assert (small.num_bytes, small.hit_ratio) == (10 * mib, 1.0)
+
+
+def _simulate(freq, data, gen, lost=0):
+    """What one launch of the seed's kernel leaves: streaming doubled, persistent[i] doubled per update that won."""
+    init_p = gen.integers(0, 2**31, freq + 5, dtype=np.uint32) | 1
+    init_s = gen.integers(0, 2**32, data, dtype=np.uint32)
+    count = np.bincount(np.arange(data) % freq, minlength=freq + 5) - lost
+    p = init_p.astype(np.uint64) << np.maximum(count, 0).astype(np.uint64)
+    return (p & 0xFFFFFFFF).astype(np.uint32), init_s * np.uint32(2), init_p, init_s
+
+
+def test_check_sliding_window_accepts_races_and_catches_errors():
+    from gpumemlab.experiments.l2_persist import check_sliding_window
+
+    gen = np.random.default_rng(0)
+    for lost in (0, 2):  # every update, or two lost to races per element
+        p, s, ip, is_ = _simulate(100, 1000, gen, lost)
+        check_sliding_window(p, s, ip, is_, 100, "ok")
+    p, s, ip, is_ = _simulate(7, 7 * 40, gen)  # 40 updates per element: the value wraps to 0
+    assert (p[:7] == 0).all()
+    check_sliding_window(p, s, ip, is_, 7, "wrapped")
+    p, s, ip, is_ = _simulate(100, 1000, gen)
+    bad = p.copy()
+    bad[3] += np.uint32(2**20)
+    with pytest.raises(VerificationError, match=r"persistent\[3\]"):
+        check_sliding_window(bad, s, ip, is_, 100, "bad")
+    with pytest.raises(VerificationError, match="streaming"):
+        check_sliding_window(p, s + np.uint32(1), ip, is_, 100, "bad")
+    untouched = p.copy()
+    untouched[101] ^= np.uint32(1)
+    with pytest.raises(VerificationError, match="past the persisting region"):
+        check_sliding_window(untouched, s, ip, is_, 100, "bad")
+    with pytest.raises(VerificationError, match=r"persistent\[0\]"):
+        check_sliding_window(ip.copy(), s, ip, is_, 100, "not run")  # k = 0: never doubled
+
+
+@pytest.mark.parametrize("access,lets,block,want", [
+    ("taps[k]", ["k=5"], 256, 1),
+    ("taps[(k + threadIdx.x % 32) % 64]", ["k=5"], 256, 32),
+    ("taps[threadIdx.x / 8]", [], 64, 4),
+    ("taps[threadIdx.x % 2]", [], 32, 2),
+])
+def test_constant_requests(access, lets, block, want):
+    from gpumemlab.model.constant import constant_requests
+
+    res = constant_requests(access, "__constant__ float taps[64]", block=block, lets=lets)
+    assert res["requests_per_warp"] == want
+    assert res["verdict"].startswith("broadcast" if want == 1 else "serialized")
+
+
+def test_constant_requests_counts_each_load_of_a_wide_element():
+    from gpumemlab.model.constant import constant_requests
+
+    res = constant_requests("c[0]", "__constant__ double2 c[4]", block=32)
+    assert res["loads_per_element"] == 1 and res["requests_per_warp"] == 1
+
+
+def test_kernel_tables_reject_missing_instantiations():
+    from gpumemlab.kernels import constant, texture
+
+    with pytest.raises(ValueError, match="not instantiated"):
+        constant.conv1d("shared", "uniform")
+    with pytest.raises(ValueError, match="address mode"):
+        texture.sample_soft("repeat", True)
+    assert texture.sample_soft("mirror", True).name == "sample_soft<2, 1, 0>"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_onchip_kernels_compile_without_spills(arch):
+    from gpumemlab.gpu.compile import compile_specs
+    from gpumemlab.kernels import constant, l2, texture
+
+    specs = constant.KERNELS + l2.KERNELS + texture.KERNELS
+    for spec, (_mod, usage) in compile_specs(specs, arch).items():
+        assert usage is not None and usage.spill_store_bytes in (0, None) and usage.local_bytes == 0, spec.label
+
+
+def test_experiments_are_declared_with_seed_claims():
+    from gpumemlab.experiments import registry
+
+    reg = registry()
+    for name, seed_file in (("l2_persist", "003"), ("texture", "001"), ("constant_memory", "003")):
+        assert seed_file in reg[name].seed
+    assert reg["l2_persist"].requires(dict(cc=[7, 0], name="V100", persisting_l2_max_bytes=0)).startswith("L2 persist")
