@@ -195,3 +195,16 @@ def test_gpu_bench_killed_after_the_first_experiment_then_resumed(tmp_path):
     assert set(d["experiments"]) == {"vector_copy", "offset_copy"} and d["errors"] == []
     assert sum(r["experiment"] == "vector_copy" for r in d["results"]) == n_vector
     assert any(r["experiment"] == "offset_copy" for r in d["results"]) and (out / "report.md").is_file()
+
+
+def test_an_experiment_this_gpu_cannot_run_is_recorded_as_skipped(run_cli, fakes, monkeypatch, tmp_path):
+    out = tmp_path / "out"
+    ok2 = fake_suite.EXPERIMENTS["ok2"]
+    monkeypatch.setitem(fake_suite.EXPERIMENTS, "ok2", dataclasses.replace(
+        ok2, requires=lambda info: f"needs compute capability 99.0, {info['name']} has 9.0"))
+    code, _, err = run_cli("bench", "--out", str(out), "--only", "ok1", "ok2")
+    assert code == 0, err
+    d = _load(out)
+    assert d["experiments"]["ok2"]["skipped"] == "needs compute capability 99.0, FakeGPU has 9.0"
+    assert [r["experiment"] for r in d["results"]] == ["ok1"] and d["errors"] == []
+    assert "- Not run on this GPU: needs compute capability 99.0, FakeGPU has 9.0" in (out / "report.md").read_text()

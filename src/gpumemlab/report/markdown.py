@@ -40,6 +40,8 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
               _table(SUMMARY_COLUMNS, [summary_row(r) for r in res.results]), ""]
     for name, info in res.experiments.items():
         recs = [r for r in res.results if r.experiment == name]
+        if info.get("skipped"):
+            lines += [f"## {name}: {info.get('title', '')}", "", f"- Not run on this GPU: {info['skipped']}", ""]
         if not recs:
             continue
         lines += [f"## {name}: {info.get('title', '')}", ""] + [f"- {line}" for line in claim_lines(info)]

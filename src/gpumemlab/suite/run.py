@@ -140,6 +140,10 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
 def _run_one(exp, session, params: dict, res) -> None:
     """Run one experiment into ``res``; any Exception it raises becomes an entry of ``res.errors``."""
     first = len(session.records)
+    reason = exp.requires(session.device) if exp.requires is not None else None
+    if reason:  # this GPU cannot run it: recorded as skipped, not as an error
+        res.experiments[exp.name] = dict(exp.describe(), skipped=reason)
+        return
     try:
         records = measure_experiment(exp, session, params)
         res.experiments[exp.name] = exp.describe(records)
