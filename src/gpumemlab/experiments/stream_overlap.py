@@ -9,6 +9,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from ..errors import VerificationError
 from ..gpu import host, runtime
 from ..kernels import blocks_for
 from ..kernels import host as K
@@ -212,7 +213,12 @@ def _cpu_function_cases(session, p: Pipeline, common: dict):
     params = dict(common, n_streams=1, cpu_reps=reps)
     check = p.check(("H2D", "kernel"))
     host_clock = dict(cold_l2=False, ceiling=None, clock="host", params=params)
-    yield Case("cpuFunction alone", cpu_function, None, **host_clock)
+    def check_cpu():  # sqrt keeps ones at one: anything else means the host work went wrong
+        scratch.fill(1.0)
+        cpu_function()
+        if not np.all(scratch == 1.0):
+            raise VerificationError("cpuFunction: sqrt(1) is no longer 1")
+    yield Case("cpuFunction alone", cpu_function, check_cpu, **host_clock)
     yield Case("GPU, then cpuFunction", serial, check, **host_clock)
     yield Case("GPU with cpuFunction overlapped", overlapped, check, **host_clock)
 

@@ -115,7 +115,12 @@ def cases(session, params):
         yield Case(variant, run, chk, params=dict(common, section="gather", filter="point"), extra=extra,
                    ceiling=None, **moved)
     exact = lambda: map_coordinates(img, warp_t, order=1, mode="nearest").astype(np.float64)  # noqa: E731
-    yield Case("map_coordinates order=1", mc_run(out, warp_t, 1), None,
+    # baselines checked against the same interpolation in float64 (image and coordinates): unwritten or wrong fails
+    in64 = lambda pts_t: map_coordinates(img.astype(np.float64), pts_t.astype(np.float64), order=1,  # noqa: E731
+                                         mode="nearest")
+    base = mc_run(out, warp_t, 1)
+    yield Case("map_coordinates order=1", base, _error_check(base, out, lambda: in64(warp_t), 1e-5 * spread,
+                                                             "map_coordinates order=1", {}),
                params=dict(common, section="filter", filter="linear"), kind="baseline", ceiling=None, **moved)
     for variant, run in (("software bilinear", soft_run(out, warp, "clamp", True)),
                          ("tex2D bilinear pitched", tex_run(out, warp, "pitch", "linear", "clamp")),
@@ -163,8 +168,10 @@ def cases(session, params):
         # point when the points are scattered (random)
         touched = side * side * 4 if name == "smooth warp" else min(32 * m, side * side * 4)
         mv = dict(reads=8 * m + touched, writes=4 * m)
-        yield Case("map_coordinates order=1", mc_run(res, pts_t, 1), None, params=grp, kind="baseline",
-                   ceiling=None, **mv)
+        base = mc_run(res, pts_t, 1)
+        yield Case("map_coordinates order=1", base, _error_check(base, res, lambda pts_t=pts_t: in64(pts_t),
+                                                                 1e-5 * spread, "map_coordinates order=1", {}),
+                   params=grp, kind="baseline", ceiling=None, **mv)
         for exact_path in (False, True):
             run = lambda pts=pts, res=res, e=exact_path: sample2d(img, pts, exact=e, out=res)  # noqa: E731
             variant = "sample2d exact" if exact_path else "sample2d texture"

@@ -21,6 +21,7 @@ import ctypes
 import math
 import os
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
@@ -244,8 +245,11 @@ class _Pipeline:
             y = self.fn(chunk)
             y = self._check_result(y, k, hi - lo)
             y = cupy.ascontiguousarray(y)
-        except Exception as exc:
+        except BaseException as exc:  # Ctrl-C too
             exc.add_note(f"gpumemlab.stream_map: raised while processing chunk {k} (rows {lo}:{hi} of {self.x.shape[0]})")
+            chunk = y = None
+            # the traceback's frames (fn's too) hold views of our device chunks: drop their locals, keep the trace
+            traceback.clear_frames(exc.__traceback__)
             raise
         finally:
             self.origin.use()
