@@ -44,6 +44,8 @@ def test_a_failing_experiment_is_recorded_and_the_others_still_run(run_cli, fake
     d = _load(out)
     assert [r["experiment"] for r in d["results"]] == ["ok1", "slow", "ok2", "ok3"]
     assert [r["gbps"] for r in d["results"]] == [100.0, 200.0, 500.0, 600.0]
+    assert d["ceilings"] == {"copy_gbps": dict(value=1000.0, unit="GB/s", how="fake")}  # the measured ceilings
+    assert [r["pct_of_ceiling"] for r in d["results"]] == [10.0, 20.0, 50.0, 60.0]
     boom, bad = d["errors"]
     assert boom["experiment"] == "boom" and boom["error"] == "RuntimeError: the fake kernel crashed"
     assert "Traceback" in boom["traceback"] and "fake_suite.py" in boom["traceback"]

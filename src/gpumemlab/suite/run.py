@@ -123,6 +123,7 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
                     task = progress.add_task("ceilings", total=len(todo) + 1)
                     session.progress = lambda text: progress.update(task, description=text[:90])
                     measure_ceilings(session, quick=quick)
+                    res.ceilings = session.ceilings  # measure_ceilings gives the session a new dict
                     progress.advance(task)
                     for exp in todo:
                         _run_one(exp, session, params_for(exp), res)
@@ -168,6 +169,9 @@ def _check_resumable(prev, device: dict, quick: bool) -> None:
 
 
 def _checkpoint(res, out: Path | None, started: float) -> None:
+    from .ceilings import raise_ceilings
+
+    raise_ceilings(res.ceilings, res.results)
     res.meta["wall_s"] = time.time() - started
     if out is not None:
         res.save(Path(out) / "results.json")  # atomic: an interrupted write leaves the previous file

@@ -1,0 +1,47 @@
+"""Ceilings are the best a run measured: a record above one raises it, and the report says which (no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumemlab.bench.records import Record
+from gpumemlab.suite.ceilings import raise_ceilings
+
+
+def rec(variant: str, gbps=None, gflops=None, ceiling="read_gbps") -> Record:
+    return Record(experiment="reduce", variant=variant, params=dict(n=8), bytes=8, flops=None,
+                  time_s=dict(median=1.0, samples=[1.0]), gbps=gbps, gflops=gflops, pct_of_ceiling=None,
+                  ceiling=ceiling, verified=True)
+
+
+def ceilings():
+    return {"read_gbps": dict(value=1000.0, unit="GB/s", how="read_sum"),
+            "sgemm_cublas_gflops": dict(value=50.0, unit="GFLOP/s", how="cuBLAS")}
+
+
+def test_a_record_above_its_ceiling_raises_it_and_is_named():
+    c = ceilings()
+    records = [rec("a", 900.0), rec("gpumemlab.sum", 1060.0), rec("b", 1050.0), rec("mm", gflops=40.0,
+                                                                                  ceiling="sgemm_cublas_gflops")]
+    raise_ceilings(c, records)
+    assert c["read_gbps"]["value"] == 1060.0 and c["read_gbps"]["measured_as"] == 1000.0
+    assert c["read_gbps"]["set_by"] == dict(experiment="reduce", variant="gpumemlab.sum", params=dict(n=8))
+    assert [r.pct_of_ceiling for r in records] == pytest.approx([900 / 10.6, 100.0, 1050 / 10.6, 80.0])
+    assert "set_by" not in c["sgemm_cublas_gflops"] and c["sgemm_cublas_gflops"]["value"] == 50.0
+
+
+def test_raising_twice_changes_nothing_and_keeps_the_first_measurement():
+    c = ceilings()
+    records = [rec("x", 1200.0)]
+    raise_ceilings(c, records)
+    raise_ceilings(c, records)
+    assert (c["read_gbps"]["value"], c["read_gbps"]["measured_as"]) == (1200.0, 1000.0)
+    assert records[0].pct_of_ceiling == 100.0
+
+
+def test_no_record_above_keeps_the_ceiling_and_fills_percentages():
+    c = ceilings()
+    records = [rec("x", 250.0), rec("untied", 5000.0, ceiling=None)]
+    raise_ceilings(c, records)
+    assert c == ceilings()
+    assert records[0].pct_of_ceiling == 25.0 and records[1].pct_of_ceiling is None
