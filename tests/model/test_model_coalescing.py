@@ -207,3 +207,51 @@ def test_explanations(access, kw, fragments):
     text = analyze_global(access, "float a[]", block=32, **kw)["explanation"]
     for f in fragments:
         assert f in text
+
+
+# ---------------------------------------------------------------- C semantics of the index
+
+def test_unsigned_wrap_sends_thread_0_far_away():
+    # (0u - 1) / 2 = 2147483647 -> byte 8589934588, its own sector and line; threads 1..31 read a[0..15]:
+    # bytes 0..63, 2 sectors of one 128-byte line
+    r = analyze_global("a[(threadIdx.x - 1)/2]", "float a[]", block=32)
+    assert (r["sectors"], r["lines"], r["requests"]) == (3, 2, 1)
+    # as int, thread 0 computes -1 / 2 = 0 (truncation toward zero): a[0..15] only
+    assert analyze_global("a[((int)threadIdx.x - 1)/2]", "float a[]", block=32)["sectors"] == 2
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(offset=99999999999999999999), "--offset must be at most 1099511627776 bytes"),
+    (dict(offset=-1), "--offset must be >= 0 bytes"),
+    (dict(offset=4.0), "--offset must be an integer number of bytes, got 4.0"),
+    (dict(offset=True), "--offset must be an integer"),
+    (dict(grid=(2**31, 1, 1)), "CUDA allows at most 2147483647 x 65535 x 65535 blocks"),
+    (dict(grid=(1, 65536, 1)), "CUDA allows at most"),
+])
+def test_launch_and_offset_limits(kwargs, fragment):
+    with pytest.raises(UsageError, match=fragment.replace(".", r"\.")):
+        analyze_global("a[threadIdx.x]", "float a[]", **kwargs)
+
+
+def test_the_largest_offset_and_grid_are_accepted():
+    assert analyze_global("a[threadIdx.x]", "float a[]", block=32, offset=2**40)["sectors"] == 4
+    assert analyze_global("a[blockIdx.x]", "float a[]", block=32, grid=(2**31 - 1, 65535, 65535),
+                          block_idx=(2**31 - 2, 0, 0))["sectors"] == 1
+
+
+@pytest.mark.parametrize("access, fragment", [
+    # (size_t)0 - 1 = 2^64 - 1 elements: 2^66 - 4 bytes, not wrapped back to a[-1]
+    ("a[(size_t)threadIdx.x - 1]", "thread 0 reads a[18446744073709551615], 73786976294838206460 bytes"),
+    ("a[(long long)threadIdx.x << 61]", "thread 1 reads a[2305843009213693952]"),
+    ("a[-((long long)threadIdx.x << 60)]", "thread 1 reads a[-1152921504606846976], -4611686018427387904 bytes"),
+])
+def test_byte_offsets_beyond_2_to_62_are_refused(access, fragment):
+    with pytest.raises(UsageError, match=r"beyond the 4611686018427387904-byte address range") as info:
+        analyze_global(access, "float a[]", block=2)
+    assert fragment in str(info.value)
+
+
+def test_largest_accepted_byte_offset():
+    # (2^62 - 4) / 4 is the last float inside the range
+    r = analyze_global("a[threadIdx.x * 1152921504606846975ll]", "float a[]", block=2)
+    assert r["sectors"] == 2
