@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
 
@@ -19,3 +22,9 @@ def run_cli(capsys):
         return code, out, err
 
     return run
+
+
+# mutmut wraps every function in a trampoline (3 frames per call), so the parser's nesting limit,
+# sized for Python's default stack, needs a deeper one under tools/mutation/run.sh only.
+if os.environ.get("GPUMEMLAB_MUTATION"):
+    sys.setrecursionlimit(20000)

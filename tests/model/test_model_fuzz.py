@@ -8,12 +8,18 @@ one thread at a time; it shares no code with the model.
 
 from __future__ import annotations
 
+import os
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gpumemlab.errors import UsageError
 from gpumemlab.model import analyze_global, analyze_shared, expr
 from gpumemlab.model.access import make_launch
+
+
+def examples(n: int) -> int:
+    """Hypothesis examples, scaled by HYPOTHESIS_SCALE (mutation runs rerun every test per mutant)."""
+    return max(10, int(n * float(os.environ.get("HYPOTHESIS_SCALE", "1"))))
 
 I32, U32, I64, U64 = (32, True), (32, False), (64, True), (64, False)
 NAMES = {I32: "int", U32: "unsigned int", I64: "long", U64: "unsigned long"}
@@ -178,7 +184,7 @@ def literals(tree):
             yield from literals(c)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(trees)
 def test_model_agrees_with_c_per_thread(tree):
     assume(depth(tree) <= 12)  # within the parser's nesting limit (tested on its own)
@@ -214,7 +220,7 @@ tokens = st.sampled_from(["threadIdx.x", "blockIdx.y", "blockDim.z", "gridDim.x"
                           "1.5", "$", "(float)", "a[0]"])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(tokens, max_size=30), st.integers(0, 80))
 def test_any_text_gives_an_answer_or_a_usage_error(parts, nest):
     index = "(" * nest + "".join(parts) + ")" * nest
@@ -225,7 +231,7 @@ def test_any_text_gives_an_answer_or_a_usage_error(parts, nest):
             assert "\n" not in str(e)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(trees, st.sampled_from(["float a[]", "double2 a[]", "char a[][3]", "float3 a[]"]),
        st.integers(0, 2**41), st.sampled_from(["9.0", "1.1", "1.3", "2.0", "7.5"]))
 def test_random_trees_through_the_whole_analyzer(tree, decl, offset, cc):
