@@ -187,3 +187,28 @@ def test_deep_or_huge_expressions_are_refused_in_one_line(text, fragment):
 def test_the_limits_themselves_are_accepted():
     assert expr.constant("(" * 32 + "1" + ")" * 32) == 1
     assert expr.constant("+".join(["1"] * 200)) == 200
+
+
+@pytest.mark.parametrize("text, want, ctype", [
+    ("5lu", [5, 5], "unsigned long"), ("5LLU", [5, 5], "unsigned long"), ("5uLL", [5, 5], "unsigned long"),
+    ("0xffffffffffffffffl", [2**64 - 1] * 2, "unsigned long"),   # hex with l: long, then unsigned long
+    ("1 << 0", [1, 1], "int"), ("3 << 30", [-1073741824] * 2, "int"),  # 3 * 2^30 fits unsigned int
+    ("threadIdx.x << 31", [0, 2147483648], "unsigned int"), ("-8 >> threadIdx.x", [-8, -4], "int"),
+])
+def test_more_c_cases(text, want, ctype):
+    assert typed(text, block=2) == (want, ctype)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("4 << 30", "left shift of 4 by 30 in int is undefined in C (thread 0)"),
+    ("(int)threadIdx.x * 2 << 31", "left shift of 2 by 31 in int is undefined in C (thread 1)"),  # 2^32 > UINT_MAX
+    ("1 << (int)threadIdx.x * 40", "shift count 40 out of range 0..31 for int (thread 1)"),
+    ("5 << -(int)threadIdx.x", "shift count -1 out of range 0..31 for int (thread 1)"),
+    ("18446744073709551615l", "too large for any integer type of its suffix"),
+    ("5Ll", "bad integer suffix 'Ll'"),
+    ("2147483647 + (int)threadIdx.x", "signed overflow: '+' gives 2147483648 for thread 1"),
+])
+def test_more_refusals(text, fragment):
+    with pytest.raises(UsageError) as info:
+        typed(text, block=2)
+    assert fragment in str(info.value)

@@ -124,3 +124,28 @@ def test_device_cc_must_be_supported():
     from gpumemlab.model.intensity import Device
     with pytest.raises(UsageError, match="unknown compute capability 6.4"):
         Device("X", 1, 1, "6.4")
+
+
+@pytest.mark.parametrize("name, key", [("Matmul-Tiled", "tiled"), (" corner-turning ", "corner_turning"),
+                                       ("naive_matmul", "naive")])
+def test_kernel_names(name, key):
+    assert intensity(name)["kernel"] == key
+
+
+def test_the_smallest_tile_and_coarsening():
+    assert matmul_intensity("tiled", tile=1) == 0.25  # a 1x1 tile reuses nothing: the naive kernel
+    assert matmul_intensity("coarsened", tile=1, coarsen=1) == 0.25
+    with pytest.raises(UsageError, match="must be >= 1, got tile=32, coarsen=0"):
+        matmul_intensity("coarsened", 32, 0)
+
+
+def test_intensity_fields():
+    r = intensity("coarsened", tile=16, coarsen=2, peak_gflops=1000, bandwidth_gbs=100)
+    # 2 / (4 * (1/32 + 1/16)) = 16/3 = 5.3333; ridge 10; 533.3 GFLOP/s
+    assert (r["kernel"], r["tile"], r["coarsen"], r["op_per_byte"]) == ("coarsened", 16, 2, 5.3333)
+    assert r["device"] == {"name": "custom", "peak_gflops": 1000, "bandwidth_gbs": 100}
+    assert (r["ridge_op_per_byte"], r["bound_gflops"], r["bound"], r["pct_of_peak"]) == (10.0, 533.3, "memory", 53.33)
+    r = intensity("naive", tile=16)
+    assert (r["tile"], r["coarsen"], r["device"]) == (None, None, None) and "bound" not in r
+    assert intensity("coarsened")["coarsen"] == 4
+    assert intensity("naive", device_name="My GPU", peak_gflops=10, bandwidth_gbs=1)["device"]["name"] == "My GPU"

@@ -206,3 +206,34 @@ def test_one_warp_register_allocation():
 def test_barrier_limit(cc, barriers, blocks):
     r = occupancy(32, 0, 0, cc, barriers=barriers)
     assert r["blocks_per_sm"] == blocks
+
+
+def test_echoed_inputs_and_integer_counts():
+    r = occupancy(200, 40, 1000, (8, 6))
+    # 200 threads -> 7 warps; 40 x 32 = 1280 per warp; 1000 + 1024 -> 2048 B per block
+    assert (r["threads"], r["warps_per_block"], r["regs"], r["smem"], r["registers_per_warp"], r["smem_per_block"],
+            r["cc"]) == (200, 7, 40, 1000, 1280, 2048, "8.6")
+    # 16384 // 1280 = 12 warps per sub-partition -> 48 // 7 = 6 blocks; 48 // 7 = 6 by warps too
+    assert r["limits"] == {"warps": 6, "registers": 6, "shared_memory": 50, "blocks": 16, "barriers": None}
+    assert all(type(v) is int for v in r["limits"].values() if v is not None)
+    assert type(r["blocks_per_sm"]) is int and r["opt_in"] is False
+
+
+def test_the_opt_in_flag_is_set_above_48_kib_only():
+    assert occupancy(128, 32, 48 * 1024, (9, 0))["opt_in"] is False
+    assert occupancy(128, 32, 48 * 1024 + 1, (9, 0))["opt_in"] is True
+    assert occupancy(128, 32, 48 * 1024 + 1, (9, 0), opt_in=False)["opt_in"] is False
+
+
+def test_edges_of_the_inputs():
+    assert occupancy(1, 0, 0, (9, 0))["blocks_per_sm"] == 32  # one thread is one warp
+    assert occupancy(32, 0, 0, (9, 0), carveout=228 * 1024)["shared_per_sm"] == 228 * 1024  # the largest is fine
+    with pytest.raises(UsageError, match="barriers must be an integer, got 1.0"):
+        occupancy(32, 0, 0, (9, 0), barriers=1.0)
+
+
+def test_sm_limits_by_cc():
+    from gpumemlab.model.occupancy import sm_limits
+    assert (sm_limits("8.6").max_warps, sm_limits((7, 5)).max_blocks) == (48, 16)
+    with pytest.raises(UsageError, match="occupancy is not modelled for compute capability 3.5"):
+        sm_limits("3.5")

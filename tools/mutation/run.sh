@@ -22,11 +22,13 @@ work=$(mktemp -d)
 mkdir -p "$work/proj/src" "$work/proj/tests"
 cp -r "$repo/src/gpumemlab" "$work/proj/src/"
 cp -r "$repo/tests/model" "$work/proj/tests/"
+mkdir -p "$work/proj/tools" && cp "$repo/tools/validate_analyzer.py" "$work/proj/tools/"  # run by a test
 find "$work/proj" -name __pycache__ -prune -exec rm -rf {} +
 cp "$repo/tools/mutation/setup.cfg" "$work/proj/setup.cfg"
 
 cd "$work/proj"
-export HYPOTHESIS_SCALE=${HYPOTHESIS_SCALE:-0.1} GPUMEMLAB_MUTATION=1
+# PYTHONPATH=src: child processes of the tests (the purity check) import the copy mutmut runs in
+export HYPOTHESIS_SCALE=${HYPOTHESIS_SCALE:-0.1} GPUMEMLAB_MUTATION=1 PYTHONPATH=src
 start=$(date +%s)
 "$work/venv/bin/mutmut" run --max-children "${MAX_CHILDREN:-$(nproc)}" > "$work/run.log" 2>&1 || true
 "$work/venv/bin/mutmut" results --all true > "$work/results.txt" 2>&1 || true
