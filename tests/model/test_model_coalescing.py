@@ -290,7 +290,7 @@ def test_largest_accepted_byte_offset():
     # 2.0: floats 0..31 shifted by one: bytes 4..131 cross a line -> 2 lines where 1 would do
     ("a[threadIdx.x + 1]", "float a[]", 32, None, "2.1", [128, 128], "uncoalesced"),
 ])
-def test_historical_transactions(access, decl, block, active, cc, transactions, verdict):
+def test_historical_transactions_by_hand(access, decl, block, active, cc, transactions, verdict):
     r = analyze_global(access, decl, block=block, active=active, cc=cc)
     assert (r["transactions"], r["verdict"]) == (transactions, verdict)
 
