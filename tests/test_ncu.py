@@ -91,7 +91,7 @@ def test_case_bakes_every_thread_offset_and_marks_idle_threads():
 
 
 def test_negative_offsets_get_a_256_byte_margin_that_keeps_alignment():
-    c = case("a[threadIdx.x - 1]", "float a[]")
+    c = case("a[(int)threadIdx.x - 1]", "float a[]")  # int: thread 0 reads a[-1] (unsigned would wrap)
     assert c["offsets"][0] == 252 and c["offsets"][1] == 256
 
 

@@ -135,3 +135,38 @@ def test_uniform_lane_pairs_pack_wide_loads(access, decl, cc, want):
 def test_a_partner_lane_that_is_idle_breaks_the_pairing():
     r = analyze_shared("s[1]", "float4 s[32]", block=32, active="threadIdx.x != 5")
     assert counts(r) == (4, 4, 0, 1)
+
+
+# ---------------------------------------------------------------- wide loads: how lanes form phases
+# 8-byte loads are served per half-warp, 16-byte per quarter-warp (128 bytes per wavefront); from CC 7.0
+# a phase holds twice the lanes when every lane n reads the same address as lane n^1 (or n^2)
+# (the rule in banks.lanes_per_phase, from NVIDIA's developer-forum answer for CC 7.x).
+
+@pytest.mark.parametrize("access, decl, block, cc, want", [
+    # float4 broadcast in pairs: 16 lanes per phase, 8 distinct float4 = 32 words, 1 wavefront each -> 2
+    ("s[threadIdx.x / 2]", "__shared__ float4 s[16]", 32, "7.0", (2, 2, 0, 1)),
+    # before 7.0 no pairing: 4 quarter-warps, 4 distinct float4 = 16 words each -> 4
+    ("s[threadIdx.x / 2]", "__shared__ float4 s[16]", 32, "6.1", (4, 4, 0, 1)),
+    # lane 30 has no lane 31 in a 31-thread block: no pairing, 4 quarter-warp phases
+    ("s[threadIdx.x / 2]", "__shared__ float4 s[16]", 31, "9.0", (4, 4, 0, 1)),
+    # double, consecutive: 2 half-warps, 16 lanes x 2 words = 32 banks -> 1 wavefront each
+    ("s[threadIdx.x]", "__shared__ double s[32]", 32, "9.0", (2, 2, 0, 1)),
+    # double, n^2 pairs read the same: 32 lanes per phase, 16 doubles = 32 words -> 1
+    ("s[(threadIdx.x & ~2u) / 2 + (threadIdx.x & 1)]", "__shared__ double s[32]", 32, "8.0", (1, 1, 0, 1)),
+    # double with a 64-word stride: each half-warp puts its 16 doubles in banks 0 and 1 -> 16 each
+    ("s[threadIdx.x * 32]", "__shared__ double s[1024]", 32, "9.0", (32, 2, 30, 16)),
+    # ways is the worst phase: half-warp 0 conflict-free, half-warp 1 4-way
+    ("s[threadIdx.x < 16 ? threadIdx.x : (threadIdx.x % 4) * 16]", "__shared__ double s[64]", 32, "9.0",
+     (5, 2, 3, 4)),
+    # 1.x splits a double into two 4-byte requests, each per half-warp with 16 banks: 2-way in each
+    ("s[threadIdx.x]", "__shared__ double s[16]", 16, "1.3", (4, 2, 2, 2)),
+])
+def test_wide_loads_and_worst_phase(access, decl, block, cc, want):
+    assert counts(analyze_shared(access, decl, block=block, cc=cc)) == want
+
+
+def test_a_warp_without_active_lanes_is_not_executed():
+    r = analyze_shared("s[threadIdx.x]", "__shared__ float s[64]", block=64, active="threadIdx.x < 32")
+    idle = r["per_warp"][1]
+    assert (idle["requests"], idle["wavefronts"], idle["ways"], idle["verdict"]) == (0, 0, 0, "not executed")
+    assert (r["requests"], r["ways"], r["verdict"]) == (1, 1, "conflict-free")

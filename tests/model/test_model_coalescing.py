@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpumemlab.errors import UsageError
-from gpumemlab.model import analyze_global
+from gpumemlab.model import analyze_global, coalescing
 
 I = "i=blockIdx.x*blockDim.x + threadIdx.x"  # noqa: E741 - the seed's name
 
@@ -207,3 +208,134 @@ def test_explanations(access, kw, fragments):
     text = analyze_global(access, "float a[]", block=32, **kw)["explanation"]
     for f in fragments:
         assert f in text
+
+
+# ---------------------------------------------------------------- C semantics of the index
+
+def test_unsigned_wrap_sends_thread_0_far_away():
+    # (0u - 1) / 2 = 2147483647 -> byte 8589934588, its own sector and line; threads 1..31 read a[0..15]:
+    # bytes 0..63, 2 sectors of one 128-byte line
+    r = analyze_global("a[(threadIdx.x - 1)/2]", "float a[]", block=32)
+    assert (r["sectors"], r["lines"], r["requests"]) == (3, 2, 1)
+    # as int, thread 0 computes -1 / 2 = 0 (truncation toward zero): a[0..15] only
+    assert analyze_global("a[((int)threadIdx.x - 1)/2]", "float a[]", block=32)["sectors"] == 2
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(offset=99999999999999999999), "--offset must be at most 1099511627776 bytes"),
+    (dict(offset=-1), "--offset must be >= 0 bytes"),
+    (dict(offset=4.0), "--offset must be an integer number of bytes, got 4.0"),
+    (dict(offset=True), "--offset must be an integer"),
+    (dict(grid=(2**31, 1, 1)), "CUDA allows at most 2147483647 x 65535 x 65535 blocks"),
+    (dict(grid=(1, 65536, 1)), "CUDA allows at most"),
+])
+def test_launch_and_offset_limits(kwargs, fragment):
+    with pytest.raises(UsageError, match=fragment.replace(".", r"\.")):
+        analyze_global("a[threadIdx.x]", "float a[]", **kwargs)
+
+
+def test_the_largest_offset_and_grid_are_accepted():
+    assert analyze_global("a[threadIdx.x]", "float a[]", block=32, offset=2**40)["sectors"] == 4
+    assert analyze_global("a[blockIdx.x]", "float a[]", block=32, grid=(2**31 - 1, 65535, 65535),
+                          block_idx=(2**31 - 2, 0, 0))["sectors"] == 1
+
+
+@pytest.mark.parametrize("access, fragment", [
+    # (size_t)0 - 1 = 2^64 - 1 elements: 2^66 - 4 bytes, not wrapped back to a[-1]
+    ("a[(size_t)threadIdx.x - 1]", "thread 0 reads a[18446744073709551615], 73786976294838206460 bytes"),
+    ("a[(long long)threadIdx.x << 61]", "thread 1 reads a[2305843009213693952]"),
+    ("a[-((long long)threadIdx.x << 60)]", "thread 1 reads a[-1152921504606846976], -4611686018427387904 bytes"),
+])
+def test_byte_offsets_beyond_2_to_62_are_refused(access, fragment):
+    with pytest.raises(UsageError, match=r"beyond the 4611686018427387904-byte address range") as info:
+        analyze_global(access, "float a[]", block=2)
+    assert fragment in str(info.value)
+
+
+def test_largest_accepted_byte_offset():
+    # (2^62 - 4) / 4 is the last float inside the range
+    r = analyze_global("a[threadIdx.x * 1152921504606846975ll]", "float a[]", block=2)
+    assert r["sectors"] == 2
+
+
+# ---------------------------------------------------------------- historical rules, derived by hand
+# Seed 001 (CUDA Performance Optimization slides) states the rules: CC 1.0/1.1, per half-warp, the
+# k-th thread must read the k-th word of an aligned 16-word segment (64 B for 4-byte words, 128 B
+# for 8-byte, two 128 B for 16-byte) or else each thread costs its own 32 B transaction; CC 1.2/1.3,
+# per half-warp, one transaction per segment (32 B for 1-byte words, 64 B for 2-byte, 128 B for
+# 4+), halved while only one half is used. 2.x: 128-byte L1 lines, 8-byte loads per half-warp and
+# 16-byte loads per quarter-warp (CUDA C Programming Guide 3.x-5.x, "Compute Capability 2.x").
+
+@pytest.mark.parametrize("access, decl, block, active, cc, transactions, verdict", [
+    # one active thread reading word 0: the k-th thread reads the k-th word -> one 64 B transaction
+    ("a[threadIdx.x]", "float a[]", 16, "threadIdx.x == 0", "1.1", [64], "coalesced"),
+    ("a[threadIdx.x]", "double a[]", 16, None, "1.0", [128], "coalesced"),
+    ("a[threadIdx.x]", "float4 a[]", 16, None, "1.1", [128, 128], "coalesced"),
+    # shifted by one word: each of the 16 threads gets its own 32 B transaction
+    ("a[threadIdx.x + 1]", "float a[]", 16, None, "1.1", [32] * 16, "uncoalesced"),
+    # 1.2: bytes 0..60 in 1-byte words: two 32 B segments
+    ("a[threadIdx.x * 4]", "char a[]", 16, None, "1.2", [32, 32], "uncoalesced"),
+    # 1.2: 2-byte words at 0..60: one 64 B segment (both 32 B halves used)
+    ("a[threadIdx.x * 2]", "short a[]", 16, None, "1.2", [64], "coalesced"),
+    # 1.2: 4-byte words at bytes 0 and 100: one 128 B segment, both halves used, not halved (one is fewest)
+    ("a[threadIdx.x * 25]", "float a[]", 16, "threadIdx.x < 2", "1.2", [128], "coalesced"),
+    # 1.2: only bytes 64..127 used -> the upper half, then its upper 32 B -> 32 B
+    ("a[24 + threadIdx.x]", "float a[]", 16, "threadIdx.x < 8", "1.3", [32], "coalesced"),
+    # 1.2: two segments 128 B apart
+    ("a[threadIdx.x * 32]", "float a[]", 16, "threadIdx.x < 2", "1.2", [32, 32], "uncoalesced"),
+    # 2.0: each half-warp of doubles reads bytes 0..127: one line per half-warp, two in all
+    ("a[threadIdx.x % 16]", "double a[]", 32, None, "2.0", [128, 128], "coalesced"),
+    # 2.0: each quarter-warp of float4 reads bytes 0..127: four lines
+    ("a[threadIdx.x % 8]", "float4 a[]", 32, None, "2.0", [128] * 4, "coalesced"),
+    # 2.0: floats 0..31 shifted by one: bytes 4..131 cross a line -> 2 lines where 1 would do
+    ("a[threadIdx.x + 1]", "float a[]", 32, None, "2.1", [128, 128], "uncoalesced"),
+])
+def test_historical_transactions_by_hand(access, decl, block, active, cc, transactions, verdict):
+    r = analyze_global(access, decl, block=block, active=active, cc=cc)
+    assert (r["transactions"], r["verdict"]) == (transactions, verdict)
+
+
+def test_a_warp_without_active_lanes_is_not_executed():
+    r = analyze_global("a[threadIdx.x]", "float a[]", block=64, active="threadIdx.x < 32", cc="2.0")
+    idle = r["per_warp"][1]
+    assert (idle["requests"], idle["sectors"], idle["sectors_per_request"], idle["efficiency_pct"], idle["verdict"],
+            idle["transactions"]) == (0, 0, None, None, "not executed", [])
+    assert (r["requests"], r["sectors"], r["transactions"]) == (1, 4, [128])
+
+
+def test_sectors_per_request_keeps_three_decimals():
+    # warp 0 reads a[1..32] (bytes 4..131: 5 sectors), warps 1 and 2 read a[0] (1 sector each): 7 / 3
+    r = analyze_global("a[threadIdx.x < 32 ? threadIdx.x + 1 : 0]", "float a[]", block=96)
+    assert (r["sectors"], r["requests"], r["sectors_per_request"]) == (7, 3, 2.333)
+
+
+def test_units_and_bytes_of_unaligned_ranges():
+    # [30, 34) touches sectors 0 and 1, [94, 98) sectors 2 and 3; the union is 8 bytes
+    starts = np.asarray([30, 94], dtype=np.int64)
+    assert coalescing.units_touched(starts, 4, 32) == 4
+    assert coalescing.units_touched(starts, 4, 128) == 1
+    assert coalescing.union_bytes(starts, 4) == 8
+    assert coalescing.union_bytes(np.asarray([0, 2], dtype=np.int64), 4) == 6  # overlapping ranges
+    assert coalescing.union_bytes(np.asarray([], dtype=np.int64), 4) == 0
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(block=(1025, 1, 1)), "block 1025x1x1 has 1025 threads"),
+    (dict(block=(1, 1, 65)), "block 1x1x65 has 65 threads: CUDA allows at most 1024 per block (x, y <= 1024, z <= 64)"),
+    (dict(block=(64, 32, 1)), "block 64x32x1 has 2048 threads"),
+    (dict(grid=(3, 65536, 1)), "grid 3x65536x1: CUDA allows at most 2147483647 x 65535 x 65535 blocks"),
+    (dict(grid=(2, 2, 2), block_idx=(1, 2, 0)), "block index (1, 2, 0) is outside the grid (2, 2, 2)"),
+    (dict(grid="2", block_idx="x"), "bad block index 'x'"),
+    (dict(grid="0"), "bad grid '0': each must be >= 1"),
+])
+def test_launch_shape_errors(kwargs, fragment):
+    with pytest.raises(UsageError) as info:
+        analyze_global("a[threadIdx.x]", "float a[]", **kwargs)
+    assert fragment in str(info.value)
+
+
+def test_launch_shape_edges():
+    assert analyze_global("a[threadIdx.x]", "float a[]", block=(1024, 1, 1))["requests"] == 32
+    assert analyze_global("a[threadIdx.z]", "float a[]", block=(1, 1, 64))["requests"] == 2
+    r = analyze_global("a[blockIdx.y * 32 + threadIdx.x]", "float a[]", block=32, grid=(2, 3, 1), block_idx=(1, 2, 0))
+    assert r["sectors"] == 4 and r["requests"] == 1

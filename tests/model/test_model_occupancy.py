@@ -106,9 +106,134 @@ def test_named_barriers_limit_blocks_from_hopper_on():
     (dict(threads=128, regs=256), "registers per thread must be 0..255"),
     (dict(threads=128, regs=-1), "registers per thread must be 0..255"),
     (dict(threads=128, regs=32, smem=-1), "must be >= 0 bytes"),
-    (dict(threads=128, regs=32, cc=(6, 1)), "unknown compute capability 6.1 for occupancy"),
+    (dict(threads=128, regs=32, cc=(6, 1)), r"occupancy is not modelled for compute capability 6.1 \(it is for 7.0, 7.5"),
+    (dict(threads=128, regs=32, cc=(6, 4)), "unknown compute capability 6.4"),
+    (dict(threads=128, regs=32, barriers=17), "named barriers per block must be 0..16, got 17"),
+    (dict(threads=128, regs=32, barriers=-1), "named barriers per block must be 0..16, got -1"),
+    (dict(threads=128.0, regs=32), "threads must be an integer, got 128.0"),
+    (dict(threads=128, regs=True), "registers must be an integer"),
+    (dict(threads=128, regs=32, smem="1"), "shared memory must be an integer"),
+    (dict(threads=128, regs=32, carveout=1.5), "carve-out must be an integer"),
+    (dict(threads=128, regs=32, carveout=-1), "carve-out must be >= 0 bytes"),
     (dict(threads=128, regs=32, carveout=300_000), "exceeds the 233472 bytes"),
 ])
 def test_bad_input(kwargs, fragment):
     with pytest.raises(UsageError, match=fragment):
         occupancy(**kwargs)
+
+
+# One row per compute capability, from the CUDA C++ Programming Guide, "Compute Capabilities",
+# table "Technical Specifications per Compute Capability" (max resident warps and blocks per SM,
+# shared memory per SM and the per-block opt-in maximum), plus cuda_occupancy.h for the 1 KiB
+# per-block reservation (cc >= 8.0) and the allocation unit (256 B before 8.0, 128 B after).
+#   cc     warps blocks  shared/SM  opt-in/block  reserved unit
+ROWS = {
+    (7, 0): (64, 32, 96 * 1024, 96 * 1024, 0, 256),
+    (7, 5): (32, 16, 64 * 1024, 64 * 1024, 0, 256),
+    (8, 0): (64, 32, 164 * 1024, 163 * 1024, 1024, 128),
+    (8, 6): (48, 16, 100 * 1024, 99 * 1024, 1024, 128),
+    (8, 7): (48, 16, 164 * 1024, 163 * 1024, 1024, 128),
+    (8, 9): (48, 24, 100 * 1024, 99 * 1024, 1024, 128),
+    (9, 0): (64, 32, 228 * 1024, 227 * 1024, 1024, 128),
+    (10, 0): (64, 32, 228 * 1024, 227 * 1024, 1024, 128),
+    (12, 0): (48, 24, 100 * 1024, 99 * 1024, 1024, 128),
+}
+
+
+def test_every_row_is_pinned():
+    assert set(ROWS) == set(SM_TABLE)
+
+
+# Blocks per SM worked out by hand from ROWS, for three kernels without registers:
+#   one warp per block:        min(warps, blocks)                 -> the block limit or the warp limit
+#   three warps per block:     min(warps // 3, blocks)
+#   10000 B shared per block:  shared/SM // round_up(10000 + reserved, unit)
+#     7.x: 10240 B -> 98304 // 10240 = 9 (7.0), 65536 // 10240 = 6 (7.5)
+#     8.0+: 11024 -> 11136 B -> 167936 // 11136 = 15, 102400 // 11136 = 9, 233472 // 11136 = 20
+@pytest.mark.parametrize("cc, one_warp, three_warps, shared_10000", [
+    ((7, 0), 32, 21, 9), ((7, 5), 16, 10, 6), ((8, 0), 32, 21, 15), ((8, 6), 16, 16, 9), ((8, 7), 16, 16, 15),
+    ((8, 9), 24, 16, 9), ((9, 0), 32, 21, 20), ((10, 0), 32, 21, 20), ((12, 0), 24, 16, 9),
+])
+def test_each_cc_row_by_hand(cc, one_warp, three_warps, shared_10000):
+    warps, blocks, shared_sm, optin, reserved, unit = ROWS[cc]
+    r = occupancy(32, 0, 0, cc)
+    assert (r["blocks_per_sm"], r["max_warps"]) == (one_warp, warps)
+    assert r["limits"]["blocks"] == blocks and r["limits"]["warps"] == warps
+    assert occupancy(96, 0, 0, cc)["blocks_per_sm"] == three_warps
+    r = occupancy(32, 0, 10000, cc)
+    assert (r["blocks_per_sm"], r["limiters"], r["shared_per_sm"]) == (shared_10000, ["shared_memory"], shared_sm)
+    assert r["smem_per_block"] == -(-(10000 + reserved) // unit) * unit
+    # the largest opt-in block fills the SM exactly (opt-in + reservation = shared/SM); one byte more cannot launch
+    assert occupancy(32, 0, optin, cc)["blocks_per_sm"] == 1
+    r = occupancy(32, 0, optin + 1, cc)
+    assert r["blocks_per_sm"] == 0 and f"exceed the {optin}-byte opt-in maximum of cc {cc[0]}.{cc[1]}" in r["reason"]
+
+
+@pytest.mark.parametrize("cc", sorted(SM_TABLE))
+def test_hardware_limits_shared_by_every_row(cc):
+    # 1024 threads per block, 255 registers per thread, 16 named barriers per block, 64 Ki registers
+    with pytest.raises(UsageError, match="1025 threads per block: CUDA allows at most 1024"):
+        occupancy(1025, 0, 0, cc)
+    with pytest.raises(UsageError, match="registers per thread must be 0..255, got 256"):
+        occupancy(32, 256, 0, cc)
+    with pytest.raises(UsageError, match="named barriers per block must be 0..16, got 17"):
+        occupancy(32, 0, 0, cc, barriers=17)
+    assert occupancy(32, 0, 0, cc, barriers=16)["blocks_per_sm"] >= 1
+    # 1024 threads x 64 registers = 65536: exactly one block's worth; 65 does not fit
+    assert occupancy(1024, 64, 0, cc)["limits"]["registers"] == 1
+    assert occupancy(1024, 65, 0, cc)["blocks_per_sm"] == 0
+
+
+def test_one_warp_register_allocation():
+    # registers are allocated per warp, 32 lanes x regs rounded up to 256:
+    # 255 -> 8160 -> 8192 per warp; 16384 per sub-partition holds 2 warps -> 8 one-warp blocks on 9.0
+    r = occupancy(32, 255, 0, (9, 0))
+    assert (r["registers_per_warp"], r["blocks_per_sm"], r["limiters"]) == (8192, 8, ["registers"])
+    # 1 register -> 32 -> 256 per warp: 64 warps per sub-partition, never the limit
+    r = occupancy(32, 1, 0, (9, 0))
+    assert (r["registers_per_warp"], r["limits"]["registers"]) == (256, 256)
+    # 9 registers -> 288 -> 512: 32 per sub-partition -> 128 warps of one warp each
+    assert occupancy(32, 9, 0, (9, 0))["limits"]["registers"] == 128
+    # a 3-warp block with 255 registers: 2 warps per sub-partition -> 8 warps -> 2 blocks (8 // 3)
+    assert occupancy(96, 255, 0, (9, 0))["limits"]["registers"] == 2
+
+
+@pytest.mark.parametrize("cc, barriers, blocks", [
+    # cc >= 9.0: 2 named-barrier slots per block slot (32 x 2 = 64) shared by the blocks; 12.0: 1 per slot (24)
+    ((9, 0), 16, 4), ((9, 0), 3, 21), ((9, 0), 1, 32), ((12, 0), 16, 1), ((12, 0), 5, 4), ((10, 0), 2, 32),
+    ((8, 9), 16, 24),  # not a limit before 9.0
+])
+def test_barrier_limit(cc, barriers, blocks):
+    r = occupancy(32, 0, 0, cc, barriers=barriers)
+    assert r["blocks_per_sm"] == blocks
+
+
+def test_echoed_inputs_and_integer_counts():
+    r = occupancy(200, 40, 1000, (8, 6))
+    # 200 threads -> 7 warps; 40 x 32 = 1280 per warp; 1000 + 1024 -> 2048 B per block
+    assert (r["threads"], r["warps_per_block"], r["regs"], r["smem"], r["registers_per_warp"], r["smem_per_block"],
+            r["cc"]) == (200, 7, 40, 1000, 1280, 2048, "8.6")
+    # 16384 // 1280 = 12 warps per sub-partition -> 48 // 7 = 6 blocks; 48 // 7 = 6 by warps too
+    assert r["limits"] == {"warps": 6, "registers": 6, "shared_memory": 50, "blocks": 16, "barriers": None}
+    assert all(type(v) is int for v in r["limits"].values() if v is not None)
+    assert type(r["blocks_per_sm"]) is int and r["opt_in"] is False
+
+
+def test_the_opt_in_flag_is_set_above_48_kib_only():
+    assert occupancy(128, 32, 48 * 1024, (9, 0))["opt_in"] is False
+    assert occupancy(128, 32, 48 * 1024 + 1, (9, 0))["opt_in"] is True
+    assert occupancy(128, 32, 48 * 1024 + 1, (9, 0), opt_in=False)["opt_in"] is False
+
+
+def test_edges_of_the_inputs():
+    assert occupancy(1, 0, 0, (9, 0))["blocks_per_sm"] == 32  # one thread is one warp
+    assert occupancy(32, 0, 0, (9, 0), carveout=228 * 1024)["shared_per_sm"] == 228 * 1024  # the largest is fine
+    with pytest.raises(UsageError, match="barriers must be an integer, got 1.0"):
+        occupancy(32, 0, 0, (9, 0), barriers=1.0)
+
+
+def test_sm_limits_by_cc():
+    from gpumemlab.model.occupancy import sm_limits
+    assert (sm_limits("8.6").max_warps, sm_limits((7, 5)).max_blocks) == (48, 16)
+    with pytest.raises(UsageError, match="occupancy is not modelled for compute capability 3.5"):
+        sm_limits("3.5")

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpumemlab.model import analyze_global, analyze_shared, coalescing, expr
+
+
+def examples(n: int) -> int:
+    """Hypothesis examples, scaled by HYPOTHESIS_SCALE (mutation runs rerun every test per mutant)."""
+    return max(10, int(n * float(os.environ.get("HYPOTHESIS_SCALE", "1"))))
 
 TYPES = ["char", "short", "int", "float", "double", "float2", "float3", "float4", "int4", "double2"]
 
@@ -24,7 +30,7 @@ def access_of(p: dict, lane: str = "threadIdx.x") -> tuple[str, str]:
     return f"a[({lane} * {p['stride']} + {p['start']}) % {p['modulus']}]", f"{lane} % {p['keep']} == 0"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(patterns)
 def test_efficiency_is_in_0_100_and_sectors_are_never_below_the_fewest(p):
     access, active = access_of(p)
@@ -39,7 +45,7 @@ def test_efficiency_is_in_0_100_and_sectors_are_never_below_the_fewest(p):
     assert (r["verdict"] == "coalesced") == (r["sectors"] == r["min_sectors"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(patterns, st.integers(1, 31).filter(lambda k: k % 2), st.integers(0, 31))
 def test_permuting_lanes_within_a_warp_never_changes_sectors(p, k, x):
     # p(t) = warp base + ((lane * k) % 32) ^ x is a permutation of the lanes of each warp (k odd)
@@ -53,7 +59,7 @@ def test_permuting_lanes_within_a_warp_never_changes_sectors(p, k, x):
     assert [w["requests"] for w in permuted["per_warp"]] == [w["requests"] for w in plain["per_warp"]]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.integers(-10_000, 10_000), min_size=1, max_size=32), st.sampled_from([1, 2, 4, 8, 16]),
        st.randoms(use_true_random=False))
 def test_request_stats_ignore_lane_order(starts, width, rnd):
@@ -63,7 +69,7 @@ def test_request_stats_ignore_lane_order(starts, width, rnd):
     assert coalescing.request_stats(a, width) == coalescing.request_stats(shuffled, width)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(rows=st.integers(1, 64), half_width=st.integers(1, 40), column=st.integers(0, 200),
        type=st.sampled_from(["float", "int", "unsigned int"]))
 def test_padding_an_even_width_tile_by_one_word_never_increases_column_wavefronts(rows, half_width, column, type):
@@ -82,7 +88,7 @@ def test_padding_an_odd_width_can_hurt():
     assert (r31["wavefronts"], r32["wavefronts"]) == (1, 32)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(patterns)
 def test_shared_counts_are_consistent(p):
     access, active = access_of(p)
@@ -94,7 +100,7 @@ def test_shared_counts_are_consistent(p):
     assert (r["verdict"] == "conflict-free") == (r["ways"] == 1)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(-2**31, 2**31), st.integers(-2**31, 2**31).filter(bool))
 def test_c_division_and_remainder(a, b):
     q = expr.Evaluator({}, 1)(expr.parse(f"({a}) / ({b})"))[0]

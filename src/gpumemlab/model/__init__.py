@@ -13,10 +13,14 @@ Common keyword arguments of the analyze functions:
 - ``block``, ``grid``: an int, an (x, y, z) tuple or "X,Y,Z"; threads form warps of 32 by linear
   thread id (x fastest); only block ``block_idx`` (default 0) is analyzed.
 - ``lets``: names for the expression, evaluated in order: "NAME=EXPR" strings, (name, expr) pairs
-  or a mapping; expressions use C integer semantics (``/`` and ``%`` truncate toward zero).
+  or a mapping; expressions use C's integer types and conversions (see :mod:`.expr`: built-ins are
+  unsigned int, so ``threadIdx.x - 1`` wraps for thread 0; undefined behaviour is refused).
 - ``active``: a C condition selecting the threads that execute the access (default all).
-- ``offset``: bytes past the 256-byte-aligned allocation base (cudaMalloc's guarantee).
-- ``cc``: compute capability, (9, 0) or "9.0".
+- ``offset``: bytes past the 256-byte-aligned allocation base (cudaMalloc's guarantee), 0..2**40.
+- ``cc``: compute capability, (9, 0) or "9.0"; one of :data:`.cc.SUPPORTED_CC`.
+
+Byte offsets of an access must stay within +-2**62: an index beyond (e.g. a 64-bit unsigned index
+that wrapped below zero) is refused, not folded back into the allocation.
 
 Bad input raises :class:`gpumemlab.errors.UsageError` with one line.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 from . import banks as _banks
 from . import coalescing as _coalescing
 from .access import LaneAccesses, parse_decl, resolve
-from .cc import cc_str, parse_cc
+from .cc import SUPPORTED_CC, cc_str, parse_cc
 from .dram import DramLayout, tiled_matmul_phase
 from .explain import explain_global, explain_shared
 from .intensity import find_device, intensity, matmul_intensity, roofline
@@ -36,7 +40,7 @@ from .types import lookup as element_type
 __all__ = [
     "analyze", "analyze_global", "analyze_shared", "occupancy", "matmul_intensity", "intensity", "roofline",
     "find_device", "DramLayout", "tiled_matmul_phase", "resolve", "predict", "LaneAccesses", "parse_decl",
-    "element_type", "parse_cc",
+    "element_type", "parse_cc", "SUPPORTED_CC",
 ]
 
 

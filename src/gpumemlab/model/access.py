@@ -22,6 +22,9 @@ WARP = 32
 BASE_ALIGN = 256
 MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS = 1024
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_OFFSET = 2**40  # bytes; far beyond any allocation, and keeps every address exact in int64
+ADDRESS_LIMIT = 2**62  # |byte offset| of an access; beyond it the request is refused, not wrapped
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 
 _QUALIFIERS = {"__shared__", "extern", "const", "volatile", "static", "__restrict__", "__device__"}
@@ -120,13 +123,14 @@ class Launch:
 
     def env(self) -> dict:
         """threadIdx/blockIdx/blockDim/gridDim/warpSize for every thread of the block."""
-        t = np.arange(self.nthreads, dtype=np.int64)
+        n = self.nthreads
+        t = np.arange(n, dtype=np.int64)
         bx, by, _ = self.block
-        xyz = lambda v: dict(zip("xyz", v))  # noqa: E731
-        return {
+        xyz = lambda v: {k: expr.Value(expr.value_of(c, n).v, expr.UINT) for k, c in zip("xyz", v)}  # noqa: E731
+        return {  # uint3 and dim3 members are unsigned int, warpSize is int
             "threadIdx": xyz((t % bx, (t // bx) % by, t // (bx * by))),
             "blockIdx": xyz(self.block_idx), "blockDim": xyz(self.block), "gridDim": xyz(self.grid),
-            "warpSize": WARP,
+            "warpSize": expr.value_of(WARP, n),
         }
 
 
@@ -135,6 +139,9 @@ def make_launch(block=(256, 1, 1), grid=(1, 1, 1), block_idx=(0, 0, 0)) -> Launc
     if any(v > m for v, m in zip(b, MAX_BLOCK)) or b[0] * b[1] * b[2] > MAX_THREADS:
         raise UsageError(f"block {b[0]}x{b[1]}x{b[2]} has {b[0] * b[1] * b[2]} threads: CUDA allows at most "
                          f"{MAX_THREADS} per block (x, y <= 1024, z <= 64)")
+    if any(v > m for v, m in zip(g, MAX_GRID)):
+        raise UsageError(f"grid {g[0]}x{g[1]}x{g[2]}: CUDA allows at most {MAX_GRID[0]} x {MAX_GRID[1]} x "
+                         f"{MAX_GRID[2]} blocks")
     if any(v >= n for v, n in zip(i, g)):
         raise UsageError(f"block index {i} is outside the grid {g}")
     return Launch(b, g, i)
@@ -204,13 +211,11 @@ def resolve(access: str, decl: str | Decl, *, space: str | None = None, block=(2
     d = decl if isinstance(decl, Decl) else parse_decl(decl)
     space = _space(space, d)
     launch = make_launch(block, grid, block_idx)
-    if int(offset) < 0:
-        raise UsageError(f"--offset must be >= 0 bytes past a {BASE_ALIGN}-byte-aligned base, got {offset}")
-    offset = int(offset)
+    offset = check_offset(offset)
     env = launch.env()
     n = launch.nthreads
     for name, value in normalize_lets(lets):
-        env[name] = expr.Evaluator(env, n, f"--let {name}", value)(expr.parse(value, f"--let {name}"))
+        env[name] = expr.Evaluator(env, n, f"--let {name}", value).typed(expr.parse(value, f"--let {name}"))
     mask = np.ones(n, dtype=bool)
     if active is not None and str(active).strip():
         mask = expr.Evaluator(env, n, "--active condition", active)(expr.parse(active, "--active condition")) != 0
@@ -224,6 +229,7 @@ def resolve(access: str, decl: str | Decl, *, space: str | None = None, block=(2
     ev = expr.Evaluator(env, n, "access", access)
     values = [ev(i, mask) for i in indices]
     _check_bounds(values, d, mask, space, access)
+    values = _byte_offsets(values, d, mask, offset, access)
     linear = sum(v * s for v, s in zip(values, d.strides))
     if member is not None:
         moff, load_type = d.element.member(member)
@@ -257,6 +263,34 @@ def _check_bounds(values, d: Decl, mask, space: str, access: str) -> None:
             limit = f"0..{dim - 1}" if dim is not None else ">= 0"
             raise UsageError(f"access {access!r}: index {k + 1} of {d.name} is {int(v[lane])} for thread {lane}, "
                              f"outside {limit}")
+
+
+def check_offset(offset) -> int:
+    """--offset as an int in 0..MAX_OFFSET (bytes past the aligned base)."""
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise UsageError(f"--offset must be an integer number of bytes, got {offset!r}")
+    if offset < 0:
+        raise UsageError(f"--offset must be >= 0 bytes past a {BASE_ALIGN}-byte-aligned base, got {offset}")
+    if offset > MAX_OFFSET:
+        raise UsageError(f"--offset must be at most {MAX_OFFSET} bytes (1 TiB), got {offset}")
+    return int(offset)
+
+
+def _byte_offsets(values, d: Decl, mask, offset: int, access: str) -> list[np.ndarray]:
+    """Index values as int64, after checking (exactly) that every active byte offset is below ADDRESS_LIMIT.
+
+    Pointer arithmetic is not wrapped: an index whose byte offset leaves that range (e.g. a 64-bit
+    index that went negative as unsigned) is refused rather than folded back into the allocation.
+    """
+    linear = sum(v * s for v, s in zip(values, d.strides))
+    byte = offset + linear * d.element.size
+    bad = mask & ((byte <= -ADDRESS_LIMIT) | (byte >= ADDRESS_LIMIT))
+    if bad.any():
+        lane = int(np.flatnonzero(bad)[0])
+        idx = "][".join(str(v[lane]) for v in values)
+        raise UsageError(f"access {access!r}: thread {lane} reads {d.name}[{idx}], {byte[lane]} bytes from the "
+                         f"base: beyond the {ADDRESS_LIMIT}-byte address range the model accepts")
+    return [np.where(mask, v, 0).astype(np.int64) for v in values]
 
 
 def _check_alignment(addresses, widths, mask, load_type: ElementType, offset: int, access: str) -> None:

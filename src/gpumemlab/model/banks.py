@@ -56,9 +56,7 @@ def _uniform_pairs(starts: np.ndarray, active: np.ndarray) -> bool:
 
 
 def phase_wavefronts(starts: np.ndarray, width: int, cc) -> int:
-    """Wavefronts for one phase: the most distinct words (1.x: addresses) any bank must deliver."""
-    if starts.size == 0:
-        return 0
+    """Wavefronts for one phase (at least one lane): the most distinct words (1.x: addresses) of one bank."""
     if cc[0] == 1:
         units = np.unique(starts)  # 1.x: distinct addresses conflict, equal ones broadcast
         bank = (units // BANK_BYTES) % banks(cc)
@@ -78,7 +76,7 @@ def request_wavefronts(addr_row: np.ndarray, active: np.ndarray, width: int, cc)
     size = lanes_per_phase(width, cc, addr_row, active)
     per_phase = [phase_wavefronts(addr_row[g:g + size][active[g:g + size]], width, cc)
                  for g in range(0, addr_row.size, size) if active[g:g + size].any()]
-    return dict(wavefronts=sum(per_phase), ideal=len(per_phase), ways=max(per_phase, default=0))
+    return dict(wavefronts=sum(per_phase), ideal=len(per_phase), ways=max(per_phase))  # callers: >= 1 active lane
 
 
 def _summary(reqs: list[dict]) -> dict:

@@ -102,12 +102,8 @@ def _cc2x_lines(addrs: np.ndarray, width: int) -> tuple[list[int], bool]:
 
 def _historical(addr_row: np.ndarray, active: np.ndarray, width: int, cc) -> tuple[list[int], bool]:
     """Transactions (byte sizes) for one warp-level load, and whether each part was coalesced."""
-    if cc[0] == 1:
-        group = HALF_WARP
-    elif cc[0] in (2, 3):
-        group = {8: 16, 16: 8}.get(width, 32)
-    else:
-        raise ValueError("transactions are modelled for cc 1.x-3.x only")
+    # 1.x: half-warps; 2.x/3.x: 8-byte loads per half-warp, 16-byte per quarter-warp, else the whole warp
+    group = HALF_WARP if cc[0] == 1 else {8: 16, 16: 8}.get(width, addr_row.size)
     trans, ok = [], True
     lanes = np.arange(addr_row.size)
     for g in range(0, addr_row.size, group):

@@ -40,7 +40,8 @@ def _varying_dim(lanes: LaneAccesses) -> int | None:
         return None
     _, addrs, act = _first_warp(lanes)
     elems = (addrs[0][act] - lanes.offset) // d.element.size
-    idx = np.stack(np.unravel_index(elems - elems.min(), [x or 1 << 40 for x in d.dims]))
+    rel = elems - elems.min()
+    idx = [rel // s if k == 0 else (rel // s) % d.dims[k] for k, s in enumerate(d.strides)]  # row-major digits
     moving = [k for k in range(len(d.dims)) if np.unique(idx[k]).size > 1]
     return moving[0] if moving else None
 

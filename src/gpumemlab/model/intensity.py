@@ -13,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
+from .cc import cc_str, parse_cc
 
 FLOAT_BYTES = 4
 
@@ -61,31 +62,35 @@ def reuse_intensity(reuse_m: int, reuse_n: int) -> float:
 
 @dataclass(frozen=True)
 class Device:
-    """Datasheet FP32 (non-tensor) peak and DRAM bandwidth."""
+    """Datasheet FP32 (non-tensor) peak and DRAM bandwidth, and the compute capability."""
 
     name: str
     peak_gflops: float
     bandwidth_gbs: float
+    cc: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "cc", cc_str(parse_cc(self.cc)))  # one of SUPPORTED_CC
 
 
 # (pattern on the normalized name, device); the first match wins, so specific names come first.
 DEVICES: tuple[tuple[str, Device], ...] = (
-    (r"h100nvl", Device("H100 NVL", 60_000, 3_900)),
-    (r"h100.*pcie", Device("H100 PCIe", 51_000, 2_000)),
-    (r"h100", Device("H100 SXM", 67_000, 3_350)),
-    (r"h200", Device("H200 SXM", 67_000, 4_800)),
-    (r"a100.*40", Device("A100 40GB", 19_500, 1_555)),
-    (r"a100.*pcie", Device("A100 80GB PCIe", 19_500, 1_935)),
-    (r"a100", Device("A100 SXM 80GB", 19_500, 2_039)),
-    (r"v100.*pcie", Device("V100 PCIe", 14_000, 900)),
-    (r"v100", Device("V100 SXM2", 15_700, 900)),
-    (r"5090", Device("RTX 5090", 104_800, 1_792)),
-    (r"4090", Device("RTX 4090", 82_600, 1_008)),
-    (r"3090", Device("RTX 3090", 35_600, 936)),
-    (r"l40s", Device("L40S", 91_600, 864)),
-    (r"^a10$", Device("A10", 31_200, 600)),
-    (r"^l4$", Device("L4", 30_300, 300)),
-    (r"^t4$", Device("T4", 8_100, 320)),
+    (r"h100nvl", Device("H100 NVL", 60_000, 3_900, "9.0")),
+    (r"h100.*pcie", Device("H100 PCIe", 51_000, 2_000, "9.0")),
+    (r"h100", Device("H100 SXM", 67_000, 3_350, "9.0")),
+    (r"h200", Device("H200 SXM", 67_000, 4_800, "9.0")),
+    (r"a100.*40", Device("A100 40GB", 19_500, 1_555, "8.0")),
+    (r"a100.*pcie", Device("A100 80GB PCIe", 19_500, 1_935, "8.0")),
+    (r"a100", Device("A100 SXM 80GB", 19_500, 2_039, "8.0")),
+    (r"v100.*pcie", Device("V100 PCIe", 14_000, 900, "7.0")),
+    (r"v100", Device("V100 SXM2", 15_700, 900, "7.0")),
+    (r"5090", Device("RTX 5090", 104_800, 1_792, "12.0")),
+    (r"4090", Device("RTX 4090", 82_600, 1_008, "8.9")),
+    (r"3090", Device("RTX 3090", 35_600, 936, "8.6")),
+    (r"l40s", Device("L40S", 91_600, 864, "8.9")),
+    (r"^a10$", Device("A10", 31_200, 600, "8.6")),
+    (r"^l4$", Device("L4", 30_300, 300, "8.9")),
+    (r"^t4$", Device("T4", 8_100, 320, "7.5")),
 )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .cc import cc_str, parse_cc
+from .cc import cc_str, parse_cc, require
 
 KIB = 1024
 WARP = 32
@@ -39,6 +39,7 @@ class SMLimits:
     sub_partitions: int = 4  # the warp allocation granularity of the register check
     max_threads_per_block: int = 1024
     barriers_per_block_slot: int = 2  # named barriers available per block slot (Hopper+ check)
+    max_barriers_per_block: int = 16  # bar.sync ids 0..15
 
     @property
     def max_warps(self) -> int:
@@ -69,7 +70,7 @@ def _round_up(x: int, unit: int) -> int:
 
 
 def sm_limits(cc) -> SMLimits:
-    return SM_TABLE[parse_cc(cc, tuple(SM_TABLE), " for occupancy")]
+    return SM_TABLE[require(parse_cc(cc), tuple(SM_TABLE), "occupancy")]
 
 
 def carveout_bytes(sm: SMLimits, requested: int | None, per_block: int) -> int:
@@ -93,7 +94,7 @@ def occupancy(threads: int, regs: int, smem: int = 0, cc=(9, 0), carveout: int |
     barriers per block (ptxas "used N barriers"; limits blocks on cc >= 9.0 only). ``opt_in``: the
     kernel may use more than 48 KiB of shared memory per block.
     """
-    cc = parse_cc(cc, tuple(SM_TABLE), " for occupancy")
+    cc = require(parse_cc(cc), tuple(SM_TABLE), "occupancy")
     sm = SM_TABLE[cc]
     _check_inputs(threads, regs, smem, carveout, barriers, sm, cc)
     warps = -(-threads // WARP)
@@ -141,7 +142,11 @@ def occupancy(threads: int, regs: int, smem: int = 0, cc=(9, 0), carveout: int |
 
 
 def _check_inputs(threads, regs, smem, carveout, barriers, sm: SMLimits, cc) -> None:
-    if not isinstance(threads, int) or threads <= 0:
+    for name, v in (("threads", threads), ("registers", regs), ("shared memory", smem), ("barriers", barriers),
+                    ("carve-out", 0 if carveout is None else carveout)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise UsageError(f"{name} must be an integer, got {v!r}")
+    if threads <= 0:
         raise UsageError(f"threads per block must be a positive integer, got {threads}")
     if threads > sm.max_threads_per_block:
         raise UsageError(f"{threads} threads per block: CUDA allows at most {sm.max_threads_per_block}")
@@ -149,8 +154,8 @@ def _check_inputs(threads, regs, smem, carveout, barriers, sm: SMLimits, cc) -> 
         raise UsageError(f"registers per thread must be 0..{sm.max_regs_per_thread}, got {regs}")
     if smem < 0:
         raise UsageError(f"shared memory per block must be >= 0 bytes, got {smem}")
-    if barriers < 0:
-        raise UsageError(f"barriers must be >= 0, got {barriers}")
+    if not 0 <= barriers <= sm.max_barriers_per_block:
+        raise UsageError(f"named barriers per block must be 0..{sm.max_barriers_per_block}, got {barriers}")
     if carveout is not None:
         if carveout < 0:
             raise UsageError(f"carve-out must be >= 0 bytes, got {carveout}")

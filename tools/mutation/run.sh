@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Mutation testing of the analyzer (src/gpumemlab/model/, without model/cli.py) with mutmut 3,
+# tests/model as the suite. Installs mutmut into a throw-away venv, runs it on a copy of the
+# sources (so no config file is needed at the repository root) and prints the score.
+#
+#   tools/mutation/run.sh [OUTFILE]     # default OUTFILE: docs/notes/mutation-model.txt
+#
+# Environment: PYTHON (default python3), MAX_CHILDREN (default: CPU count), HYPOTHESIS_SCALE
+# (default 0.1: the property tests run a tenth of their examples for each mutant), KEEP=1 keeps
+# the work directory (to inspect survivors with `mutmut show NAME` there).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$repo/docs/notes/mutation-model.txt}
+python=${PYTHON:-python3}
+work=$(mktemp -d)
+[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$work"' EXIT
+
+"$python" -m venv "$work/venv"
+"$work/venv/bin/pip" install -q "mutmut>=3.3,<4" "numpy<2.6" pytest hypothesis rich
+
+mkdir -p "$work/proj/src" "$work/proj/tests"
+cp -r "$repo/src/gpumemlab" "$work/proj/src/"
+cp -r "$repo/tests/model" "$work/proj/tests/"
+mkdir -p "$work/proj/tools" && cp "$repo/tools/validate_analyzer.py" "$work/proj/tools/"  # run by a test
+find "$work/proj" -name __pycache__ -prune -exec rm -rf {} +
+cp "$repo/tools/mutation/setup.cfg" "$work/proj/setup.cfg"
+
+cd "$work/proj"
+# PYTHONPATH=src: child processes of the tests (the purity check) import the copy mutmut runs in
+export HYPOTHESIS_SCALE=${HYPOTHESIS_SCALE:-0.1} GPUMEMLAB_MUTATION=1 PYTHONPATH=src
+start=$(date +%s)
+"$work/venv/bin/mutmut" run --max-children "${MAX_CHILDREN:-$(nproc)}" > "$work/run.log" 2>&1 || true
+"$work/venv/bin/mutmut" results --all true > "$work/results.txt" 2>&1 || true
+cp "$work/results.txt" "${out%.txt}-all.txt" 2>/dev/null || true
+tail -c 2000 "$work/run.log" | tr '\r' '\n' | grep -v '^\s*$' | tail -5 > "$work/tail.txt"
+
+# Score = killed / (total - excluded by setup.cfg). "timeout" counts as killed (the mutant hangs).
+"$work/venv/bin/python" - "$work/results.txt" "$work/tail.txt" "$(( $(date +%s) - start ))" > "$out" <<'PY'
+import collections, re, sys
+results, tail, seconds = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
+status = collections.Counter()
+survivors = []
+for line in results.splitlines():
+    m = re.match(r"\s*(\S+): (\w[\w ]*)$", line)
+    if m:
+        status[m.group(2)] += 1
+        if m.group(2) != "killed":
+            survivors.append(line.strip())
+total = sum(status.values())
+killed = status["killed"] + status["timeout"]
+print("mutmut 3 over src/gpumemlab/model/ (model/cli.py excluded), tests/model")
+print("mutmut's own last progress line:")
+print(tail.strip())
+print(f"per status: {dict(status)}")
+print(f"killed {killed} / survived {total - killed} / total {total}  ->  mutation score "
+      f"{100.0 * killed / max(total, 1):.1f}%   ({seconds} s)")
+by_function = collections.Counter(re.sub(r"__mutmut_\d+:.*", "", s) for s in survivors)
+print("not killed, per function:")
+for fn, n in sorted(by_function.items()):
+    print(f"  {n:4d}  {fn}")
+PY
+cat "$out"
+[[ ${KEEP:-0} == 1 ]] && echo "work directory kept: $work/proj"
+exit 0
