@@ -117,7 +117,7 @@ def test_intensity_uses_this_gpu_when_it_is_in_the_table(run_cli, monkeypatch):
     # out-of-range compute capability
     (["analyze", "a[0]", "--decl", "float a[]", "--cc", "13.5"], "unknown compute capability 13.5"),
     (["analyze", "a[0]", "--decl", "float a[]", "--cc", "nine"], "bad compute capability 'nine'"),
-    (["occupancy", "--threads", "128", "--regs", "32", "--cc", "6.1"], "unknown compute capability 6.1 for occupancy"),
+    (["occupancy", "--threads", "128", "--regs", "32", "--cc", "6.1"], "occupancy is not modelled for compute capability 6.1"),
     # negative sizes
     (["occupancy", "--threads", "128", "--regs", "32", "--smem", "-1"], "--smem must be >= 0 bytes"),
     (["occupancy", "--threads", "-128", "--regs", "32"], "threads per block must be a positive integer"),

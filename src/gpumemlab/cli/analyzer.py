@@ -15,7 +15,7 @@ import textwrap
 
 from ..errors import GpumemlabError, UsageError
 from ..model import predict, resolve
-from ..model.cc import cc_str, parse_cc
+from ..model.cc import SUPPORTED_CC, cc_str, parse_cc, require
 
 # The package exports functions named like these modules, so fetch the modules themselves.
 occupancy_ = importlib.import_module("gpumemlab.model.occupancy")
@@ -24,6 +24,10 @@ intensity_ = importlib.import_module("gpumemlab.model.intensity")
 HEADLINE_GLOBAL = ("requests", "sectors", "lines", "sectors_per_request", "efficiency_pct", "verdict")
 HEADLINE_SHARED = ("requests", "wavefronts", "ideal_wavefronts", "conflicts", "ways", "verdict")
 LABELS = {"efficiency_pct": "efficiency", "sectors_per_request": "sectors/request", "ideal_wavefronts": "ideal wavefronts"}
+
+
+def _ccs(ccs) -> str:
+    return ", ".join(cc_str(c) for c in ccs)
 
 
 def add_commands(sub) -> None:
@@ -41,8 +45,8 @@ def add_commands(sub) -> None:
     p.add_argument("--block-idx", default="0", help="which block to analyze, X[,Y[,Z]] (default 0)")
     p.add_argument("--active", help="C condition: the threads that execute the access (default all)")
     p.add_argument("--offset", type=int, default=0, help="bytes past a 256-byte-aligned base (default 0)")
-    p.add_argument("--cc", default="9.0", help="compute capability MAJOR.MINOR (default 9.0; 1.x-3.x add "
-                                               "historical transactions)")
+    p.add_argument("--cc", default="9.0", help=f"compute capability MAJOR.MINOR (default 9.0; accepted: "
+                                               f"{_ccs(SUPPORTED_CC)}; 1.x-3.x add historical transactions)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--validate", action="store_true", help="GPU: run a microkernel under ncu and compare")
     p.set_defaults(func=cmd_analyze)
@@ -52,9 +56,11 @@ def add_commands(sub) -> None:
     p.add_argument("--regs", type=int, help="registers per thread (required unless --kernel)")
     p.add_argument("--smem", type=int, default=0, help="shared memory bytes per block (with --kernel: dynamic, "
                                                        "added to the kernel's static shared memory)")
-    p.add_argument("--cc", default="9.0", help=f"compute capability ({', '.join(cc_str(c) for c in occupancy_.SM_TABLE)})")
+    p.add_argument("--cc", default="9.0", help=f"compute capability (default 9.0; accepted: {_ccs(SUPPORTED_CC)}; "
+                                               f"occupancy tables for {_ccs(occupancy_.SM_TABLE)})")
     p.add_argument("--carveout", type=int, help="preferred shared memory per SM in bytes (default: the largest)")
-    p.add_argument("--barriers", type=int, default=0, help="named barriers per block (cc >= 9.0 limit; default 0)")
+    p.add_argument("--barriers", type=int, default=0, help="named barriers per block, 0..16 (they limit blocks per "
+                                                           "SM on cc >= 9.0; default 0)")
     p.add_argument("--kernel", help="take registers and shared memory from a built-in kernel's ptxas report")
     p.add_argument("--no-opt-in", action="store_true", help="the kernel has not opted in to more than 48 KiB of "
                                                              "shared memory per block (default: assume it has)")
@@ -146,7 +152,7 @@ def _per_warp_table(result: dict, keys) -> list[str]:
 # ---------------------------------------------------------------- occupancy
 
 def cmd_occupancy(args) -> int:
-    cc = parse_cc(args.cc, tuple(occupancy_.SM_TABLE), " for occupancy")
+    cc = require(parse_cc(args.cc), tuple(occupancy_.SM_TABLE), "occupancy")  # before compiling any --kernel
     regs, smem, barriers, source = args.regs, args.smem, args.barriers, None
     if args.smem < 0:
         raise UsageError(f"--smem must be >= 0 bytes, got {args.smem}")
