@@ -77,10 +77,10 @@ def test_busy_time_is_the_union_of_intervals(intervals, total):
 def test_copy_rows_handles_strided_sources():
     src = np.arange(40, dtype=np.float32).reshape(10, 4)[:, ::2]  # not contiguous
     dst = np.full((10, 2), np.nan, np.float32)
-    sm._copy_rows(dst, src, 2, 7)
+    sm.copy_rows(dst, src, 2, 7)
     np.testing.assert_array_equal(dst[2:7], src[2:7])
     assert np.isnan(dst[:2]).all() and np.isnan(dst[7:]).all()
     contiguous = np.arange(12, dtype=np.int64).reshape(6, 2)
     out = np.zeros_like(contiguous)
-    sm._copy_rows(out, contiguous, 0, 6)
+    sm.copy_rows(out, contiguous, 0, 6)
     np.testing.assert_array_equal(out, contiguous)

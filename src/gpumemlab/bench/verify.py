@@ -42,25 +42,54 @@ def to_host(a) -> np.ndarray:
     return np.asarray(get() if callable(get) else a)
 
 
-def check_close(actual, expected, *, what: str, rtol: float = 0.0, atol: float = 0.0) -> None:
-    """Raise VerificationError unless ``actual`` matches ``expected`` elementwise (NaN fails)."""
+BLOCK = 1 << 24  # elements compared at a time: gigabyte results are checked without gigabyte temporaries
+
+
+def check_close(actual, expected, *, what: str, rtol: float = 0.0, atol=0.0) -> None:
+    """Raise VerificationError unless ``actual`` matches ``expected`` elementwise (NaN fails).
+
+    ``atol`` may be an array broadcast against ``expected`` (one tolerance per element)."""
     got = to_host(actual)
     want = np.asarray(expected)
     if got.shape != want.shape:
         raise VerificationError(f"{what}: shape {got.shape} != expected {want.shape}")
-    if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
-        bad = int(np.count_nonzero(~np.isfinite(got)))
-        first = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
-        raise VerificationError(f"{what}: {bad} non-finite outputs (first at {first}): unwritten or wrong")
-    if got.dtype.kind in "iu" and want.dtype.kind in "iu":
-        ok = got == want
-    else:
-        ok = np.abs(got.astype(np.float64) - want.astype(np.float64)) <= atol + rtol * np.abs(want.astype(np.float64))
-    if not np.all(ok):
-        idx = tuple(int(i) for i in np.argwhere(~ok)[0])
-        raise VerificationError(
-            f"{what}: {int(np.count_nonzero(~ok))} of {ok.size} elements wrong; first at {idx}: "
-            f"got {got[idx]!r}, expected {want[idx]!r}")
+    flat_got, flat_want = got.reshape(-1), want.reshape(-1)
+    tol = np.asarray(atol, dtype=np.float64)
+    tol = tol if tol.ndim == 0 else np.broadcast_to(tol, want.shape).reshape(-1)
+    if got.dtype.kind == "f":
+        bad, first = _scan(flat_got.size, lambda lo, hi: ~np.isfinite(flat_got[lo:hi]))
+        if bad:
+            raise VerificationError(f"{what}: {bad} non-finite outputs (first at {_index(first, got.shape)}): "
+                                    f"unwritten or wrong")
+    exact = got.dtype.kind in "iu" and want.dtype.kind in "iu"
+
+    def wrong(lo: int, hi: int) -> np.ndarray:
+        g, w = flat_got[lo:hi], flat_want[lo:hi]
+        if exact:
+            return g != w
+        w64 = w.astype(np.float64)
+        return ~(np.abs(g.astype(np.float64) - w64) <= (tol if tol.ndim == 0 else tol[lo:hi]) + rtol * np.abs(w64))
+    bad, first = _scan(flat_got.size, wrong)
+    if bad:
+        idx = _index(first, got.shape)
+        raise VerificationError(f"{what}: {bad} of {got.size} elements wrong; first at {idx}: "
+                                f"got {got[idx]!r}, expected {want[idx]!r}")
+
+
+def _scan(size: int, flags) -> tuple[int, int | None]:
+    """Count the elements ``flags(lo, hi)`` marks, block by block, and the flat index of the first one."""
+    count, first = 0, None
+    for lo in range(0, size, BLOCK):
+        f = flags(lo, min(size, lo + BLOCK))
+        n = int(np.count_nonzero(f))
+        if n and first is None:
+            first = lo + int(np.argmax(f))
+        count += n
+    return count, first
+
+
+def _index(flat: int, shape) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
 
 
 def device_random_nonzero(shape, dtype, seed: int = 0):

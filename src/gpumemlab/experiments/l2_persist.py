@@ -101,7 +101,8 @@ def cases(session, params):
         return Case(policy, run, checker(run, freq, f"{policy} at {region / MIB:.1f} MiB"),
                     params=dict(region_mib=round(region / MIB, 3), region_over_set_aside=round(region / set_aside, 3),
                                 set_aside_mib=set_aside / MIB, streaming_mib=4 * data_size / MIB),
-                    cold_l2=False, extra=dict(window=vars(window) if window else None), **moved)
+                    cold_l2=False, ceiling=None,  # served from L2 by design: no DRAM copy ceiling applies
+                    extra=dict(window=vars(window) if window else None), **moved)
 
     try:
         for region in regions:

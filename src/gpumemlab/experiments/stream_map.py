@@ -7,11 +7,13 @@ before timing; times are wall clock (the user's view: host copies included).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..gpu.host import host_array
-from ..ops.stream_map import stream_map
+from ..ops.stream_map import copy_rows, stream_map
 from ._declare import Case, Check, Claim, Experiment, seed
 
 HOST_TIMER = TimerConfig(warmup=1, min_samples=10, min_time_s=0.0, max_time_s=0.0)  # gigabytes per call: 10 are plenty
@@ -34,6 +36,14 @@ def naive_loop(fn, x, out, rows: int):
 
     for lo in range(0, x.shape[0], rows):
         out[lo:lo + rows] = fn(cupy.asarray(x[lo:lo + rows])).get()
+
+
+def host_copy(dst: np.ndarray, src: np.ndarray, workers: int) -> None:
+    """Copy with ``workers`` threads in row blocks, as stream_map's host side does."""
+    with ThreadPoolExecutor(workers) as pool:
+        bounds = [src.shape[0] * i // workers for i in range(workers + 1)]
+        for f in [pool.submit(copy_rows, dst, src, a, b) for a, b in zip(bounds, bounds[1:])]:
+            f.result()
 
 
 def cases(session, params):
@@ -64,6 +74,11 @@ def cases(session, params):
                    reads=x.nbytes, kind="baseline", ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER,
                    extra=dict(mechanism="CE"))
     out = np.empty_like(x)  # shared by every case: each writes all of it, poisoned before its check
+    # the host's side of the bound: stream_map copies every byte twice on the host (x -> pinned, pinned -> out)
+    for workers in params["workers"]:
+        yield Case("host memcpy x -> out", lambda w=workers: host_copy(out, x, w), Check(out, x),
+                   params=dict(common, workers=workers), **moved, kind="baseline", ceiling=None, cold_l2=False,
+                   clock="host", timer=HOST_TIMER)
     for name, fn in fns.items():
         ref = np.empty_like(x)
         naive_loop(fn, x, ref, rows)  # the reference: the same GPU arithmetic, chunk by chunk
@@ -74,12 +89,13 @@ def cases(session, params):
         host = dict(ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER)
         yield Case("naive loop", lambda fn=fn: naive_loop(fn, x, out, rows), Check(out, ref), params=p, **moved,
                    kind="baseline", **host)
-        stats = {}
+        for workers in params["workers"] if name == "light" else (None,):
+            stats = {}
 
-        def mapped(fn=fn):
-            stats.update(stream_map(fn, x, out=out, chunk_bytes=chunk, profile=True)[1])
-        yield Case("gpumemlab.stream_map", mapped, Check(out, ref), params=p, **moved, **host,
-                   after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
+            def mapped(fn=fn, stats=stats, workers=workers):
+                stats.update(stream_map(fn, x, out=out, chunk_bytes=chunk, workers=workers, profile=True)[1])
+            yield Case("gpumemlab.stream_map", mapped, Check(out, ref), params=dict(p, workers=workers), **moved,
+                       **host, after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
         del ref
 
 
@@ -95,17 +111,27 @@ def derive(records, session):
 
 def findings(records):
     h2d = next(r for r in records if r.variant.startswith("pinned H2D"))
+    memcpy = {r.params["workers"]: r for r in records if r.variant.startswith("host memcpy")}
     for fn in ("light", "heavy"):
-        rs = {r.variant: r for r in records if r.params.get("fn") == fn}
-        lib, naive = rs["gpumemlab.stream_map"], rs["naive loop"]
+        runs = [r for r in records if r.params.get("fn") == fn and r.variant == "gpumemlab.stream_map"]
+        naive = next(r for r in records if r.params.get("fn") == fn and r.variant == "naive loop")
+        lib = min(runs, key=lambda r: r.median_s)
         rate = lib.bytes / 2 / lib.median_s / 1e9
         line = (f"{fn} fn: stream_map moves x at {rate:.1f} GB/s = {lib.extra['pct_of_pinned_h2d']:.0f}% of pinned "
                 f"H2D ({h2d.gbps:.1f} GB/s), {naive.median_s / lib.median_s:.1f}x the naive loop")
         if "wall_over_bound" in lib.extra:
             p = lib.extra["profile"]
-            line += (f"; wall {lib.median_s * 1e3:.0f} ms = {lib.extra['wall_over_bound']:.2f}x the overlap bound "
-                     f"max(H2D {p['h2d_s'] * 1e3:.0f}, fn {p['fn_s'] * 1e3:.0f}, D2H {p['d2h_s'] * 1e3:.0f} ms)")
+            line += (f"; wall {lib.median_s * 1e3:.0f} ms = {lib.extra['wall_over_bound']:.2f}x the GPU overlap bound "
+                     f"max(H2D {p['h2d_s'] * 1e3:.0f}, fn {p['fn_s'] * 1e3:.0f}, D2H {p['d2h_s'] * 1e3:.0f} ms), host "
+                     f"copies in {p['host_in_s'] * 1e3:.0f} ms ({p['workers']} threads)")
         yield line
+        if len(runs) > 1:
+            yield f"{fn} fn: stream_map by host threads: " + ", ".join(
+                f"{r.params['workers']}: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s" for r in runs)
+    for w, r in sorted(memcpy.items()):
+        # two host copies per byte of x: the host alone caps stream_map at half the memcpy rate
+        yield (f"host memcpy with {w} threads: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s of x; with two host copies "
+               f"per byte stream_map can move x at most at {r.bytes / 4 / r.median_s / 1e9:.1f} GB/s on this host")
 
 
 EXPERIMENT = Experiment(
@@ -117,7 +143,7 @@ EXPERIMENT = Experiment(
             Claim("Page-locked memory enables the highest cudaMemcpy performance (3.2 GB/s on PCIe x16 Gen1, 5.2 GB/s "
                   "on Gen2); use with caution.", seed("001", "slide 'Page-Locked System Memory'"))),
     cases=cases,
-    params=dict(gib=2.0, quick_gib=0.25, chunk_mib=64, heavy_iters=6000),
+    params=dict(gib=2.0, quick_gib=0.25, chunk_mib=64, heavy_iters=6000, workers=[4, 8, 16]),
     group_by=("fn",),
     derive=derive,
     findings=findings,
