@@ -23,7 +23,7 @@ def test_a_record_above_its_ceiling_raises_it_and_is_named():
     c = ceilings()
     records = [rec("a", 900.0), rec("gpumemlab.sum", 1060.0), rec("b", 1050.0), rec("mm", gflops=40.0,
                                                                                   ceiling="sgemm_cublas_gflops")]
-    raise_ceilings(c, records)
+    assert raise_ceilings(c, records) is True
     assert c["read_gbps"]["value"] == 1060.0 and c["read_gbps"]["measured_as"] == 1000.0
     assert c["read_gbps"]["set_by"] == dict(experiment="reduce", variant="gpumemlab.sum", params=dict(n=8))
     assert [r.pct_of_ceiling for r in records] == pytest.approx([900 / 10.6, 100.0, 1050 / 10.6, 80.0])
@@ -33,8 +33,8 @@ def test_a_record_above_its_ceiling_raises_it_and_is_named():
 def test_raising_twice_changes_nothing_and_keeps_the_first_measurement():
     c = ceilings()
     records = [rec("x", 1200.0)]
-    raise_ceilings(c, records)
-    raise_ceilings(c, records)
+    assert raise_ceilings(c, records) is True
+    assert raise_ceilings(c, records) is False  # already the best
     assert (c["read_gbps"]["value"], c["read_gbps"]["measured_as"]) == (1200.0, 1000.0)
     assert records[0].pct_of_ceiling == 100.0
 
@@ -42,6 +42,6 @@ def test_raising_twice_changes_nothing_and_keeps_the_first_measurement():
 def test_no_record_above_keeps_the_ceiling_and_fills_percentages():
     c = ceilings()
     records = [rec("x", 250.0), rec("untied", 5000.0, ceiling=None)]
-    raise_ceilings(c, records)
+    assert raise_ceilings(c, records) is False
     assert c == ceilings()
     assert records[0].pct_of_ceiling == 25.0 and records[1].pct_of_ceiling is None

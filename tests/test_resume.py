@@ -210,3 +210,29 @@ def test_an_experiment_this_gpu_cannot_run_is_recorded_as_skipped(run_cli, fakes
     assert d["experiments"]["ok2"]["skipped"] == "needs compute capability 99.0, FakeGPU has 9.0"
     assert [r["experiment"] for r in d["results"]] == ["ok1"] and d["errors"] == []
     assert "- Not run on this GPU: needs compute capability 99.0, FakeGPU has 9.0" in (out / "report.md").read_text()
+
+
+def test_findings_quote_the_raised_ceiling(run_cli, fakes, monkeypatch, tmp_path):
+    """ok2 measures 500 GB/s against a 300 GB/s copy ceiling: the ceiling becomes 500 (set by ok2) and the findings
+    of every experiment are computed against it, also those written before the raise (ok1: 100 / 500 = 20%)."""
+    def low_ceiling(session, quick=False):
+        session.ceilings = {"copy_gbps": dict(value=300.0, unit="GB/s", how="fake")}
+        return session.ceilings
+    monkeypatch.setattr(ceilings_module(), "measure_ceilings", low_ceiling)
+    for name in ("ok1", "ok2"):
+        exp = fake_suite.EXPERIMENTS[name]
+        monkeypatch.setitem(fake_suite.EXPERIMENTS, name, dataclasses.replace(
+            exp, findings=lambda recs: [f"{recs[0].pct_of_ceiling or 0:.0f}% of the copy ceiling"]))
+    out = tmp_path / "out"
+    assert run_cli("bench", "--out", str(out), "--only", "ok1", "ok2")[0] == 0
+    d = _load(out)
+    assert d["ceilings"]["copy_gbps"]["value"] == 200.0 * 2.5 and d["ceilings"]["copy_gbps"]["measured_as"] == 300.0
+    assert d["ceilings"]["copy_gbps"]["set_by"]["experiment"] == "ok2"
+    assert d["experiments"]["ok1"]["findings"] == ["20% of the copy ceiling"]
+    assert d["experiments"]["ok2"]["findings"] == ["100% of the copy ceiling"]
+
+
+def ceilings_module():
+    import gpumemlab.suite.ceilings as ceilings
+
+    return ceilings

@@ -144,9 +144,11 @@ def _cublas_sgemm(stream, size: int, cfg: TimerConfig):
     return gflop_per_s(2 * size**3, t), "GFLOP/s", f"cuBLAS SGEMM {size}^3, FP32 (TF32 off)"
 
 
-def raise_ceilings(ceilings: dict, records: list) -> None:
+def raise_ceilings(ceilings: dict, records: list) -> bool:
     """A ceiling is the best this run measured: a record above the one it is compared with raises it (the entry
-    then names that record under ``set_by``), and every record's percentage is taken against the final values."""
+    then names that record under ``set_by``), and every record's percentage is taken against the final values.
+    Returns whether a ceiling was raised."""
+    raised = False
     for name, c in ceilings.items():
         field = "gflops" if c.get("unit") == "GFLOP/s" else "gbps"
         above = [r for r in records if r.ceiling == name and (getattr(r, field) or 0) > c["value"]]
@@ -155,8 +157,10 @@ def raise_ceilings(ceilings: dict, records: list) -> None:
             c["measured_as"] = c.get("measured_as", c["value"])  # what the ceiling measurement itself gave
             c["value"] = getattr(best, field)
             c["set_by"] = dict(experiment=best.experiment, variant=best.variant, params=best.params)
+            raised = True
     for r in records:
         c = ceilings.get(r.ceiling) if r.ceiling else None
         achieved = (r.gflops if c and c.get("unit") == "GFLOP/s" else r.gbps) if c else None
         if achieved and c["value"]:
             r.pct_of_ceiling = 100.0 * achieved / c["value"]
+    return raised

@@ -171,10 +171,22 @@ def _check_resumable(prev, device: dict, quick: bool) -> None:
 def _checkpoint(res, out: Path | None, started: float) -> None:
     from .ceilings import raise_ceilings
 
-    raise_ceilings(res.ceilings, res.results)
+    if raise_ceilings(res.ceilings, res.results):
+        _refresh_findings(res)  # sentences that quote a percentage of a ceiling must see the final value
     res.meta["wall_s"] = time.time() - started
     if out is not None:
         res.save(Path(out) / "results.json")  # atomic: an interrupted write leaves the previous file
+
+
+def _refresh_findings(res) -> None:
+    """Findings are a function of the records: recompute them for every experiment that has records."""
+    from ..experiments import registry
+
+    reg = registry()
+    for name, info in res.experiments.items():
+        recs = [r for r in res.results if r.experiment == name]
+        if recs and name in reg:
+            info["findings"] = reg[name].describe(recs)["findings"]
 
 
 def _close(session) -> None:
