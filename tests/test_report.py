@@ -82,3 +82,41 @@ def test_report_prints_each_claim_with_its_source(tmp_path):
     assert "- Outside reference (Mark Harris, 'Optimizing Parallel Reduction in CUDA' (NVIDIA)): " in md
     assert "~30x over reduce0 on a G80" not in md.split("Outside reference")[0]  # not presented as seed text
     assert "- Seed: 003" in md  # a run written before claims had sources still renders
+
+
+def test_plots_draw_the_ceiling_their_records_use_inside_the_axes(tmp_path, monkeypatch):
+    """The dashed line is the ceiling the plotted records are compared with, and the y axis reaches it."""
+    import matplotlib.axes
+
+    from gpumemlab.report import plots
+
+    res = _results()
+    res.ceilings["pcie_gbps"] = dict(value=63.0, unit="GB/s", how="test")
+    res.ceilings["sgemm_gflops"] = dict(value=500.0, unit="GFLOP/s", how="test")
+    offset = [r for r in res.results if r.experiment == "offset_copy"]
+    gb = dict(x="offset", y="gbps", series="variant")
+    assert plots.plot_ceiling(res, offset, gb) == ("copy_gbps", 16.0)
+    assert plots.plot_ceiling(res, offset, None) is None                        # bar charts: no line
+    assert plots.plot_ceiling(res, offset, dict(gb, y="pct_of_ceiling")) is None  # not in the ceiling's unit
+    for r in offset[:5]:
+        r.ceiling = "pcie_gbps"  # most records now name the link: its line, not the copy ceiling's
+    assert plots.plot_ceiling(res, offset, gb) == ("pcie_gbps", 63.0)
+    for r in offset:
+        r.ceiling = "sgemm_gflops"
+    assert plots.plot_ceiling(res, offset, gb) is None  # a GFLOP/s ceiling on a GB/s axis is not drawn
+    assert plots.plot_ceiling(res, offset, dict(gb, y="gflops")) == ("sgemm_gflops", 500.0)
+
+    for r in offset:
+        r.ceiling = "copy_gbps"
+    limits = []
+    real = matplotlib.axes.Axes.axhline
+
+    def spy(ax, y, *a, **kw):  # record where the line is and the final axis range
+        line = real(ax, y, *a, **kw)
+        limits.append((y, ax))
+        return line
+    monkeypatch.setattr(matplotlib.axes.Axes, "axhline", spy)
+    res.ceilings["copy_gbps"]["value"] = 1000.0  # far above every record (8-10 GB/s)
+    plots.write_plots(res, tmp_path)
+    (y, ax), = limits
+    assert y == 1000.0 and ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1000.0

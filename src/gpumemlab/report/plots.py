@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from ..bench.records import RunResults
@@ -11,6 +12,21 @@ LABELS = {"gbps": "GB/s (read + write)", "gflops": "GFLOP/s", "pct_of_ceiling": 
 
 def _value(rec, key):
     return rec.params.get(key) if key in rec.params else getattr(rec, key, None)
+
+
+def plot_ceiling(res: RunResults, recs: list, plot: dict | None) -> tuple[str, float] | None:
+    """(name, value) of the ceiling most of an experiment's records are compared with, when the plot's y axis is in
+    that ceiling's unit (GB/s for gbps, GFLOP/s for gflops); None otherwise."""
+    if not plot or plot.get("y") not in ("gbps", "gflops"):
+        return None
+    names = [r.ceiling for r in recs if r.ceiling in res.ceilings]
+    if not names:
+        return None
+    name = max(set(names), key=names.count)
+    c = res.ceilings[name]
+    if (c.get("unit") == "GFLOP/s") != (plot["y"] == "gflops"):
+        return None
+    return name, float(c["value"])
 
 
 def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
@@ -48,7 +64,7 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
             if plot.get("logx"):
                 ax.set_xscale("log", base=2)
             ax.set_ylim(bottom=0)  # bandwidth and throughput axes from zero: no exaggerated dips
-            ax.set_title(plot.get("title") or info.get("title", name), fontsize=10)
+            ax.set_title(textwrap.fill(plot.get("title") or info.get("title", name), 80), fontsize=10)
         else:  # a bar per variant (and params group)
             key = "gflops" if any(r.gflops for r in recs) else "gbps"
             labels = [f"{r.variant}\n{','.join(f'{k}={v}' for k, v in r.params.items() if k not in ('n', 'mib'))}"
@@ -58,9 +74,12 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
             ax.set_yticks(range(len(recs)), labels, fontsize=6)
             ax.invert_yaxis()
             ax.set_xlabel(LABELS[key])
-            ax.set_title(info.get("title", name), fontsize=10)
-        if res.ceilings.get("copy_gbps") and plot and plot.get("y") == "gbps":
-            ax.axhline(res.ceilings["copy_gbps"]["value"], color="grey", ls="--", lw=1, label="copy ceiling")
+            ax.set_title(textwrap.fill(info.get("title", name), 80), fontsize=10)
+        ceiling = plot_ceiling(res, recs, plot)
+        if ceiling:  # the ceiling the records are measured against, drawn inside the axes
+            name_, value = ceiling
+            ax.axhline(value, color="grey", ls="--", lw=1, label=f"ceiling: {name_}")
+            ax.set_ylim(0, max(ax.get_ylim()[1], 1.05 * value))
         if plot:
             ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
