@@ -35,3 +35,18 @@ def test_sass_loop_finds_the_loop_and_each_loads_first_use():
 
 if __name__ == "__main__":
     pytest.main([__file__])
+
+
+def test_readme_rows_keep_seed_claims_and_outside_references_apart():
+    from gpumemlab.bench.records import RunResults
+
+    tool = load("update_readme")
+    claims = [dict(text="Staged copies overlap.", source="seed 003, 9.1.2", seed="003"),
+              dict(text="~30x on a G80.", source="M. Harris, 'Optimizing Parallel Reduction in CUDA'", seed=None)]
+    res = RunResults(meta={}, device={}, ceilings={}, results=[], errors=[],
+                     experiments={"x": dict(claims=claims, findings=["measured 2x"]),
+                                  "y": dict(claims=claims[:1], skipped="needs CC 8.0", findings=[])})
+    rows = list(tool.rows(res))
+    assert rows[0] == ("`x`", "seed 003, 9.1.2", "Staged copies overlap. (outside: M. Harris, 'Optimizing Parallel "
+                       "Reduction in CUDA') ~30x on a G80.", "measured 2x", 0)
+    assert rows[1][3] == "not run on this GPU: needs CC 8.0"
