@@ -32,3 +32,13 @@ def library_vs_baselines(session, x, make: Callable, library: tuple[str, Callabl
                                kind="baseline", extra=dict(torch=_torch.version())))
     ours = returning(make, library[0], lambda: library[1](x), versus=tuple(versus) + tuple(b.variant for b in bases))
     return [ours] + bases
+
+
+def versus_baselines(label: str, lib, records: dict) -> list[str]:
+    """Sentences comparing the library's record with each baseline of its group (separately timed medians), then
+    the interleaved head-to-heads the runner stored on it."""
+    from ._model import head_to_head_findings
+
+    out = [f"{label} = {lib.gbps / r.gbps:.2f}x {name} ({r.gbps:.0f} GB/s)"
+           for name, r in records.items() if r.kind == "baseline" and "(ceiling)" not in name]
+    return out + head_to_head_findings(label, lib)

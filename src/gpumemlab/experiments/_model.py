@@ -32,8 +32,15 @@ def head_to_head_findings(label: str, rec) -> list[str]:
     out = []
     for name, h in (rec.extra.get("head_to_head") or {}).items():
         out.append(f"{label} vs {name}, interleaved samples: {100 * h['speedup']:.1f}% of its speed "
-                   f"(p10-p90 {100 * h['p10']:.1f}-{100 * h['p90']:.1f}%, {h['rounds']} rounds)")
+                   f"(p10-p90 {100 * h['p10']:.1f}-{100 * h['p90']:.1f}%, {h['rounds']} rounds): {verdict(h)}")
     return out
+
+
+def verdict(h: dict) -> str:
+    """A ratio whose p10-p90 range of per-round ratios contains 1 is a tie, never a win or a loss."""
+    if h["p10"] <= 1.0 <= h["p90"]:
+        return "a tie within the noise"
+    return "faster" if h["p10"] > 1.0 else "slower"
 
 
 def predict_occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:

@@ -18,8 +18,8 @@ from ..gpu.compile import runs_on
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
 from ._declare import Case, Claim, Experiment, Plot, outside, seed
-from ._library import library_vs_baselines
-from ._model import head_to_head_findings, predict_global, predict_shared
+from ._library import library_vs_baselines, versus_baselines
+from ._model import predict_global, predict_shared
 
 NAIVE = K.LADDER[0].name
 BASELINE_BOUND = 1e-4  # relative to sum|x|: CuPy's and PyTorch's trees are not ours to bound
@@ -155,10 +155,7 @@ def findings(records):
         lib = rs["gpumemlab.sum"]
         if lib.pct_of_ceiling is not None:
             yield f"{size}: gpumemlab.sum {lib.gbps:.0f} GB/s = {lib.pct_of_ceiling:.0f}% of the read ceiling"
-        for b in ("cupy.sum", "torch.sum"):
-            if b in rs:
-                yield f"{size}: gpumemlab.sum = {100 * lib.gbps / rs[b].gbps:.1f}% of {b} bandwidth ({rs[b].gbps:.0f} GB/s)"
-        yield from head_to_head_findings(f"{size}: gpumemlab.sum", lib)
+        yield from versus_baselines(f"{size}: gpumemlab.sum", lib, rs)
 
 
 EXPERIMENT = Experiment(

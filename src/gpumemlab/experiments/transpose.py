@@ -15,8 +15,8 @@ from ..kernels import transpose as K
 from ..ops import transpose as ops_transpose
 from ._copies import copy_kernel_runner, memcpy_runner
 from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
-from ._library import library_vs_baselines
-from ._model import head_to_head_findings, predict_global, predict_shared
+from ._library import library_vs_baselines, versus_baselines
+from ._model import predict_global, predict_shared
 
 NAIVE = K.NAIVE.name
 MEMCPY = "cudaMemcpy D2D (ceiling)"
@@ -88,10 +88,7 @@ def findings(records):
                f"of the best copy of the same bytes in this run")
         yield (f"padding the tile (32x33) vs 32x32: {rs[K.COALESCED.name].median_s / rs[K.PADDED.name].median_s:.2f}x; "
                f"shared tile vs naive: {rs[NAIVE].median_s / rs[K.COALESCED.name].median_s:.2f}x")
-        for b in ("cupy.ascontiguousarray(x.T)", "torch.t().contiguous()"):
-            if b in rs:
-                yield f"gpumemlab.transpose is {lib.gbps / rs[b].gbps:.2f}x {b} ({rs[b].gbps:.0f} GB/s)"
-        yield from head_to_head_findings(f"{key[0]}^2 {key[1]}: gpumemlab.transpose", lib)
+        yield from versus_baselines(f"{key[0]}^2 {key[1]}: gpumemlab.transpose", lib, rs)
 
 
 EXPERIMENT = Experiment(
