@@ -112,11 +112,10 @@ SABOTAGES = (
          "tests/gpu/test_experiments.py::test_experiment_quick[squares_sum]")),
     Sabotage(
         "sum-bound-too-loose", "float32 sum tests against the library's own error_bound",
-        "tree_depth counts the partials one after another instead of their tree: a bound hundreds of roundings loose",
-        (Edit("src/gpumemlab/ops/reduce.py", "final = math.ceil(p.grid / p.final_block) + int(math.log2(p.final_block))",
-              "final = p.grid + int(math.log2(p.final_block))"),),
+        "tree_depth counts the partials one after another, not as their tree: a bound grid-many roundings loose",
+        (Edit("src/gpumemlab/ops/reduce.py", "final = math.ceil(p.grid / p.final_block)", "final = p.grid"),),
         ("tests/test_reduce_transpose_cpu.py::test_the_documented_float32_accuracy_at_2_to_the_28[2]",
-         f"{RT_GPU}::test_sum_matches_numpy_within_the_bound[float32-1048583]")),
+         f"{RT_GPU}::test_sum_error_is_well_inside_the_bound_on_a_large_input")),  # 2^24: grid 264 on H100/H200
     Sabotage(
         "copy-out-skips-float4", "test_library_copy (float64 path only)",
         "gpumemlab.copy into a caller's out skips the float4 kernel: only the cudaMemcpy tail is written",
@@ -125,8 +124,8 @@ SABOTAGES = (
     Sabotage(
         "accumulators-write-nothing", "test_register_limited_kernels_compute_the_same_values",
         "the register-pressure kernel (every --maxrregcount instantiation) stores nothing: NaN outputs all agree",
-        (Edit("src/gpumemlab/kernels/register_pressure.cu", "out[(long long)blockIdx.x * blockDim.x + threadIdx.x] = s;",
-              "(void)s;"),),
+        (Edit("src/gpumemlab/kernels/register_pressure.cu",
+              "out[(long long)blockIdx.x * blockDim.x + threadIdx.x] = s;", "(void)s;"),),
         (f"{RT_GPU}::test_register_limited_kernels_compute_the_same_values",)),
     Sabotage(
         "sum-skips-last-block", "float32 sum tests against the library's own error_bound",
@@ -137,8 +136,8 @@ SABOTAGES = (
     Sabotage(
         "sum-drops-nan", "no NaN/Inf inputs to sum",
         "the single-block sum adds only the inputs equal to themselves: NaN is left out (a nansum)",
-        (Edit("src/gpumemlab/kernels/reduce.cu", "for (long long i = threadIdx.x; i < n; i += BLOCK) acc += (Acc)in[i];",
-              "for (long long i = threadIdx.x; i < n; i += BLOCK) { const Acc v = (Acc)in[i]; if (v == v) acc += v; }"),),
+        (Edit("src/gpumemlab/kernels/reduce.cu", "acc += (Acc)in[i];",
+              "{ const Acc v = (Acc)in[i]; if (v == v) acc += v; }"),),
         (f"{NAN_INF}::test_sum_propagates_nan_and_inf_like_numpy[first-1000-nan-float32]",)),
     Sabotage(
         "matmul-skips-zero", "no NaN/Inf inputs to matmul",
@@ -149,8 +148,8 @@ SABOTAGES = (
     Sabotage(
         "transpose-tile-untransposed", "no NaN/Inf inputs to transpose",
         "transpose_tiled writes its shared tile back by rows, not columns (the wrong index of the tile read)",
-        (Edit("src/gpumemlab/kernels/transpose.cu", "out[(long long)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];",
-              "out[(long long)(y + j) * rows + x] = tile[threadIdx.y + j][threadIdx.x];"),),
+        (Edit("src/gpumemlab/kernels/transpose.cu", "= tile[threadIdx.x][threadIdx.y + j];",
+              "= tile[threadIdx.y + j][threadIdx.x];"),),
         (f"{RT_GPU}::test_transpose_kernels[transpose_tiled-32, 8, 1-float-33x65]",
          f"{NAN_INF}::test_transpose_moves_nan_and_inf_bit_for_bit[shape1-float32]")),
 )
@@ -277,11 +276,12 @@ def verdict(control: Run, broken: Run | None, nodes) -> str:
     return f"NO EVIDENCE: {', '.join(sorted(set(states) - {'failed'}))} (not a test failure)"
 
 
-def first_failure(run: Run | None, nodes) -> str:
+def first_message(run: Run | None, nodes, outcomes) -> str:
+    """': message' of the first node whose outcome is in ``outcomes`` (the evidence, or why a control failed)."""
     for n in nodes:
         outcome, message = run.outcomes.get(n, ("", "")) if run and run.rc is not None else ("", "")
-        if outcome == "failed" and message:
-            return message[:140]
+        if outcome in outcomes and message:
+            return f": {message[:140]}"
     return ""
 
 
@@ -351,9 +351,9 @@ def check(sabotages, cpu_only: bool, timeout: float, work: Path, cache: Path, lo
             copy = make_copy(work / s.name)
             apply(copy, s.edits)
             broken = run_pytest(copy, nodes, timeout, cache)
-        why = first_failure(broken, nodes)
         rows.append([f"**{s.name}**: {s.what} (weak: {s.weak})", "<br>".join(f"`{n}`" for n in nodes),
-                     summarize(control, nodes), summarize(broken, nodes) + (f": {why}" if why else ""),
+                     summarize(control, nodes) + first_message(control, nodes, ("failed", "error", "skipped")),
+                     summarize(broken, nodes) + first_message(broken, nodes, ("failed",)),
                      verdict(control, broken, nodes)])
     return rows
 
