@@ -74,7 +74,8 @@ def explain_global(lanes: LaneAccesses, result: dict, cc=(9, 0)) -> str:
     elif step == width:
         start = int(row.min()) % SECTOR
         text = (f"{neighbours} of {who} read consecutive {ty}s, but the first byte is {start} bytes past a "
-                f"32-byte boundary, so the warp's bytes straddle {sectors} sectors instead of {fewest}. Fix: "
+                f"32-byte boundary, so the warp's bytes straddle {sectors} sectors instead of {fewest} ({eff}% of the "
+                f"moved bytes used). Fix: "
                 f"align the start (cudaMalloc gives 256 bytes; keep offsets a multiple of 32 bytes, pad rows "
                 f"with cudaMallocPitch).")
     elif lane_stride == width:
