@@ -218,14 +218,14 @@ def test_report_to_a_file_out_is_refused(run_cli, tmp_path):
 
 
 def test_a_failed_render_leaves_no_partial_report(run_cli, tmp_path, monkeypatch):
-    import gpumemlab.report.markdown as markdown
+    import gpumemlab.report.write as write
 
     shutil.copy(EXAMPLE, tmp_path / "results.json")
     out = tmp_path / "out"
 
     def broken(res, plots):
         raise RuntimeError("render failed halfway")
-    monkeypatch.setattr(markdown, "render", broken)
+    monkeypatch.setattr(write, "render", broken)
     with pytest.raises(RuntimeError, match="halfway"):
         run_cli("report", str(tmp_path / "results.json"), "--out", str(out))
     assert list(out.iterdir()) == []  # plots were drawn into a temporary folder, now gone

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..errors import GpumemlabError, UsageError
-from ..suite import command_line, run_suite, write_report
-from ..suite.run import prepare_out
+from ..report.write import prepare_out, write_report
+from ..suite import command_line, run_suite
 
 
 def add_commands(sub) -> None:

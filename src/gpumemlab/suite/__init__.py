@@ -1,5 +1,5 @@
-"""The suite: one runner for every experiment declaration, the ceilings, and results writing."""
+"""The suite: one runner for every experiment declaration, the ceilings, and results.json written after every experiment."""
 
-from .run import command_line, run_suite, write_report
+from .run import command_line, run_suite
 
-__all__ = ["command_line", "run_suite", "write_report"]
+__all__ = ["command_line", "run_suite"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import time
 import traceback
 from contextlib import contextmanager
@@ -37,21 +36,6 @@ def command_line(argv: list[str]) -> str:
         rel = os.path.relpath(arg)
         return rel if not rel.startswith("..") else os.path.basename(arg.rstrip("/")) or arg
     return " ".join(["gpumemlab"] + [show(a) for a in argv])
-
-
-def prepare_out(out: Path, option: str = "--out") -> Path:
-    """Make ``out`` a folder we can write into, or raise UsageError (one line) - before anything is measured."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{option} {out}: is a file, not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out, prefix=".gpumemlab-probe-")  # the only sure test of writability
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise UsageError(f"{option} {out}: cannot write there ({exc.strerror or exc})") from None
-    return out
 
 
 def measure_experiment(exp, session, params: dict) -> list:
@@ -89,7 +73,7 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
               out: Path | None = None, resume=None):
     """Run ``selected`` experiments; return the RunResults.
 
-    ``out``: a folder (already checked by :func:`prepare_out`) whose results.json is rewritten after every
+    ``out``: a folder (already checked by ``report.write.prepare_out``) whose results.json is rewritten after every
     experiment. ``resume``: the RunResults of an earlier run of the same command: its finished experiments are
     kept and skipped. A run stopped by SIGINT/SIGTERM returns with ``meta["interrupted"]`` set to the signal.
     """
@@ -230,23 +214,4 @@ def _versions() -> dict:
         out["nvrtc"] = ".".join(map(str, nvrtc_version()))
     except Exception:
         out["nvrtc"] = None
-    return out
-
-
-def write_report(res, out: Path) -> Path:
-    """results.json, report.md and the plots into ``out``: rendered in a temporary folder beside it, then
-    moved into place file by file, so a failure while rendering leaves no partial report."""
-    from ..report.html import write_html
-    from ..report.markdown import render
-    from ..report.plots import write_plots
-
-    out = prepare_out(out)
-    with tempfile.TemporaryDirectory(dir=out, prefix=".gpumemlab-render-") as tmp:
-        tmp = Path(tmp)
-        res.save(tmp / "results.json")
-        plots = write_plots(res, tmp)
-        (tmp / "report.md").write_text(render(res, plots))
-        write_html(res, tmp, plots)
-        for f in sorted(tmp.iterdir()):
-            os.replace(f, out / f.name)
     return out
