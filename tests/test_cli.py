@@ -100,3 +100,36 @@ def test_recorded_command_names_no_machine_directories(tmp_path, monkeypatch):
     assert command_line(["bench", "--out", str(inside)]) == "gpumemlab bench --out runs/report"
     assert command_line(["bench", "--out", outside, "--quick"]) == "gpumemlab bench --out report --quick"
     assert command_line(["run", "vector_copy", "--out", "rel/dir"]) == "gpumemlab run vector_copy --out rel/dir"
+
+
+def test_list_shows_each_experiments_parameters_and_defaults(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "offset_copy" in out and "[seed 003, Best Practices 9.2.1.3, offsetCopy figure]" in out
+    assert "parameters: offsets = 0,1,2,3,...,32 (33 values)  (list of int); l2_factor = 8.0  (float)" in out
+    assert "[seed seed" not in out
+
+
+def test_run_help_documents_an_experiments_parameters(capsys):
+    assert main(["run", "stride_copy", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "usage: gpumemlab run" in out and "stride_copy: Strided access" in out
+    assert "  strides = 1,2,3,4,...,32 (32 values)  (list of int)" in out and "  l2_factor = 4.0  (float)" in out
+    assert main(["run", "--help"]) == 0 and "override with -p" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,words", [(["run"], "which experiment?"), (["run", "nope", "--help"], "unknown experiment 'nope'")])
+def test_run_without_a_known_experiment_is_one_line(capsys, argv, words):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert words in err and len(err.strip().splitlines()) == 1 and "usage" not in out
+
+
+def test_no_progress_bar_when_quiet_or_not_a_terminal(monkeypatch):
+    from rich.console import Console
+
+    from gpumemlab.cli import suite
+
+    assert suite._console() is None  # pytest captures stderr: not a terminal
+    monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))
+    assert isinstance(suite._console(), Console) and suite._console(quiet=True) is None

@@ -20,16 +20,19 @@ def add_commands(sub) -> None:
     p.add_argument("--quick", action="store_true", help="small sizes and few samples (a smoke run)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run recorded in --out: skip its finished experiments, run the rest")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (none either when stderr is not a terminal)")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("run", help="run one experiment")
-    p.add_argument("experiment")
+    p = sub.add_parser("run", help="run one experiment (gpumemlab run NAME --help: its parameters)", add_help=False)
+    p.add_argument("experiment", nargs="?")
+    p.add_argument("--help", "-h", action="store_true", help="this help; with NAME: the experiment's parameters")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="override a declared parameter (lists: comma-separated)")
     p.add_argument("--out", default=None, help="also write results.json/report.md/plots here")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, parser=p)
 
     p = sub.add_parser("list", help="list the experiments and what each reproduces")
     p.add_argument("--json", action="store_true")
@@ -55,10 +58,26 @@ def add_commands(sub) -> None:
 
 # ---------------------------------------------------------------- running experiments
 
-def _console():
+def _console(quiet: bool = False):
+    """The progress bar's console: stderr when it is a terminal and not --quiet, else None (no bar)."""
     from rich.console import Console
 
-    return Console(stderr=True)
+    console = Console(stderr=True)
+    return None if quiet or not console.is_terminal else console
+
+
+def describe_params(exp) -> list[str]:
+    """One line per declared parameter: name, type and default (what ``--param KEY=VALUE`` overrides)."""
+    lines = []
+    for key, value in exp.params.items():
+        if isinstance(value, (list, tuple)):
+            kind = f"list of {type(value[0]).__name__}" if value else "list"
+            shown = ",".join(map(str, value)) if len(value) <= 8 else \
+                f"{','.join(map(str, value[:4]))},...,{value[-1]} ({len(value)} values)"
+        else:
+            kind, shown = type(value).__name__, str(value)
+        lines.append(f"{key} = {shown}  ({kind})")
+    return lines
 
 
 def _print_summary(res) -> None:
@@ -97,7 +116,7 @@ def cmd_bench(args) -> int:
     selected = _select(args.only, args.skip)
     out = prepare_out(Path(args.out))  # before any GPU work: a bad --out must not cost a run
     previous = _previous_run(out) if args.resume else None
-    res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console(),
+    res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console(args.quiet),
                     out=out, resume=previous)
     return _finish(res, out)
 
@@ -130,10 +149,20 @@ def _finish(res, out: Path | None) -> int:
 def cmd_run(args) -> int:
     from ..experiments import get, parse_params
 
+    if args.help:
+        exp = get(args.experiment) if args.experiment else None  # an unknown name: one line, no help
+        args.parser.print_help()
+        if exp is not None:
+            print(f"\n{exp.name}: {exp.title}\nparameters (override with -p KEY=VALUE; lists comma-separated):")
+            for line in describe_params(exp) or ["none"]:
+                print(f"  {line}")
+        return 0
+    if not args.experiment:
+        raise UsageError("which experiment? e.g. gpumemlab run stride_copy (gpumemlab list names them all)")
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
     out = prepare_out(Path(args.out)) if args.out else None
-    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(), out=out)
+    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(args.quiet), out=out)
     if args.json and not res.meta.get("interrupted"):
         if out is not None:
             write_report(res, out)
@@ -151,7 +180,8 @@ def cmd_list(args) -> int:
         return 0
     width = max(map(len, reg), default=0)
     for name, exp in reg.items():
-        print(f"{name:<{width}}  {exp.title}  [seed {exp.seed}]")
+        print(f"{name:<{width}}  {exp.title}  [{exp.seed}]")
+        print(f"{'':<{width}}  parameters: {'; '.join(describe_params(exp)) or 'none'}")
     return 0
 
 

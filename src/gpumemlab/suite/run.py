@@ -74,10 +74,10 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
     """Run ``selected`` experiments; return the RunResults.
 
     ``out``: a folder (already checked by ``report.write.prepare_out``) whose results.json is rewritten after every
-    experiment. ``resume``: the RunResults of an earlier run of the same command: its finished experiments are
+    experiment. ``progress_console``: a rich Console for the progress bar, None for none. ``resume``: the RunResults of an earlier run of the same command: its finished experiments are
     kept and skipped. A run stopped by SIGINT/SIGTERM returns with ``meta["interrupted"]`` set to the signal.
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from .ceilings import measure_ceilings
     from ..bench.records import RunResults
@@ -102,8 +102,9 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
                 res.experiments = {n: d for n, d in resume.experiments.items() if n in done}
             try:
                 with Progress(TextColumn("{task.description}"), BarColumn(),
-                              TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                              console=progress_console, transient=False) as progress:
+                              TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), TextColumn("ETA"),
+                              TimeRemainingColumn(), console=progress_console, transient=False,
+                              disable=progress_console is None) as progress:
                     task = progress.add_task("ceilings", total=len(todo) + 1)
                     session.progress = lambda text: progress.update(task, description=text[:90])
                     measure_ceilings(session, quick=quick)
