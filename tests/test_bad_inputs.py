@@ -26,7 +26,7 @@ CLI_CASES = [
     (["device", "--bogus"], 2, ["unrecognized arguments: --bogus"]),
     (["bench", "--quick", "extra"], 2, ["unrecognized arguments: extra"]),
     (["bench", "--only"], 2, ["gpumemlab bench: error:", "--only: expected at least one argument"]),
-    (["run"], 2, ["gpumemlab run: error:", "required: experiment"]),
+    (["run"], 2, ["gpumemlab run: which experiment?"]),
     # experiments and parameters
     (["bench", "--only", "nope"], 2, ["gpumemlab bench: unknown experiment 'nope'; known: vector_copy"]),
     (["bench", "--skip", "nope"], 2, ["unknown experiment 'nope'"]),
