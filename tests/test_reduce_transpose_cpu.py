@@ -361,9 +361,15 @@ def test_findings_render_from_records():
     lines = list(reg["transpose"].findings(tr))
     assert any("95.0% of the best copy" in s for s in lines) and any("3.00x cupy" in s for s in lines)
 
+    warps = divergence.BLOCK // 32
     dv = [_rec("divergence", v.name, dict(n=1, granularity=v.granularity), 2.0 if v.alternate and v.divergent else 1.0,
-               extra=dict(divergent=v.divergent)) for v in divergence.VARIANTS]
-    assert any("2.00x" in s for s in reg["divergence"].findings(dv))
+               extra=dict(divergent=v.divergent),
+               model=dict(divergent_warps_per_block=v.divergent_warps, warps_per_block=warps,
+                          predicted_slowdown=1.0 + v.divergent_warps / warps)) for v in divergence.VARIANTS]
+    lines = list(reg["divergence"].findings(dv))
+    # the slide's `threadIdx.x > 2` splits warp 0 only: 1 of 8 warps runs both paths -> 1 + 1/8 (256-thread blocks)
+    assert any("1 of 8 warps per block diverge; model 1.125x" in s for s in lines)
+    assert any("2.00x" in s and "8 of 8 warps; model 2x" in s for s in lines)
 
     acc = dict(max_ulp=1.0)
     it = [_rec("intrinsics", f.label(fast), dict(function=f.name, fast=fast), 1.0 if fast else 4.0,

@@ -13,8 +13,12 @@ from ..kernels import coalescing as K
 from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global
 
-# the random pattern's prediction: each lane of a warp in its own 32-byte sector
-SCATTERED = {"access": "a[hash(i)]", "sectors_per_request": 32.0, "efficiency_pct": 12.5, "verdict": "uncoalesced"}
+def scattered_model() -> dict:
+    """The random pattern's prediction: a hash puts each lane of a warp in its own 32-byte sector, which the
+    analyzer counts for any access whose lanes are 8 or more floats apart (here a[i*8])."""
+    pred = predict_global("a[(blockIdx.x*blockDim.x + threadIdx.x) * 8]", "float a[]", block=(K.BLOCK, 1, 1))
+    return dict(access="a[hash(i)], modelled as a[i*8]: one sector per lane",
+                **{k: pred[k] for k in ("sectors_per_request", "efficiency_pct", "verdict")})
 
 
 def expected(pattern: str, a0, n: int):
@@ -43,7 +47,7 @@ def cases(session, params):
         kernel = runtime.get_kernel(p.spec)
         touched = n * 14 // 16 if name == "partial" else n
         model = (predict_global(p.access, "float a[]", block=(K.BLOCK, 1, 1), active=p.active) if p.access
-                 else dict(SCATTERED))
+                 else scattered_model())
         yield Case(name, lambda kernel=kernel: runtime.launch(kernel, grid, K.BLOCK, a, log2n),
                    Check(lambda: a, lambda name=name: expected(name, a0, n), reset=lambda: a.__setitem__(Ellipsis, a0)),
                    params=dict(n=n, pattern=name), reads=K.BYTES_PER_TOUCH // 2 * touched,

@@ -75,10 +75,14 @@ def derive(records, session):
 def findings(records):
     rs = {r.variant: r for r in records}
     base = rs[UNIFORM].median_s
-    yield (f"`if (threadIdx.x > 2)`: {rs[K.SLIDE[0].name].median_s / base:.2f}x the time of "
-           f"`if (threadIdx.x / WARP_SIZE > 2)` (only warp 0 of each block diverges; model 1.125x)")
+    slide = rs[K.SLIDE[0].name]
+    yield (f"`if (threadIdx.x > 2)`: {slide.median_s / base:.2f}x the time of "
+           f"`if (threadIdx.x / WARP_SIZE > 2)` ({slide.model['divergent_warps_per_block']} of "
+           f"{slide.model['warps_per_block']} warps per block diverge; model {slide.model['predicted_slowdown']:g}x)")
     worst = max((r for r in records if r.extra.get("divergent")), key=lambda r: r.median_s)
-    yield f"{worst.variant}: {worst.median_s / base:.2f}x (both paths serialized in every warp; model 2x)"
+    yield (f"{worst.variant}: {worst.median_s / base:.2f}x (both paths serialized in "
+           f"{worst.model['divergent_warps_per_block']} of {worst.model['warps_per_block']} warps; "
+           f"model {worst.model['predicted_slowdown']:g}x)")
 
 
 EXPERIMENT = Experiment(
