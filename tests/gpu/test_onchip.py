@@ -140,31 +140,11 @@ def _points(cp, h, w, n, seed=1, margin=3.0):
 
 
 def reference(host, rc, address, linear):
-    """NumPy float64 bilinear / nearest sampling with pixel centers at integers (map_coordinates' convention)."""
-    h, w = host.shape
+    """NumPy float64 sampling (the experiment's reference, whose index math tests/test_onchip_cpu.py pins by hand);
+    the tests also compare with cupyx's map_coordinates, an implementation of neither."""
+    from gpumemlab.experiments.texture import reference_sample
 
-    def idx(i, size):
-        if address == "clamp":
-            return np.clip(i, 0, size - 1), np.ones(i.shape, bool)
-        if address == "wrap":
-            return np.mod(i, size), np.ones(i.shape, bool)
-        if address == "mirror":
-            m = np.mod(i, 2 * size)
-            return np.where(m < size, m, 2 * size - 1 - m), np.ones(i.shape, bool)
-        return np.clip(i, 0, size - 1), (i >= 0) & (i < size)
-
-    def px(r, c):
-        (ri, rok), (ci, cok) = idx(r, h), idx(c, w)
-        return np.where(rok & cok, host.astype(np.float64)[ri, ci], 0.0)
-
-    r, c = rc[..., 0].astype(np.float64), rc[..., 1].astype(np.float64)
-    if not linear:
-        return px(np.floor(r + 0.5).astype(np.int64), np.floor(c + 0.5).astype(np.int64))
-    r0, c0 = np.floor(r), np.floor(c)
-    fr, fc = r - r0, c - c0
-    r0, c0 = r0.astype(np.int64), c0.astype(np.int64)
-    return ((1 - fr) * ((1 - fc) * px(r0, c0) + fc * px(r0, c0 + 1)) +
-            fr * ((1 - fc) * px(r0 + 1, c0) + fc * px(r0 + 1, c0 + 1)))
+    return reference_sample(host, rc, address, linear)
 
 
 @pytest.mark.parametrize("address", ADDRESS)
