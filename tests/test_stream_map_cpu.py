@@ -41,6 +41,8 @@ def test_a_device_array_gets_a_hint():
     (dict(workers="4"), "workers must be a positive integer, got '4'"),
     (dict(out=np.zeros(7)), "out must be a NumPy array with 8 rows like x"),
     (dict(out=[0.0] * 8), "out must be a NumPy array with 8 rows like x, got list"),
+    (dict(register="yes"), "register must be None, True or False, got 'yes'"),
+    (dict(register=1.0), "register must be None, True or False, got 1.0"),
 ])
 def test_bad_options_are_refused_before_any_gpu_work(kw, words):
     with pytest.raises(UsageError, match=words):
@@ -84,3 +86,12 @@ def test_copy_rows_handles_strided_sources():
     out = np.zeros_like(contiguous)
     sm.copy_rows(out, contiguous, 0, 6)
     np.testing.assert_array_equal(out, contiguous)
+
+
+def test_file_backed_arrays_are_recognised(tmp_path):
+    path = tmp_path / "x.bin"
+    np.arange(64, dtype=np.float32).tofile(path)
+    mm = np.memmap(path, dtype=np.float32, mode="r", shape=(8, 8))
+    assert sm._file_backed(mm) and sm._file_backed(mm[2:5]) and sm._file_backed(np.asarray(mm)[1:])
+    plain = np.arange(64, dtype=np.float32).reshape(8, 8)
+    assert not sm._file_backed(plain) and not sm._file_backed(plain[1:, ::2])

@@ -37,7 +37,8 @@ def resources(cp, release: bool = True):
     if release:
         release_staging()
     threads = sum(t.name.startswith("gpumemlab-stream_map") for t in threading.enumerate())
-    return live_bytes()["pinned"], cp.get_default_memory_pool().used_bytes(), threads
+    held = live_bytes()
+    return held["pinned"], held["registered"], cp.get_default_memory_pool().used_bytes(), threads
 
 
 def rng_array(shape, dtype, seed=0):
@@ -113,10 +114,12 @@ def test_staging_is_reused_between_calls_and_released(cp):
     x = rng_array((4096,), np.float32)
     stream_map(lambda c: c + 1, x, chunk_bytes=4096, streams=2)
     held = [id(b) for b in sm._staging]
-    assert len(held) == 4 and live_bytes()["pinned"] == 4 * 4096  # an input and an output buffer per stream
+    # input staging for the chunks in flight (2 streams) and those prepared ahead (AHEAD), an output buffer per stream
+    assert sm.AHEAD == 2
+    assert len(held) == 6 and live_bytes()["pinned"] == 6 * 4096
     stream_map(lambda c: c + 2, x, chunk_bytes=4096, streams=2)
     assert sorted(id(b) for b in sm._staging) == sorted(held)  # the same buffers, reused
-    assert live_bytes()["pinned"] == 4 * 4096
+    assert live_bytes()["pinned"] == 6 * 4096
     sm.release_staging()
     assert live_bytes()["pinned"] == 0 and sm._staging == []
 
@@ -207,3 +210,90 @@ def test_read_only_out_is_refused(cp):
     out.flags.writeable = False
     with pytest.raises(UsageError, match="read-only"):
         stream_map(lambda c: c, rng_array((100,), np.float32), out=out, chunk_bytes=40)
+
+
+# ---------------------------------------------------------------- the registered route (x page-locked in place)
+
+def big_unaligned(n=1_000_003):
+    """float32 data whose start and chunk boundaries are not page-aligned (so every chunk has partial pages)."""
+    base = rng_array((n + 1,), np.float32, seed=3)
+    return base[1:]  # 4 bytes past the allocation's start
+
+
+ODD_CHUNK = (1 << 20) + 12  # 262147 rows: chunks of 1 MiB + 12 bytes; the last one (213562 rows) is under 1 MiB
+
+
+@pytest.mark.parametrize("register,routes", [
+    (True, {"pinned": 0, "registered": 3, "staged": 1}),   # the last chunk is too small to register
+    (False, {"pinned": 0, "registered": 0, "staged": 4}),
+])
+def test_registered_and_staged_routes_give_the_same_result(cp, register, routes):
+    x = big_unaligned()
+    assert x.ctypes.data % 4096 != 0
+    before = resources(cp)
+    got, st = stream_map(lambda c: c * 3 + 1, x, chunk_bytes=ODD_CHUNK, streams=3, register=register, profile=True)
+    np.testing.assert_array_equal(got, x * np.float32(3) + np.float32(1))
+    assert st["routes"] == routes and st["chunks"] == 4 and st["chunk_rows"] == 262147
+    assert resources(cp) == before  # every registration undone, nothing pinned, no thread left
+
+
+def test_the_default_mixes_routes_and_matches(cp):
+    x = big_unaligned(4_000_001)
+    got, st = stream_map(lambda c: c - 0.5, x, chunk_bytes=ODD_CHUNK, streams=4, profile=True)
+    np.testing.assert_array_equal(got, x - np.float32(0.5))
+    assert sum(st["routes"].values()) == st["chunks"] == 16 and st["routes"]["pinned"] == 0
+
+
+def test_in_place_out_equal_to_x(cp):
+    x = big_unaligned()
+    want = x * np.float32(2) - np.float32(1)
+    got = stream_map(lambda c: c * 2 - 1, x, out=x, chunk_bytes=ODD_CHUNK, streams=2, register=True)
+    assert got is x
+    np.testing.assert_array_equal(x, want)
+
+
+def test_page_locked_x_is_copied_in_place(cp):
+    from gpumemlab.gpu.host import host_array
+
+    with host_array(3_000_000, np.float32) as buf:
+        buf.array[:] = rng_array((3_000_000,), np.float32, seed=5)
+        got, st = stream_map(lambda c: c * c, buf.array, chunk_bytes=ODD_CHUNK, profile=True)
+        np.testing.assert_array_equal(got, buf.array * buf.array)
+    assert st["routes"] == {"pinned": st["chunks"], "registered": 0, "staged": 0}
+
+
+def test_memmapped_and_strided_x_are_staged(cp, tmp_path):
+    base = rng_array((600_000, 2), np.float32)
+    path = tmp_path / "big.bin"
+    base.tofile(path)
+    mm = np.memmap(path, dtype=np.float32, mode="r", shape=base.shape)
+    for x in (mm, base[:, ::2]):
+        got, st = stream_map(lambda c: c + 1, x, chunk_bytes=1 << 20, register=True, profile=True)
+        np.testing.assert_array_equal(got, np.asarray(x) + 1)
+        assert st["routes"]["registered"] == 0 and st["routes"]["staged"] == st["chunks"]
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
+def test_a_failure_on_the_registered_route_unregisters_everything(cp, where, error):
+    from gpumemlab.gpu.host import live_bytes
+
+    x = big_unaligned(4_000_001)  # 16 chunks, 15 registered with register=True
+    bad = {"first": 0, "middle": 7, "last": 14}[where]  # the last registered chunk
+    calls = []
+
+    def fn(c):
+        calls.append(len(calls))
+        if len(calls) - 1 == bad:
+            raise error("fn failed")
+        return c + 1
+
+    before = resources(cp)
+    out = np.full(x.shape, np.nan, np.float32)
+    with pytest.raises(error):
+        stream_map(fn, x, out=out, chunk_bytes=ODD_CHUNK, streams=3, register=True)
+    assert live_bytes()["registered"] == 0
+    assert resources(cp, release=False) == before
+    assert len(calls) == bad + 1
+    done = ~np.isnan(out)
+    np.testing.assert_array_equal(out[done], (x + 1)[done])

@@ -1,8 +1,11 @@
 """gpumemlab.stream_map against the loop users write (cupy.asarray -> fn -> .get()) and the pinned H2D rate.
 
 A pageable host array of ``gib`` GiB goes through a light function (``x * 2 + 1``: transfer-bound) and a heavy one
-(a dependent arithmetic loop per element: compute-bound). Every variant's result is checked against a reference
-before timing; times are wall clock (the user's view: host copies included).
+(a dependent arithmetic loop per element: compute-bound), with stream_map's input routes (``auto``: registered in
+place when the pinner thread is free, else staged; ``staged``: two host copies per byte; ``registered``: every
+chunk page-locked in place). Every variant's result is checked chunk by chunk before timing (light: against NumPy;
+heavy: against the naive loop's arithmetic); times are wall clock (the user's view: host work included).
+``--param gib=16 --param fns=light`` is the issue's 16 GiB run.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..bench.timer import TimerConfig
+from ..errors import UsageError
 from ..gpu.host import host_array
 from ..ops.stream_map import copy_rows, stream_map
 from ._declare import Case, Check, Claim, Experiment, seed
@@ -46,6 +50,23 @@ def host_copy(dst: np.ndarray, src: np.ndarray, workers: int) -> None:
             f.result()
 
 
+ROUTES = {"auto": None, "staged": False, "registered": True}  # stream_map's register= per route name
+
+
+def chunkwise_check(run, out, reference, rows: int, what: str):
+    """verify(): poison ``out``, run the case, compare every chunk of rows with ``reference(lo, hi)`` exactly
+    (no full-size reference array: the 16 GiB run keeps only x and out in memory)."""
+    from ..bench.verify import check_close, poison
+
+    def verify():
+        poison(out)
+        run()
+        for lo in range(0, out.shape[0], rows):
+            hi = min(out.shape[0], lo + rows)
+            check_close(out[lo:hi], reference(lo, hi), what=f"{what} (rows {lo}:{hi})")
+    return verify
+
+
 def cases(session, params):
     import cupy
 
@@ -53,11 +74,19 @@ def cases(session, params):
     n = int(gib * 2**30) // 4
     chunk = params["chunk_mib"] << 20
     rows = chunk // 4
+    for key, known in (("fns", ("light", "heavy")), ("routes", tuple(ROUTES))):
+        unknown = [v for v in params[key] if v not in known]
+        if unknown:
+            raise UsageError(f"stream_map: unknown {key} value {unknown[0]!r}; known: {', '.join(known)}")
     x = pageable_array(n, session.seed)
     heavy_kernel = cupy.ElementwiseKernel(*HEAVY)
     fns = {"light": lambda c: c * 2 + 1, "heavy": lambda c: heavy_kernel(c, np.int32(params["heavy_iters"]))}
+    # light: NumPy rounds x * 2 + 1 like the GPU (two float32 operations); heavy: the naive loop's own arithmetic
+    refs = {"light": lambda lo, hi: x[lo:hi] * np.float32(2) + np.float32(1),
+            "heavy": lambda lo, hi: fns["heavy"](cupy.asarray(x[lo:hi])).get()}
     common = dict(gib=gib, chunk_mib=params["chunk_mib"])
     moved = dict(reads=x.nbytes, writes=x.nbytes)
+    host = dict(ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER)
 
     # the reference rate: pinned H2D of the same bytes, chunk by chunk, from one pinned buffer
     with host_array(rows, np.float32) as pinned:
@@ -73,30 +102,29 @@ def cases(session, params):
         yield Case("pinned H2D (cudaMemcpyAsync)", h2d, Check(dev, lambda: cupy.asarray(src)), params=common,
                    reads=x.nbytes, kind="baseline", ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER,
                    extra=dict(mechanism="CE"))
+        del dev
     out = np.empty_like(x)  # shared by every case: each writes all of it, poisoned before its check
-    # the host's side of the bound: stream_map copies every byte twice on the host (x -> pinned, pinned -> out)
+    # the host's side of the bound for the staged route: two host copies per byte (x -> pinned, pinned -> out)
     for workers in params["workers"]:
         yield Case("host memcpy x -> out", lambda w=workers: host_copy(out, x, w), Check(out, x),
-                   params=dict(common, workers=workers), **moved, kind="baseline", ceiling=None, cold_l2=False,
-                   clock="host", timer=HOST_TIMER)
-    for name, fn in fns.items():
-        ref = np.empty_like(x)
-        naive_loop(fn, x, ref, rows)  # the reference: the same GPU arithmetic, chunk by chunk
-        if name == "light":  # float32 x * 2 + 1 rounds once, as in NumPy: checked on a sample of rows
-            sample = np.random.default_rng(session.seed).integers(0, n, 1 << 16)
-            np.testing.assert_array_equal(ref[sample], x[sample] * np.float32(2) + np.float32(1))
+                   params=dict(common, workers=workers), **moved, kind="baseline", **host)
+    for name in params["fns"]:
+        fn = fns[name]
         p = dict(common, fn=name)
-        host = dict(ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER)
-        yield Case("naive loop", lambda fn=fn: naive_loop(fn, x, out, rows), Check(out, ref), params=p, **moved,
-                   kind="baseline", **host)
-        for workers in params["workers"] if name == "light" else (None,):
-            stats = {}
+        naive = lambda fn=fn: naive_loop(fn, x, out, rows)  # noqa: E731
+        yield Case("naive loop", naive, chunkwise_check(naive, out, refs[name], rows, "naive loop"), params=p,
+                   **moved, kind="baseline", **host)
+        for route in params["routes"] if name == "light" else ("auto",):
+            for workers in params["workers"] if name == "light" else (None,):
+                stats = {}
 
-            def mapped(fn=fn, stats=stats, workers=workers):
-                stats.update(stream_map(fn, x, out=out, chunk_bytes=chunk, workers=workers, profile=True)[1])
-            yield Case("gpumemlab.stream_map", mapped, Check(out, ref), params=dict(p, workers=workers), **moved,
-                       **host, after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
-        del ref
+                def mapped(fn=fn, stats=stats, workers=workers, route=route):
+                    stats.update(stream_map(fn, x, out=out, chunk_bytes=chunk, workers=workers,
+                                            register=ROUTES[route], profile=True)[1])
+                yield Case("gpumemlab.stream_map", mapped,
+                           chunkwise_check(mapped, out, refs[name], rows, f"stream_map {route}"),
+                           params=dict(p, route=route, workers=workers), **moved, **host,
+                           after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
 
 
 def derive(records, session):
@@ -112,26 +140,29 @@ def derive(records, session):
 def findings(records):
     h2d = next(r for r in records if r.variant.startswith("pinned H2D"))
     memcpy = {r.params["workers"]: r for r in records if r.variant.startswith("host memcpy")}
-    for fn in ("light", "heavy"):
+    route = lambda r: r.params.get("route", "staged")  # noqa: E731 - runs before the registered route: staged only
+    for fn in dict.fromkeys(r.params["fn"] for r in records if "fn" in r.params):
         runs = [r for r in records if r.params.get("fn") == fn and r.variant == "gpumemlab.stream_map"]
         naive = next(r for r in records if r.params.get("fn") == fn and r.variant == "naive loop")
         lib = min(runs, key=lambda r: r.median_s)
         rate = lib.bytes / 2 / lib.median_s / 1e9
-        line = (f"{fn} fn: stream_map moves x at {rate:.1f} GB/s = {lib.extra['pct_of_pinned_h2d']:.0f}% of pinned "
-                f"H2D ({h2d.gbps:.1f} GB/s), {naive.median_s / lib.median_s:.1f}x the naive loop")
+        line = (f"{fn} fn, {lib.params['gib']:g} GiB: stream_map ({route(lib)} route) moves x at {rate:.1f} "
+                f"GB/s = {lib.extra['pct_of_pinned_h2d']:.0f}% of pinned H2D ({h2d.gbps:.1f} GB/s), "
+                f"{naive.median_s / lib.median_s:.1f}x the naive loop")
         if "wall_over_bound" in lib.extra:
             p = lib.extra["profile"]
             line += (f"; wall {lib.median_s * 1e3:.0f} ms = {lib.extra['wall_over_bound']:.2f}x the GPU overlap bound "
-                     f"max(H2D {p['h2d_s'] * 1e3:.0f}, fn {p['fn_s'] * 1e3:.0f}, D2H {p['d2h_s'] * 1e3:.0f} ms), host "
-                     f"copies in {p['host_in_s'] * 1e3:.0f} ms ({p['workers']} threads)")
+                     f"max(H2D {p['h2d_s'] * 1e3:.0f}, fn {p['fn_s'] * 1e3:.0f}, D2H {p['d2h_s'] * 1e3:.0f} ms)")
+            if "routes" in p:
+                line += f"; chunks by route {p['routes']}, pinner busy {p['pin_s'] * 1e3:.0f} ms"
         yield line
         if len(runs) > 1:
-            yield f"{fn} fn: stream_map by host threads: " + ", ".join(
-                f"{r.params['workers']}: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s" for r in runs)
+            yield f"{fn} fn: stream_map by route / host threads: " + ", ".join(
+                f"{route(r)}/{r.params['workers']}: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s" for r in runs)
     for w, r in sorted(memcpy.items()):
-        # two host copies per byte of x: the host alone caps stream_map at half the memcpy rate
+        # two host copies per byte of x: the host alone caps the staged route at half the memcpy rate
         yield (f"host memcpy with {w} threads: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s of x; with two host copies "
-               f"per byte stream_map can move x at most at {r.bytes / 4 / r.median_s / 1e9:.1f} GB/s on this host")
+               f"per byte the staged route can move x at most at {r.bytes / 4 / r.median_s / 1e9:.1f} GB/s here")
 
 
 EXPERIMENT = Experiment(
@@ -143,7 +174,8 @@ EXPERIMENT = Experiment(
             Claim("Page-locked memory enables the highest cudaMemcpy performance (3.2 GB/s on PCIe x16 Gen1, 5.2 GB/s "
                   "on Gen2); use with caution.", seed("001", "slide 'Page-Locked System Memory'"))),
     cases=cases,
-    params=dict(gib=2.0, quick_gib=0.25, chunk_mib=64, heavy_iters=6000, workers=[4, 8, 16]),
+    params=dict(gib=2.0, quick_gib=0.25, chunk_mib=64, heavy_iters=6000, workers=[8, 16],
+                routes=["auto", "staged", "registered"], fns=["light", "heavy"]),
     group_by=("fn",),
     derive=derive,
     findings=findings,

@@ -144,16 +144,29 @@ class Registration(_Held):
             raise UsageError(f"cudaHostRegister needs a NumPy array, not {type(array).__name__}")
         if not array.flags.c_contiguous or array.nbytes == 0:
             raise UsageError("cudaHostRegister needs a non-empty C-contiguous array")
+        self.array = array
+        self._register(int(array.ctypes.data), int(array.nbytes), _REGISTER_MAPPED if mapped else 0)
+        self.device_ptr = _device_pointer_of_host(self.ptr) if mapped else None
+
+    @classmethod
+    def span(cls, ptr: int, nbytes: int) -> "Registration":
+        """Page-lock ``nbytes`` at address ``ptr`` (memory the caller keeps alive until ``close()``)."""
+        if ptr <= 0 or nbytes <= 0:
+            raise UsageError(f"cudaHostRegister needs an address and a size > 0, got {ptr:#x}, {nbytes}")
+        reg = cls.__new__(cls)
+        reg.array, reg.device_ptr = None, None
+        reg._register(int(ptr), int(nbytes), 0)
+        return reg
+
+    def _register(self, ptr: int, nbytes: int, flags: int) -> None:
         import cupy
 
-        self.array = array
-        self.ptr, self.nbytes = int(array.ctypes.data), int(array.nbytes)
+        self.ptr, self.nbytes = ptr, nbytes
         try:
-            cupy.cuda.runtime.hostRegister(self.ptr, self.nbytes, _REGISTER_MAPPED if mapped else 0)
+            cupy.cuda.runtime.hostRegister(ptr, nbytes, flags)
         except cupy.cuda.runtime.CUDARuntimeError as exc:
-            raise _cuda_error(f"cudaHostRegister of {self.nbytes} bytes", exc) from None
-        self._hold("registered", self.nbytes)
-        self.device_ptr = _device_pointer_of_host(self.ptr) if mapped else None
+            raise _cuda_error(f"cudaHostRegister of {nbytes} bytes", exc) from None
+        self._hold("registered", nbytes)
 
     def _release(self) -> None:
         import cupy
@@ -164,6 +177,11 @@ class Registration(_Held):
 def register(array: np.ndarray, mapped: bool = False) -> Registration:
     """Page-lock ``array`` in place (cudaHostRegister); use as ``with register(a): ...``."""
     return Registration(array, mapped)
+
+
+def register_span(ptr: int, nbytes: int) -> Registration:
+    """Page-lock the bytes ``ptr .. ptr + nbytes`` in place (part of an array the caller keeps alive)."""
+    return Registration.span(ptr, nbytes)
 
 
 class PitchedArray(_Held):

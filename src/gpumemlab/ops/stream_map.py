@@ -1,24 +1,32 @@
 """``gpumemlab.stream_map``: a host array through a GPU function, chunk by chunk, at link speed.
 
 The staged concurrent copy and execute of the Best Practices Guide (seed 003: copies and kernels of different
-streams overlap, ``tE + tT/nStreams`` instead of ``tE + tT``) over page-locked staging buffers (seeds 001/004:
-pinned memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes to slot ``k % streams``:
+streams overlap, ``tE + tT/nStreams`` instead of ``tE + tT``) from page-locked memory (seeds 001/004: pinned
+memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes to slot ``k % streams``:
 
-    host threads copy x[k] into the slot's pinned input buffer
+    input of chunk k made page-locked, a few chunks ahead, by one of two routes:
+        registered: its page-aligned interior is page-locked in place (cudaHostRegister) by the "pinner" thread
+                    and DMAed straight from x; the partial pages at its two ends go through a small pinned buffer
+        staged:     host threads copy it into a pinned staging buffer
     -> H2D on the slot's stream -> fn(chunk) on that stream -> D2H into the slot's pinned output buffer
-    -> (once the D2H has completed) host threads copy it into out[k]
+    -> (once the D2H has completed) host threads copy it into out[k]; the pinner unregisters the input
 
-so while chunk ``k`` is copied in on the host, earlier chunks are in flight on the GPU and later ones are copied
-out. Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept
-for the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
-device buffers, worker threads) is released on return; after an exception from ``fn`` or Ctrl-C the staging
-buffers are freed too.
+Why two routes (docs/notes/stream_map.md): on the measured host one thread page-locks at ~42 GB/s and unlocks at
+~51 GB/s, and more threads do not help (the driver serializes them), while the staging memcpy runs on other
+resources (host DRAM, other cores). So a chunk is registered when the pinner has no backlog and staged otherwise:
+both kinds of host work run at once. ``x`` that is already page-locked is DMAed from directly.
+
+Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept for
+the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
+device buffers, registrations, worker threads) is released on return; after an exception from ``fn`` or Ctrl-C
+the staging buffers are freed too.
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
+import mmap
 import os
 import time
 import traceback
@@ -32,6 +40,10 @@ from ..errors import UsageError
 DEFAULT_CHUNK_BYTES = 64 << 20   # 64 MiB: ~1 ms per transfer on PCIe Gen5, so per-copy overhead stays < 1%
 MAX_WORKERS = 16
 STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls
+MIN_REGISTER_BYTES = 1 << 20     # below this a chunk is staged: registering has a fixed cost per call
+PIN_BACKLOG = 2                  # pinner jobs queued before the next chunk is staged instead of registered
+AHEAD = 2                        # chunks whose input is being made page-locked while one is issued
+PAGE = mmap.PAGESIZE
 _staging: list = []              # idle PinnedBuffers from earlier calls
 
 
@@ -70,7 +82,7 @@ def _keep_staging(buffers: list) -> None:
 
 
 def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int | None = None,
-               profile: bool = False, workers: int | None = None):
+               profile: bool = False, workers: int | None = None, register: bool | None = None):
     """Apply ``fn`` to a host array chunk by chunk on the GPU; return the gathered host result.
 
     Args:
@@ -78,19 +90,23 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
             dimension is the chunk's. Its dtype and trailing shape are decided by the first chunk and must not
             change. It runs with one of stream_map's streams as CuPy's current stream.
         x: a host NumPy array (``numpy.memmap`` too; any strides), split along axis 0. It may be larger than
-            GPU memory.
+            GPU memory. It must not be written while stream_map runs (its chunks may be DMAed in place);
+            ``out=x`` (in place) is fine: each chunk's rows are read before they are written.
         out: a writeable host NumPy array of shape ``(len(x), *trailing)`` and the result's dtype; by default a
             new one. If ``fn`` raises, the rows of chunks that completed before it are written and the others are
             undefined.
         chunk_bytes: bytes of ``x`` per chunk (default 64 MiB, less when GPU memory is short).
         streams: chunks in flight (default: copy engines + 1, at least 2).
         profile: also return statistics: ``(out, stats)``.
-        workers: host threads that copy between ``x``/``out`` and the pinned buffers (default min(8, CPUs)).
+        workers: host threads that copy between ``x``/``out`` and the pinned buffers (default min(16, CPUs)).
+        register: how chunks of ``x`` become page-locked: None (default) registers a chunk in place when the
+            pinner thread is free and stages it otherwise; True registers every chunk that can be (C-contiguous,
+            not a memmap, at least 1 MiB); False always stages (two host copies per byte).
 
     Returns:
         ``out``, or ``(out, stats)`` with ``profile=True``: bytes, wall time, time each stage kept its engine
-        busy (``h2d_s``, ``fn_s``, ``d2h_s``, from CUDA events), host copy times and the overlap bound
-        ``max(h2d_s, fn_s, d2h_s)``.
+        busy (``h2d_s``, ``fn_s``, ``d2h_s``, from CUDA events), host times, chunks per input route and the
+        overlap bound ``max(h2d_s, fn_s, d2h_s)``.
 
     Raises:
         UsageError: ``x`` not a host array or empty, ``fn`` returning a non-array, a wrong leading size or a
@@ -104,8 +120,10 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
     if out is not None and (not isinstance(out, np.ndarray) or out.ndim == 0 or out.shape[0] != x.shape[0]):
         shape = getattr(out, "shape", type(out).__name__)
         raise UsageError(f"stream_map: out must be a NumPy array with {x.shape[0]} rows like x, got {shape}")
+    if register is not None and not isinstance(register, bool):
+        raise UsageError(f"stream_map: register must be None, True or False, got {register!r}")
     plan = _plan(x, chunk_bytes, streams, workers)
-    pipe = _Pipeline(fn, x, out, plan)
+    pipe = _Pipeline(fn, x, out, plan, register)
     ok = False
     try:
         pipe.setup()
@@ -162,44 +180,85 @@ def _plan(x: np.ndarray, chunk_bytes, streams, workers) -> Plan:
     return Plan(rows, math.ceil(x.shape[0] / rows), int(streams), int(workers))
 
 
+def _file_backed(a: np.ndarray) -> bool:
+    """A view of a memory-mapped file (registering it would pin page-cache pages, or fail when read-only)."""
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
+def _input_mode(x: np.ndarray) -> str:
+    """"pinned" (already page-locked: DMA in place), "register" (may be page-locked in place) or "stage"."""
+    from ..gpu.host import pointer_attributes
+
+    if not x.flags.c_contiguous:
+        return "stage"
+    ends = (x.ctypes.data, x.ctypes.data + x.nbytes - 1)
+    if all(pointer_attributes(p)["memory"] == "host" for p in ends):
+        return "pinned"
+    return "stage" if _file_backed(x) else "register"
+
+
 # ---------------------------------------------------------------- the pipeline
+
+@dataclass
+class _Input:
+    """How chunk k's bytes reach the device: (device offset, host address, bytes) copies, once ``jobs`` are done."""
+    route: str                          # "pinned", "registered" or "staged"
+    copies: list
+    jobs: list = field(default_factory=list)   # futures that make the host side ready
+    reg: object = None                  # the Registration of a registered chunk, held until its H2D completed
+    staging: object = None              # the staging buffer of a staged chunk (returned to the ring after H2D)
+    edges: tuple = ()                   # (head start, head bytes, tail start, tail bytes) of a registered chunk
+
 
 @dataclass
 class _Slot:
     stream: object
-    pin_in: object
     d_in: object
+    edges: object                       # pinned buffer for the partial pages of a registered chunk (2 pages)
     pin_out: object = None
-    chunk: int | None = None           # the chunk in flight in this slot
+    chunk: int | None = None            # the chunk in flight in this slot
     rows: slice = field(default_factory=lambda: slice(0, 0))
-    result: object = None              # fn's output, kept alive until its D2H has completed
-    events: tuple = ()                 # before H2D, after H2D, after fn, before D2H, after D2H
+    source: _Input | None = None        # its input, released once the chunk's copies completed
+    result: object = None               # fn's output, kept alive until its D2H has completed
+    events: tuple = ()                  # before H2D, after H2D, after fn, before D2H, after D2H
     copy_out: list = field(default_factory=list)   # host futures writing the slot's output into `out`
 
 
 class _Pipeline:
-    def __init__(self, fn, x, out, plan: Plan):
+    def __init__(self, fn, x, out, plan: Plan, register: bool | None):
         import cupy
 
-        self.fn, self.x, self.out, self.plan = fn, x, out, plan
+        self.fn, self.x, self.out, self.plan, self.register = fn, x, out, plan, register
         self.row_bytes = x.dtype.itemsize * math.prod(x.shape[1:])
+        self.mode = "stage" if register is False else _input_mode(x)
         self.origin = cupy.cuda.get_current_stream()
         self.pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="gpumemlab-stream_map")
+        self.pinner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumemlab-stream_map-pin")
+        self.pin_jobs: list = []
+        self.registrations: list = []   # every Registration made, closed (again) in close()
+        self.ring: list = []            # staging buffers for staged inputs not in use
+        self.ring_all: list = []
+        self.inputs: dict[int, _Input] = {}
         self.slots: list[_Slot] = []
         self.out_dtype = self.out_tail = None
         self.intervals = {"h2d": [], "fn": [], "d2h": []}
-        self.host_s = {"in": 0.0, "out": 0.0}
+        self.host_s = {"in": 0.0, "out": 0.0, "pin": 0.0}
+        self.routes = {"pinned": 0, "registered": 0, "staged": 0}
         self.wall_s = 0.0
         self.nslots = 0
         self.start = cupy.cuda.Event()
 
     def setup(self) -> None:
-        """Streams, pinned input buffers and device chunks, one slot at a time (close() frees what was made)."""
+        """Streams, device chunks and edge buffers, one slot at a time (close() frees what was made)."""
         import cupy
 
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
         for _ in range(min(self.plan.streams, self.plan.chunks)):
-            slot = _Slot(cupy.cuda.Stream(non_blocking=True), _take_staging(self.plan.rows * self.row_bytes), None)
+            slot = _Slot(cupy.cuda.Stream(non_blocking=True), None, None)
             self.slots.append(slot)
             slot.d_in = cupy.empty(chunk_shape, dtype=self.x.dtype)
 
@@ -209,36 +268,109 @@ class _Pipeline:
         self.start.record(self.origin)
         for slot in self.slots:  # work the caller queued before (e.g. arrays fn reads) comes first
             slot.stream.wait_event(self.start)
-        n, rows = self.x.shape[0], self.plan.rows
+        ahead = AHEAD
+        for k in range(min(ahead, self.plan.chunks)):
+            self.inputs[k] = self._prepare(k)
         for k in range(self.plan.chunks):
             slot = self.slots[k % len(self.slots)]
             if slot.chunk is not None:
                 self._retire(slot)
-            lo, hi = k * rows, min(n, (k + 1) * rows)
-            staged = _staged(slot.pin_in, self.x.dtype, (hi - lo, *self.x.shape[1:]))
+            source = self.inputs.pop(k)
             t = time.perf_counter()
-            _wait_all(self._copy(staged, self.x[lo:hi]))
+            _wait_all(source.jobs)
             self.host_s["in"] += time.perf_counter() - t
-            self._issue(slot, k, lo, hi)
+            self._issue(slot, k, source)
+            if k + ahead < self.plan.chunks:
+                self.inputs[k + ahead] = self._prepare(k + ahead)
         for slot in sorted((s for s in self.slots if s.chunk is not None), key=lambda s: s.chunk):
             self._retire(slot)
         for slot in self.slots:
             t = time.perf_counter()
             _wait_all(slot.copy_out)
             self.host_s["out"] += time.perf_counter() - t
+        _wait_all(self.pin_jobs)
         self.wall_s = time.perf_counter() - t0
         return self.out
 
-    def _issue(self, slot: _Slot, k: int, lo: int, hi: int) -> None:
+    # -------------------------------------------------------------- inputs
+    def _bounds(self, k: int) -> tuple[int, int]:
+        return k * self.plan.rows, min(self.x.shape[0], (k + 1) * self.plan.rows)
+
+    def _prepare(self, k: int) -> _Input:
+        """Start making chunk k's input page-locked (registered or staged, see the module docstring)."""
+        lo, hi = self._bounds(k)
+        a, nbytes = self.x.ctypes.data + lo * self.row_bytes, (hi - lo) * self.row_bytes
+        if self.mode == "pinned":
+            return _Input("pinned", [(0, a, nbytes)])
+        first, last = -(-a // PAGE) * PAGE, (a + nbytes) // PAGE * PAGE   # the page-aligned interior
+        self.pin_jobs = [f for f in self.pin_jobs if not f.done()]
+        if (self.mode == "register" and nbytes >= MIN_REGISTER_BYTES and last > first
+                and (self.register or len(self.pin_jobs) < PIN_BACKLOG)):
+            src = _Input("registered", [(first - a, first, last - first)],
+                         edges=(a, first - a, last, a + nbytes - last))
+            src.jobs = [self._pin(self._register_span, src, first, last - first)]
+            return src
+        src = _Input("staged", [])
+        src.staging = self.ring.pop() if self.ring else self._new_staging()
+        src.copies = [(0, src.staging.ptr, nbytes)]
+        staged = _staged(src.staging, self.x.dtype, (hi - lo, *self.x.shape[1:]))
+        src.jobs = self._copy(staged, self.x[lo:hi])
+        return src
+
+    def _new_staging(self):
+        buf = _take_staging(self.plan.rows * self.row_bytes)
+        self.ring_all.append(buf)
+        return buf
+
+    def _pin(self, fn, *args):
+        job = self.pinner.submit(self._timed, fn, *args)
+        self.pin_jobs.append(job)
+        return job
+
+    def _timed(self, fn, *args):
+        t = time.perf_counter()
+        try:
+            fn(*args)
+        finally:
+            self.host_s["pin"] += time.perf_counter() - t  # only the pinner thread adds here
+
+    def _register_span(self, src: _Input, ptr: int, nbytes: int) -> None:
+        from ..gpu.host import register_span
+
+        src.reg = register_span(ptr, nbytes)
+        self.registrations.append(src.reg)
+
+    def _release_input(self, src: _Input) -> None:
+        """Chunk's H2D has completed: unregister (on the pinner) or return the staging buffer to the ring."""
+        if src.reg is not None:
+            self._pin(src.reg.close)
+        if src.staging is not None:
+            self.ring.append(src.staging)
+
+    # -------------------------------------------------------------- issue and retire
+    def _issue(self, slot: _Slot, k: int, src: _Input) -> None:
         import cupy
         from cupy.cuda import runtime
 
+        lo, hi = self._bounds(k)
         ev = [cupy.cuda.Event() for _ in range(5)]
         s = slot.stream
         ev[0].record(s)
-        nbytes = (hi - lo) * self.row_bytes
-        runtime.memcpyAsync(slot.d_in.data.ptr, slot.pin_in.ptr, nbytes, runtime.memcpyHostToDevice, s.ptr)
+        copies = list(src.copies)
+        if src.route == "registered":  # the partial pages at both ends, through the slot's pinned edge buffer
+            head, nhead, tail, ntail = src.edges
+            if slot.edges is None:
+                slot.edges = _take_staging(2 * PAGE)
+            edge = slot.edges.ptr
+            ctypes.memmove(edge, head, nhead)
+            ctypes.memmove(edge + PAGE, tail, ntail)
+            copies += [(0, edge, nhead), (tail - head, edge + PAGE, ntail)]
+        for offset, ptr, nbytes in copies:
+            if nbytes:
+                runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice, s.ptr)
         ev[1].record(s)
+        self.routes[src.route] += 1
+        slot.source = src
         chunk = slot.d_in[: hi - lo]
         s.use()
         try:
@@ -264,7 +396,7 @@ class _Pipeline:
         slot.chunk, slot.rows, slot.result, slot.events = k, slice(lo, hi), y, tuple(ev)
 
     def _retire(self, slot: _Slot) -> None:
-        """Wait for the slot's D2H, then hand its output to the host threads (not waited for here)."""
+        """Wait for the slot's D2H, then release its input and hand its output to the host threads."""
         import cupy
 
         ev = slot.events
@@ -272,10 +404,11 @@ class _Pipeline:
         for stage, a, b in (("h2d", 0, 1), ("fn", 1, 2), ("d2h", 3, 4)):
             self.intervals[stage].append((cupy.cuda.get_elapsed_time(self.start, ev[a]),
                                           cupy.cuda.get_elapsed_time(self.start, ev[b])))
+        self._release_input(slot.source)
         r = slot.rows
         src = _staged(slot.pin_out, self.out_dtype, (r.stop - r.start, *self.out_tail))
         slot.copy_out = self._copy(self.out[r], src)
-        slot.chunk, slot.result = None, None
+        slot.chunk, slot.result, slot.source = None, None, None
 
     # -------------------------------------------------------------- results
     def _check_result(self, y, k: int, rows: int):
@@ -321,24 +454,29 @@ class _Pipeline:
         return dict(bytes_in=bytes_in, bytes_out=bytes_out, chunks=self.plan.chunks, chunk_rows=self.plan.rows,
                     streams=self.nslots, workers=self.plan.workers, wall_s=self.wall_s,
                     h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"],
-                    host_in_s=self.host_s["in"], host_out_s=self.host_s["out"],
+                    host_in_s=self.host_s["in"], host_out_s=self.host_s["out"], pin_s=self.host_s["pin"],
+                    routes=dict(self.routes),
                     bound_s=max(busy.values()), gbps_in=bytes_in / self.wall_s / 1e9 if self.wall_s else None)
 
     def close(self, keep_staging: bool = False) -> None:
-        """Drain every stream, finish or cancel host copies, free device buffers and threads; cache the pinned
-        staging of a successful run, free it after a failure."""
+        """Drain every stream, finish or cancel host work, unregister what was registered, free device buffers
+        and threads; cache the pinned staging of a successful run, free it after a failure."""
         self.nslots = len(self.slots)
         try:
             for slot in self.slots:
                 slot.stream.synchronize()
             for slot in self.slots:
                 wait(slot.copy_out)
+            wait([f for src in self.inputs.values() for f in src.jobs])
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
-            staging = [b for slot in self.slots for b in (slot.pin_in, slot.pin_out) if b is not None]
+            self.pinner.shutdown(wait=True, cancel_futures=True)
+            for reg in self.registrations:  # those not unregistered yet (after a failure); close() is idempotent
+                reg.close()
+            staging = [b for slot in self.slots for b in (slot.edges, slot.pin_out) if b is not None] + self.ring_all
             for slot in self.slots:
-                slot.d_in = slot.result = slot.pin_in = slot.pin_out = None
-            self.slots = []
+                slot.d_in = slot.result = slot.source = slot.edges = slot.pin_out = None
+            self.slots, self.inputs, self.ring, self.ring_all, self.registrations = [], {}, [], [], []
             self.origin.use()
             if keep_staging:
                 _keep_staging(staging)
