@@ -95,3 +95,34 @@ def test_file_backed_arrays_are_recognised(tmp_path):
     assert sm._file_backed(mm) and sm._file_backed(mm[2:5]) and sm._file_backed(np.asarray(mm)[1:])
     plain = np.arange(64, dtype=np.float32).reshape(8, 8)
     assert not sm._file_backed(plain) and not sm._file_backed(plain[1:, ::2])
+
+
+def test_balance_alternates_until_both_costs_are_measured():
+    b = sm.Balance(workers=4)
+    assert b.share() is None
+    assert [b.register_next(100) for _ in range(4)] == [True, False, True, False]
+    b.add_pin(1.0, 100)
+    assert b.share() is None  # no copy measured yet
+
+
+@pytest.mark.parametrize("pin,copy,out_per_in,share", [
+    # c_pin = 2 * 1 s / 100 B = 0.02; c_copy = 4 s / 100 B / 4 workers = 0.01: p = 2 * 0.01 / 0.03
+    ((1.0, 100), (4.0, 100), 1.0, 2 / 3),
+    ((1.0, 100), (4.0, 100), 0.5, 1.5 * 0.01 / 0.03),   # a smaller output leaves the copy threads more input
+    ((0.1, 100), (4.0, 100), 1.0, 1.0),                  # a fast pinner takes every chunk (2 * 0.01 / 0.012 > 1)
+])
+def test_balance_share_makes_both_sides_finish_together(pin, copy, out_per_in, share):
+    b = sm.Balance(workers=4)
+    b.out_per_in = out_per_in
+    b.add_pin(*pin)
+    b.add_copy(*copy)
+    assert b.share() == pytest.approx(share)
+
+
+def test_balance_routes_the_measured_share():
+    b = sm.Balance(workers=4)
+    b.add_pin(1.0, 100)
+    b.add_copy(4.0, 100)      # share 2/3, as above
+    routed = [b.register_next(10) for _ in range(30)]
+    assert sum(routed) == 20 and b.registered == 200 and b.staged == 100
+    assert routed[:6] == [True, False, True, True, False, True]  # spread evenly: two of every three

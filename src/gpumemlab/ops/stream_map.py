@@ -14,7 +14,9 @@ memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes t
 Why two routes (docs/notes/stream_map.md): on the measured host one thread page-locks at ~42 GB/s and unlocks at
 ~51 GB/s, and more threads do not help (the driver serializes them), while the staging memcpy runs on other
 resources (host DRAM, other cores). So a chunk is registered when the pinner has no backlog and staged otherwise:
-both kinds of host work run at once. ``x`` that is already page-locked is DMAed from directly.
+both kinds of host work run at once: :class:`Balance` registers the share of chunks that makes the pinner and the
+copy threads finish together, from their costs per byte measured during the call. ``x`` that is already
+page-locked is DMAed from directly.
 
 Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept for
 the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
@@ -28,6 +30,7 @@ import ctypes
 import math
 import mmap
 import os
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -41,7 +44,6 @@ DEFAULT_CHUNK_BYTES = 64 << 20   # 64 MiB: ~1 ms per transfer on PCIe Gen5, so p
 MAX_WORKERS = 16
 STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls
 MIN_REGISTER_BYTES = 1 << 20     # below this a chunk is staged: registering has a fixed cost per call
-PIN_BACKLOG = 2                  # pinner jobs queued before the next chunk is staged instead of registered
 AHEAD = 2                        # chunks whose input is being made page-locked while one is issued
 PAGE = mmap.PAGESIZE
 _staging: list = []              # idle PinnedBuffers from earlier calls
@@ -203,6 +205,54 @@ def _input_mode(x: np.ndarray) -> str:
 
 # ---------------------------------------------------------------- the pipeline
 
+class Balance:
+    """Which input chunks to register: the share that makes the pinner and the copy threads finish together.
+
+    Per byte of input the pinner spends ``c_pin`` (register + unregister) on a registered chunk; the copy threads
+    spend ``c_copy`` on a staged chunk and ``c_copy * out_per_in`` on every chunk's output. With a share ``p``
+    registered both finish together when ``p c_pin = (1 - p + out_per_in) c_copy``. The costs are measured during
+    the call (seconds per byte, the copy threads' divided by their number); until both are known, chunks alternate.
+    """
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.pin_s = self.pin_bytes = self.copy_s = self.copy_bytes = 0.0
+        self.out_per_in = 1.0
+        self.registered = self.staged = 0   # input bytes routed so far
+        self._lock = threading.Lock()
+
+    def add_pin(self, seconds: float, nbytes: int) -> None:   # one register or one unregister
+        with self._lock:
+            self.pin_s += seconds
+            self.pin_bytes += nbytes
+
+    def add_copy(self, seconds: float, nbytes: int) -> None:
+        with self._lock:
+            self.copy_s += seconds
+            self.copy_bytes += nbytes
+
+    def share(self) -> float | None:
+        """The share of input bytes to register, None while a cost is unknown."""
+        with self._lock:
+            if not self.pin_bytes or not self.copy_bytes:
+                return None
+            c_pin = 2 * self.pin_s / self.pin_bytes
+            c_copy = self.copy_s / self.copy_bytes / self.workers
+        return min(1.0, (1 + self.out_per_in) * c_copy / (c_pin + c_copy))
+
+    def register_next(self, nbytes: int) -> bool:
+        """Route the next eligible chunk of ``nbytes``: True to register it, False to stage it."""
+        p = self.share()
+        done = self.registered + self.staged
+        # registered share after this chunk closest to p (half a chunk rounds up)
+        go = (self.registered <= self.staged) if p is None else (self.registered + nbytes / 2 <= p * (done + nbytes))
+        if go:
+            self.registered += nbytes
+        else:
+            self.staged += nbytes
+        return go
+
+
 @dataclass
 class _Input:
     """How chunk k's bytes reach the device: (device offset, host address, bytes) copies, once ``jobs`` are done."""
@@ -239,6 +289,7 @@ class _Pipeline:
         self.pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="gpumemlab-stream_map")
         self.pinner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumemlab-stream_map-pin")
         self.pin_jobs: list = []
+        self.balance = Balance(plan.workers)
         self.registrations: list = []   # every Registration made, closed (again) in close()
         self.ring: list = []            # staging buffers for staged inputs not in use
         self.ring_all: list = []
@@ -288,7 +339,7 @@ class _Pipeline:
             t = time.perf_counter()
             _wait_all(slot.copy_out)
             self.host_s["out"] += time.perf_counter() - t
-        _wait_all(self.pin_jobs)
+        _wait_all(self.pin_jobs)  # unregistrations
         self.wall_s = time.perf_counter() - t0
         return self.out
 
@@ -303,12 +354,11 @@ class _Pipeline:
         if self.mode == "pinned":
             return _Input("pinned", [(0, a, nbytes)])
         first, last = -(-a // PAGE) * PAGE, (a + nbytes) // PAGE * PAGE   # the page-aligned interior
-        self.pin_jobs = [f for f in self.pin_jobs if not f.done()]
         if (self.mode == "register" and nbytes >= MIN_REGISTER_BYTES and last > first
-                and (self.register or len(self.pin_jobs) < PIN_BACKLOG)):
+                and (self.register or self.balance.register_next(nbytes))):
             src = _Input("registered", [(first - a, first, last - first)],
                          edges=(a, first - a, last, a + nbytes - last))
-            src.jobs = [self._pin(self._register_span, src, first, last - first)]
+            src.jobs = [self._pin(last - first, self._register_span, src, first, last - first)]
             return src
         src = _Input("staged", [])
         src.staging = self.ring.pop() if self.ring else self._new_staging()
@@ -322,17 +372,19 @@ class _Pipeline:
         self.ring_all.append(buf)
         return buf
 
-    def _pin(self, fn, *args):
-        job = self.pinner.submit(self._timed, fn, *args)
+    def _pin(self, nbytes: int, fn, *args):
+        job = self.pinner.submit(self._timed, nbytes, fn, *args)
         self.pin_jobs.append(job)
         return job
 
-    def _timed(self, fn, *args):
+    def _timed(self, nbytes: int, fn, *args):
         t = time.perf_counter()
         try:
             fn(*args)
         finally:
-            self.host_s["pin"] += time.perf_counter() - t  # only the pinner thread adds here
+            t = time.perf_counter() - t
+            self.host_s["pin"] += t  # only the pinner thread adds here
+            self.balance.add_pin(t, nbytes)
 
     def _register_span(self, src: _Input, ptr: int, nbytes: int) -> None:
         from ..gpu.host import register_span
@@ -343,7 +395,7 @@ class _Pipeline:
     def _release_input(self, src: _Input) -> None:
         """Chunk's H2D has completed: unregister (on the pinner) or return the staging buffer to the ring."""
         if src.reg is not None:
-            self._pin(src.reg.close)
+            self._pin(src.reg.nbytes, src.reg.close)
         if src.staging is not None:
             self.ring.append(src.staging)
 
@@ -435,6 +487,7 @@ class _Pipeline:
         elif not self.out.flags.writeable:
             raise UsageError("stream_map: out is read-only")
         row_bytes = self.out_dtype.itemsize * math.prod(self.out_tail)
+        self.balance.out_per_in = row_bytes / self.row_bytes
         for slot in self.slots:
             slot.pin_out = _take_staging(self.plan.rows * row_bytes)
 
@@ -444,7 +497,12 @@ class _Pipeline:
         n = dst.shape[0]
         parts = min(self.plan.workers, n)
         bounds = [n * i // parts for i in range(parts + 1)]
-        return [self.pool.submit(copy_rows, dst, src, a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+        return [self.pool.submit(self._copy_part, dst, src, a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+    def _copy_part(self, dst: np.ndarray, src: np.ndarray, a: int, b: int) -> None:
+        t = time.perf_counter()
+        copy_rows(dst, src, a, b)
+        self.balance.add_copy(time.perf_counter() - t, dst[a:b].nbytes)
 
     # -------------------------------------------------------------- statistics and cleanup
     def stats(self) -> dict:
@@ -455,7 +513,7 @@ class _Pipeline:
                     streams=self.nslots, workers=self.plan.workers, wall_s=self.wall_s,
                     h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"],
                     host_in_s=self.host_s["in"], host_out_s=self.host_s["out"], pin_s=self.host_s["pin"],
-                    routes=dict(self.routes),
+                    routes=dict(self.routes), register_share=self.balance.share(),
                     bound_s=max(busy.values()), gbps_in=bytes_in / self.wall_s / 1e9 if self.wall_s else None)
 
     def close(self, keep_staging: bool = False) -> None:
