@@ -237,11 +237,19 @@ def test_registered_and_staged_routes_give_the_same_result(cp, register, routes)
     assert resources(cp) == before  # every registration undone, nothing pinned, no thread left
 
 
-def test_the_default_mixes_routes_and_matches(cp):
+def test_the_balance_mixes_routes_and_matches(cp):
     x = big_unaligned(4_000_001)
-    got, st = stream_map(lambda c: c - 0.5, x, chunk_bytes=ODD_CHUNK, streams=4, profile=True)
+    got, st = stream_map(lambda c: c - 0.5, x, chunk_bytes=ODD_CHUNK, streams=4, profile=True, register=None)
     np.testing.assert_array_equal(got, x - np.float32(0.5))
     assert sum(st["routes"].values()) == st["chunks"] == 16 and st["routes"]["pinned"] == 0
+    assert st["routes"]["registered"] >= 1 and st["routes"]["staged"] >= 1  # the first two chunks: one of each
+
+
+def test_the_default_stages_pageable_x(cp):
+    x = big_unaligned()
+    got, st = stream_map(lambda c: c + 2, x, chunk_bytes=ODD_CHUNK, profile=True)
+    np.testing.assert_array_equal(got, x + np.float32(2))
+    assert st["routes"] == {"pinned": 0, "registered": 0, "staged": 4}
 
 
 def test_in_place_out_equal_to_x(cp):

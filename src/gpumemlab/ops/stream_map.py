@@ -11,12 +11,11 @@ memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes t
     -> H2D on the slot's stream -> fn(chunk) on that stream -> D2H into the slot's pinned output buffer
     -> (once the D2H has completed) host threads copy it into out[k]; the pinner unregisters the input
 
-Why two routes (docs/notes/stream_map.md): on the measured host one thread page-locks at ~42 GB/s and unlocks at
-~51 GB/s, and more threads do not help (the driver serializes them), while the staging memcpy runs on other
-resources (host DRAM, other cores). So a chunk is registered when the pinner has no backlog and staged otherwise:
-both kinds of host work run at once: :class:`Balance` registers the share of chunks that makes the pinner and the
-copy threads finish together, from their costs per byte measured during the call. ``x`` that is already
-page-locked is DMAed from directly.
+Why two routes (docs/notes/stream_map.md): page-locking does not scale with threads (the driver serializes it), so
+it is a serial resource next to the copy threads; with ``register=None`` :class:`Balance` registers the share of
+chunks that makes the pinner and the copy threads finish together, from their costs per byte measured during the
+call. Measured on an H100 host, neither registering nor the mix beat staging alone (registration also slowed the
+H2D copies), so staging is the default. ``x`` that is already page-locked is DMAed from directly.
 
 Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept for
 the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
@@ -84,7 +83,7 @@ def _keep_staging(buffers: list) -> None:
 
 
 def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int | None = None,
-               profile: bool = False, workers: int | None = None, register: bool | None = None):
+               profile: bool = False, workers: int | None = None, register: bool | None = False):
     """Apply ``fn`` to a host array chunk by chunk on the GPU; return the gathered host result.
 
     Args:
@@ -101,9 +100,11 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
         streams: chunks in flight (default: copy engines + 1, at least 2).
         profile: also return statistics: ``(out, stats)``.
         workers: host threads that copy between ``x``/``out`` and the pinned buffers (default min(16, CPUs)).
-        register: how chunks of ``x`` become page-locked: None (default) registers a chunk in place when the
-            pinner thread is free and stages it otherwise; True registers every chunk that can be (C-contiguous,
-            not a memmap, at least 1 MiB); False always stages (two host copies per byte).
+        register: how chunks of pageable ``x`` become page-locked: False (default) stages them (two host copies
+            per byte); None registers the measured share of chunks in place (:class:`Balance`) and stages the
+            rest; True registers every chunk that can be (C-contiguous, not a memmap, at least 1 MiB). On the
+            H100 host measured so far registering did not beat staging (docs/notes/stream_map.md), so it is
+            opt-in. An ``x`` that is already page-locked is always DMAed in place.
 
     Returns:
         ``out``, or ``(out, stats)`` with ``profile=True``: bytes, wall time, time each stage kept its engine
@@ -284,7 +285,9 @@ class _Pipeline:
 
         self.fn, self.x, self.out, self.plan, self.register = fn, x, out, plan, register
         self.row_bytes = x.dtype.itemsize * math.prod(x.shape[1:])
-        self.mode = "stage" if register is False else _input_mode(x)
+        self.mode = _input_mode(x)
+        if register is False and self.mode == "register":
+            self.mode = "stage"
         self.origin = cupy.cuda.get_current_stream()
         self.pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="gpumemlab-stream_map")
         self.pinner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumemlab-stream_map-pin")
