@@ -317,3 +317,20 @@ def test_l2_hit_rates_summary_of_the_committed_h100_run():
             r.startswith("| tuned")]
     assert len(rows) == len(launches) // 3
     assert (root / "docs" / "notes" / "l2-hit-rates-h100.md").read_text().count(rows[0]) == 1
+
+
+def test_hit_ratio_rule_agrees_with_the_committed_h100_run():
+    """persist_l2 picks hit_ratio 1.0 up to HIT1_UP_TO x the set-aside: in the committed l2_persist run, above the
+    set-aside and up to that bound, hitRatio 1.0 is never slower than the seed's tuned ratio beyond its p90."""
+    import json
+    from pathlib import Path
+
+    from gpumemlab.ops.l2 import HIT1_UP_TO
+
+    run = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
+    recs = [r for r in json.loads(run.read_text())["results"] if r["experiment"] == "l2_persist"]
+    t = {(r["variant"], r["params"]["region_over_set_aside"]): r["time_s"] for r in recs}
+    above = sorted(f for v, f in t if v == "tuned hit_ratio" and 1.0 < f <= HIT1_UP_TO)
+    assert above, "the committed run has no region above the set-aside"
+    for f in above:
+        assert t[("hit_ratio 1.0", f)]["median"] <= t[("tuned hit_ratio", f)]["p90"], f
