@@ -197,3 +197,140 @@ def test_experiments_are_declared_with_seed_claims():
     for name, seed_file in (("l2_persist", "003"), ("texture", "001"), ("constant_memory", "003")):
         assert seed_file in reg[name].seed
     assert reg["l2_persist"].requires(dict(cc=[7, 0], name="V100", persisting_l2_max_bytes=0)).startswith("L2 persist")
+
+
+def test_sample2d_bound_sentence():
+    from gpumemlab.experiments.texture import sample2d_bound
+
+    assert sample2d_bound("smooth warp", 40.0) == (
+        "bound (smooth warp): map_coordinates order=1 moves the least DRAM traffic of this resampling at 40% of "
+        "the measured copy ceiling, so no implementation can beat it by more than 2.50x here (a 2x speed-up "
+        "would need 80% of the ceiling)")
+
+
+class _FakeL2:
+    """Stands in for gpu/l2.py: records the driver calls persist_l2 makes, in order."""
+
+    def __init__(self, monkeypatch, reason=None, fail_set_window_on=()):
+        import gpumemlab.gpu.l2 as real
+
+        self.calls, self.limit, self.window = [], 7 << 20, real.NO_WINDOW
+        self.fail = set(fail_set_window_on)  # which set_window calls (1-based) raise
+        fake = dict(
+            unsupported_reason=lambda info=None: reason,
+            limits=lambda: dict(l2_bytes=50 << 20, max_set_aside=30 << 20, max_window=128 << 20),
+            stream_handle=lambda s=None: 99,
+            persisting_limit=lambda: self.limit,
+            get_window=lambda s=None: self.window,
+            set_window=self.set_window,
+            set_persisting_limit=self.set_limit,
+            reset_persisting_lines=lambda: self.calls.append("reset"))
+        for name, f in fake.items():
+            monkeypatch.setattr(real, name, f)
+
+    def set_window(self, w, s=None):
+        self.calls.append(("window", w.num_bytes, w.hit_ratio))
+        if sum(1 for c in self.calls if c[0] == "window") in self.fail:
+            raise RuntimeError("cuStreamSetAttribute failed")
+        self.window = w
+
+    def set_limit(self, n):
+        self.calls.append(("limit", n))
+        self.limit = n
+
+
+def _ctx(nbytes, hit_ratio=None):
+    from types import SimpleNamespace
+
+    from gpumemlab.ops.l2 import PersistL2
+
+    ctx = object.__new__(PersistL2)  # no GPU array here: the fields __init__ would set from one
+    ctx.__dict__.update(array=SimpleNamespace(nbytes=nbytes, data=SimpleNamespace(ptr=4096)), hit_ratio=hit_ratio,
+                        stream=None, window=None, set_aside=None, _saved=None)
+    return ctx
+
+
+def test_persist_l2_sets_then_restores_and_resets_in_order(monkeypatch):
+    fake = _FakeL2(monkeypatch)
+    mib = 1 << 20
+    with pytest.raises(KeyError):
+        with _ctx(50 * mib):  # above the 30 MiB set-aside but under HIT1_UP_TO x it: hit_ratio 1.0
+            raise KeyError("work failed")
+    assert fake.calls == [("limit", 30 * mib), ("window", 50 * mib, 1.0), ("window", 0, 0.0), ("limit", 7 * mib),
+                          "reset"]
+    fake.calls.clear()
+    with _ctx(90 * mib) as c:  # 3x the set-aside: the seed's tuning, set-aside / window
+        assert c.set_aside == 30 * mib and c.window.hit_ratio == pytest.approx(1 / 3)
+    assert fake.calls[-2:] == [("limit", 7 * mib), "reset"]
+
+
+def test_persist_l2_restores_limit_and_resets_even_when_restoring_the_window_fails(monkeypatch):
+    fake = _FakeL2(monkeypatch, fail_set_window_on=(2,))
+    with pytest.raises(RuntimeError, match="cuStreamSetAttribute failed"):
+        with _ctx(1 << 20):
+            pass
+    assert fake.calls[-2:] == [("limit", 7 << 20), "reset"]
+
+
+def test_persist_l2_keeps_the_limit_when_setting_the_window_fails(monkeypatch):
+    fake = _FakeL2(monkeypatch, fail_set_window_on=(1,))
+    with pytest.raises(RuntimeError, match="cuStreamSetAttribute failed"):
+        _ctx(20 << 20).__enter__()
+    assert fake.calls == [("limit", 20 << 20), ("window", 20 << 20, 1.0), ("limit", 7 << 20)]
+
+
+def test_persist_l2_errors_below_cc_80_and_on_bad_nesting(monkeypatch):
+    from gpumemlab.errors import NoDeviceError
+
+    _FakeL2(monkeypatch, reason="L2 persisting accesses need compute capability 8.0 or newer; this GPU (T4) is 7.5")
+    with pytest.raises(NoDeviceError, match=r"^persist_l2: L2 persisting accesses need compute capability 8\.0"):
+        _ctx(1 << 20).__enter__()
+    _FakeL2(monkeypatch)
+    outer, inner = _ctx(1 << 20), _ctx(2 << 20)
+    with outer:
+        with pytest.raises(UsageError, match="already active"):
+            outer.__enter__()
+        inner.__enter__()
+        with pytest.raises(UsageError, match="reverse order"):
+            outer.__exit__(None, None, None)
+        inner.__exit__(None, None, None)
+    with pytest.raises(UsageError, match="exit without a matching enter"):
+        outer.__exit__(None, None, None)
+
+
+def test_l2_hit_rates_summary_of_the_committed_h100_run():
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tools"))
+    try:
+        import l2_hit_rates as H
+    finally:
+        sys.path.pop(0)
+    d = root / "docs" / "notes" / "l2-hit-rates-h100"
+    launches = H.ncu_rows(str(d / "ncu.csv"))
+    assert len(launches) == 3 * (len(H.FRACTIONS) * len(H.SETTINGS) + len(H.LIMIT_SWEEP))
+    assert set(launches[0]) == set(H.METRICS)
+    table = H.summarize(str(d / "time.json"), str(d / "profile.json"), str(d / "ncu.csv"))
+    rows = [r for r in table.splitlines() if r.startswith("| no window") or r.startswith("| hit") or
+            r.startswith("| tuned")]
+    assert len(rows) == len(launches) // 3
+    assert (root / "docs" / "notes" / "l2-hit-rates-h100.md").read_text().count(rows[0]) == 1
+
+
+def test_hit_ratio_rule_agrees_with_the_committed_h100_run():
+    """persist_l2 picks hit_ratio 1.0 up to HIT1_UP_TO x the set-aside: in the committed l2_persist run, above the
+    set-aside and up to that bound, hitRatio 1.0 is never slower than the seed's tuned ratio beyond its p90."""
+    import json
+    from pathlib import Path
+
+    from gpumemlab.ops.l2 import HIT1_UP_TO
+
+    run = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
+    recs = [r for r in json.loads(run.read_text())["results"] if r["experiment"] == "l2_persist"]
+    t = {(r["variant"], r["params"]["region_over_set_aside"]): r["time_s"] for r in recs}
+    above = sorted(f for v, f in t if v == "tuned hit_ratio" and 1.0 < f <= HIT1_UP_TO)
+    assert above, "the committed run has no region above the set-aside"
+    for f in above:
+        assert t[("hit_ratio 1.0", f)]["median"] <= t[("tuned hit_ratio", f)]["p90"], f

@@ -5,7 +5,7 @@
 #   bench:EXP,EXP...                   gpumemlab bench --only EXP... into $OUT/bench-EXP (e.g. bench:reduce,transpose)
 #   tune:FAMILY                        gpumemlab tune FAMILY --install: this device's result and cache in $OUT/tune,
 #                                      the package's table with it merged in as $OUT/tuned-FAMILY.json; TUNE_ARGS
-#   sanitize                           memcheck, racecheck, synccheck over tools/sanitize_kernels.py (every reduce,
+#   sanitize                           memcheck, racecheck, synccheck over tools/sanitize_kernels.py (every reduce, on-chip,
 #                                      transpose, launch and matmul kernel on odd sizes; SANITIZE_GROUPS, SAN_RB_ONLY=1)
 #   sanitize:tests                     the same tools over the GPU tests (SANITIZE_TESTS, SANITIZE_K)
 #   profile                            ncu on cuBLAS and PROFILE_CONFIGS (register_blocked names) at 4096^3

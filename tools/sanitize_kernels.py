@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Run every reduce, transpose, launch and matmul kernel (and the library's sum, transpose, copy, matmul) once on
-small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
+"""Run every reduce, transpose, launch, matmul and on-chip (L2 window, texture, constant) kernel (and the library's
+sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
 on a mismatch, listing them.
 
-    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul library]
+    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul onchip library]
     SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
@@ -142,10 +142,59 @@ def library(rng):
     check(err < 1e-4 * np.abs(want).max(), f"matmul 67x45x37: max error {err}")
 
 
+def onchip_kernels(rng):
+    import cupy
+
+    import gpumemlab
+    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.gpu import l2, runtime
+    from gpumemlab.gpu.constant import write_symbol
+    from gpumemlab.kernels import constant as C
+    from gpumemlab.kernels import l2 as L
+    from gpumemlab.kernels import texture as T
+    from gpumemlab.experiments.texture import reference_sample
+
+    n, freq = 5 * L.BLOCK + 3, 37  # a partial last block; persistent re-read n / freq times
+    s0 = rng.integers(1, 2**31, n, dtype=np.uint32)
+    p = cupy.asarray(rng.integers(1, 2**31, freq, dtype=np.uint32) | 1)
+    s = cupy.asarray(s0)
+    persist = l2.unsupported_reason() is None
+    with (gpumemlab.persist_l2(p) if persist else _nothing()):
+        runtime.launch(L.SLIDING_WINDOW, math.ceil(n / L.BLOCK), L.BLOCK, p, s, np.uint32(n), np.uint32(freq))
+    check(np.array_equal(s.get(), s0 * np.uint32(2)), "sliding_window streaming")
+    image = random_nonzero((37, 53), np.float32, rng)
+    coords = (rng.random((301, 2)) * [41, 57] - 2).astype(np.float32)  # some outside: every address mode's path
+    for address in T.ADDRESS_MODES:
+        for mode in ("nearest", "linear"):
+            want = reference_sample(image, coords, address, mode == "linear")
+            for exact in (False, True):
+                got = gpumemlab.sample2d(cupy.asarray(image), cupy.asarray(coords), mode=mode, address=address,
+                                         exact=exact).get()
+                # the texture unit's bilinear weights have 8 fractional bits (see tests/gpu/test_onchip.py)
+                tol = 1e-6 if exact or mode == "nearest" else 0.03
+                check(np.allclose(got, want, rtol=1e-6, atol=tol), f"sample2d {mode} {address} exact={exact}")
+    taps = random_nonzero(64, np.float32, rng)
+    x = random_nonzero(1000 + 63, np.float32, rng)
+    for spec in C.KERNELS:
+        write_symbol(spec, C.SYMBOL, taps)
+        out = cupy.full(1000, np.nan, np.float32)
+        runtime.launch(spec, math.ceil(1000 / C.BLOCK), C.BLOCK, out, cupy.asarray(x), cupy.asarray(taps),
+                       np.int64(1000))
+        check(not np.isnan(out.get()).any(), f"{spec.name}: unwritten outputs")
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
 def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
-                  matmul=lambda r: matmul_kernels(r, rb_only), library=library)
+                  matmul=lambda r: matmul_kernels(r, rb_only), onchip=onchip_kernels, library=library)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]
     if unknown:
