@@ -89,7 +89,8 @@ def test_timer_stops_on_spread_for_a_steady_kernel(spin):
 @gpu
 def test_timer_session_records_stop_flags_and_nvml_before_and_after(spin):
     """Session.measure writes why sampling stopped, the flags (none for a steady spin kernel unless NVML saw
-    the clocks held down) and, where NVML is installed, a snapshot before timing next to the one after."""
+    the clocks held down) and, where NVML is installed, a snapshot before timing and the reasons next to the one
+    after."""
     from gpumemlab.bench import nvml
     from gpumemlab.bench.session import FLAG_THROTTLED, Session
 
@@ -99,7 +100,7 @@ def test_timer_session_records_stop_flags_and_nvml_before_and_after(spin):
     if nvml.snapshot() is None:
         pytest.skip("no NVML (nvidia-ml-py) here")
     assert isinstance(rec.env["before"]["sm_clock_mhz"], int) and isinstance(rec.env["power_violation_ns"], int)
-    assert (FLAG_THROTTLED in rec.flags) == bool(rec.extra.get("throttle"))
+    assert (FLAG_THROTTLED in rec.flags) == bool(rec.env["throttle"])
     s.close()
 
 

@@ -104,7 +104,7 @@ class Session:
         cfg = timer or self.timer
         if self.quick:
             cfg = replace(cfg, min_samples=10, min_time_s=0.0, max_time_s=0.2)
-        timing, flags, checks = self._timed(run, cfg, clock, cold_l2)
+        timing, flags, remeasured, env = self._timed(run, cfg, clock, cold_l2)
         med = timing.stats.median
         gbps = gb_per_s(bytes, med) if bytes else None
         gflops = gflop_per_s(flops, med) if flops else None
@@ -115,13 +115,13 @@ class Session:
             pct = 100.0 * achieved / value if achieved and value else None
         time_s = timing.stats.to_dict()
         time_s.update(inner=timing.inner, cold_l2=timing.cold_l2, clock=clock, stop=timing.stop)
+        if remeasured:
+            time_s["remeasured"] = remeasured  # the first attempt, whose median lay far above its minimum
         rec = Record(experiment=experiment, variant=variant, params=dict(params),
                      bytes=int(bytes) if bytes else None, flops=int(flops) if flops else None,
                      time_s=time_s, gbps=gbps, gflops=gflops, pct_of_ceiling=pct,
                      ceiling=ceiling if pct is not None else None, verified=verify is not None,
-                     kind=kind, model=model, notes=notes, env=checks.pop("env"), extra=dict(extra or {}),
-                     flags=flags)
-        rec.extra.update(checks)
+                     kind=kind, model=model, notes=notes, env=env, extra=dict(extra or {}), flags=flags)
         self.records.append(rec)
         return rec
 
@@ -132,17 +132,15 @@ class Session:
         flusher = self.flusher() if cold_l2 else None
         before = nvml.snapshot()
         timing = timer_fn(run, stream=self.stream, flusher=flusher, cfg=cfg)
-        checks: dict = {}
+        remeasured = None
         if timing.far_from_min(cfg):
             first = timing.stats
-            checks["remeasured"] = dict(median=first.median, min=first.min, n=first.n, stop=timing.stop)
+            remeasured = dict(median=first.median, min=first.min, n=first.n, stop=timing.stop)
             timing = timer_fn(run, stream=self.stream, flusher=flusher, cfg=cfg)
         after = nvml.snapshot()
-        flags = flags_for(timing, cfg, nvml.throttling(before, after))
-        if FLAG_THROTTLED in flags:
-            checks["throttle"] = nvml.throttling(before, after)
-        checks["env"] = after if before is None else dict(after or {}, before=before)
-        return timing, flags, checks
+        reasons = nvml.throttling(before, after)
+        env = after if after is None else dict(after, before=before, throttle=reasons)
+        return timing, flags_for(timing, cfg, reasons), remeasured, env
 
     def head_to_head(self, ours, baseline, *, cold_l2: bool = True, timer: TimerConfig | None = None) -> dict:
         """Speed of ``ours`` relative to ``baseline`` from interleaved samples (A B, B A, ...).
