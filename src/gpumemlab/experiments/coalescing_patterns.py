@@ -10,6 +10,7 @@ from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import blocks_for
 from ..kernels import coalescing as K
+from ._cite import claim, field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global, record_verdict
 
@@ -74,6 +75,9 @@ def findings(records):
     sizes: dict = {}
     for r in records:
         sizes.setdefault(r.params.get("size", "far above L2"), {})[r.variant] = r
+    coalesced = claim("356")
+    seed = ("(seed: partial ", q(claim("357") / coalesced, ".2f"), "x, permuted or misaligned ",
+            q(claim("3,494") / coalesced, ".1f"), "x; no random case)")
     for size, by in sizes.items():
         base = by.get("coalesced")
         if base is None:
@@ -81,11 +85,13 @@ def findings(records):
         parts = []
         for v in ("partial", "permuted", "misaligned", "random"):
             if v in by:
-                verdict = record_verdict(by[v], base)
-                shown = "a tie within the noise" if verdict == "tie" else f"{by[v].median_s / base.median_s:.2f}x"
-                parts.append(f"{v} {shown}")
-        yield (f"{size} (n = {base.params['n']}): time relative to coalesced: " + ", ".join(parts)
-               + " (seed: 1.00x, 9.8x, 9.8x; no random case)")
+                if record_verdict(by[v], base) == "tie":
+                    parts += [", " if parts else "", f"{v} a tie within the noise"]
+                else:
+                    ratio = field(by[v], "time_s", "median") / field(base, "time_s", "median")
+                    parts += [", " if parts else "", f"{v} ", q(ratio, ".2f"), "x"]
+        yield sentence(f"{size} (n = ", q(field(base, "params", "n"), ".0f"), "): time relative to coalesced: ",
+                       *parts, " ", *seed)
 
 
 EXPERIMENT = Experiment(

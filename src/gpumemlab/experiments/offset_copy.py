@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..kernels import copy as K
 from ._copies import BLOCK, indexed_copy_cases, relative_to, variants
+from ._cite import claim, field, mean, q, sentence
 from ._declare import Claim, Experiment, Plot, seed
 
 
@@ -20,16 +21,17 @@ def findings(records):
     """Per kernel: how close offset 0 runs to the copy ceiling (is the baseline at the hardware's limit?), then
     the misaligned offsets' mean bandwidth over the aligned ones' (offsets that are multiples of 8 floats)."""
     for variant, recs in variants(records).items():
-        aligned = [r.gbps for r in recs if r.params["offset"] % 8 == 0]
-        misaligned = [r.gbps for r in recs if r.params["offset"] % 8]
+        aligned = [field(r, "gbps") for r in recs if r.params["offset"] % 8 == 0]
+        misaligned = [field(r, "gbps") for r in recs if r.params["offset"] % 8]
         zero = next((r for r in recs if r.params["offset"] == 0), None)
         if not aligned or not misaligned:
             continue
-        ratio = (sum(misaligned) / len(misaligned)) / (sum(aligned) / len(aligned))
-        at = (f"offset 0 at {zero.pct_of_ceiling:.0f}% of the copy ceiling" if zero and zero.pct_of_ceiling
-              else "offset 0 not compared with a ceiling")
-        yield (f"{variant}: {at}; misaligned offsets average {100 * ratio:.1f}% of the aligned bandwidth "
-               f"(seed, V100 near full bandwidth: about 80%, i.e. 4 of 5 sectors useful)")
+        at = (("offset 0 at ", q(field(zero, "pct_of_ceiling"), ".0f"), "% of the copy ceiling")
+              if zero and zero.pct_of_ceiling else ("offset 0 not compared with a ceiling",))
+        yield sentence(f"{variant}: ", *at, "; misaligned offsets average ",
+                       q(100 * (mean(misaligned) / mean(aligned)), ".1f"), "% of the aligned bandwidth (seed, V100 "
+                       "near full bandwidth: about ", q(claim("4") / claim("5") * 100, ".0f"),
+                       "%, i.e. 4 of 5 sectors useful)")
 
 
 EXPERIMENT = Experiment(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..kernels import copy as K
 from ._copies import BLOCK, indexed_copy_cases, relative_to, variants
+from ._cite import claim, field, q, sentence
 from ._declare import Claim, Experiment, Plot, seed
 
 
@@ -22,15 +23,20 @@ def findings(records):
         by = {r.params["stride"]: r for r in recs}
         if 1 not in by:
             continue
-        one = by[1]
-        at = f"stride 1 at {one.pct_of_ceiling:.0f}% of the copy ceiling" if one.pct_of_ceiling else "stride 1"
+        one = field(by[1], "time_s", "median")
+        unit = ("stride ", q(field(by[1], "params", "stride"), ".0f"))
+        at = (*unit, " at ", q(field(by[1], "pct_of_ceiling"), ".0f"), "% of the copy ceiling") if by[1].pct_of_ceiling else unit
         if 2 in by:
-            yield (f"{variant}: {at}; stride 2 runs at {100 * one.median_s / by[2].median_s:.0f}% of the unit-stride "
-                   f"bandwidth (seed: 50% load/store efficiency)")
+            yield sentence(f"{variant}: ", *at, "; stride ", q(field(by[2], "params", "stride"), ".0f"), " runs at ",
+                           q(100 * (one / field(by[2], "time_s", "median")), ".0f"), "% of the unit-stride bandwidth "
+                           "(seed: ", q(claim("50"), ".0f"), "% load/store efficiency)")
         worst = max(by)
         if worst > 2:
-            yield (f"{variant}: stride {worst} runs at {100 * one.median_s / by[worst].median_s:.1f}% of unit stride: "
-                   f"one 32-byte sector per 4-byte element")
+            w = by[worst]
+            element = field(w, "bytes") / field(w, "params", "n") * 0.5  # read + write per element
+            yield sentence(f"{variant}: stride ", q(field(w, "params", "stride"), ".0f"), " runs at ",
+                           q(100 * (one / field(w, "time_s", "median")), ".1f"), "% of unit stride: one ",
+                           q(claim("32"), ".0f"), "-byte sector per ", q(element, ".0f"), "-byte element")
 
 
 EXPERIMENT = Experiment(
