@@ -43,8 +43,9 @@ EXPERIMENT = Experiment(
     params=dict(offsets=list(range(33)), l2_factor=8.0, ilp=[4, 8]),
     modern_note="The seed kernel (one 4-byte load per thread) cannot keep enough bytes in flight to reach a modern "
                 "GPU's copy ceiling, which hides the extra sector; the 'loads in flight' kernels make the same 4-byte "
-                "accesses with several independent loads per thread, so their aligned copy runs near the ceiling "
-                "and their misaligned/aligned ratio is the like-for-like test of the seed's 4/5.",
+                "accesses with several independent loads per thread so that the aligned copy can reach the ceiling "
+                "(each finding says how close offset 0 came); where it does, the misaligned/aligned ratio is the "
+                "like-for-like test of the seed's 4/5.",
     plot=Plot(x="offset", y="gbps", series="variant", title="offset_copy: GB/s (read+write) vs offset"),
     findings=findings,
     derive=relative_to("offset", 0, "vs_offset0_pct"),
