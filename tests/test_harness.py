@@ -194,3 +194,81 @@ def test_time_interleaved_flushes_before_every_timed_call():
 def test_timer_module_reads_events_in_milliseconds():
     # cuda.core's Event difference is in ms; the harness works in seconds
     assert timer.runtime.elapsed_s(1.0, 3.5) == 2.5e-3
+
+
+# ------------------------------------------------------------------ stopping rule, flags, throttling
+
+
+def noisy_kernel(stream: FakeStream, durations_ms):
+    """A fake kernel whose k-th call takes durations_ms[k % len] ms."""
+    calls = [0]
+
+    def run():
+        stream.now_ms += durations_ms[calls[0] % len(durations_ms)]
+        calls[0] += 1
+    return run
+
+
+def test_time_gpu_stops_on_spread_once_the_minimums_are_met():
+    s = FakeStream()
+    cfg = TimerConfig(warmup=0, min_samples=10, min_time_s=0.0, max_time_s=100.0, batch=10, max_rel_spread=0.01)
+    # 1.000 and 1.004 ms alternate: (p90 - p10) / median = 0.004 / 1.002 < 1%, so the first batch of 10 is enough
+    t = time_gpu(noisy_kernel(s, [1.0, 1.004]), stream=s, flusher=FakeFlusher(), cfg=cfg)
+    assert (t.stats.n, t.stop, t.converged) == (10, "spread", True)
+
+
+def test_time_gpu_keeps_sampling_a_noisy_kernel_until_its_time_limit_and_says_so():
+    s = FakeStream()
+    cfg = TimerConfig(warmup=0, min_samples=10, min_time_s=0.0, max_time_s=0.1, batch=10, max_rel_spread=0.01)
+    # 1 and 2 ms alternate: the spread never falls below 1%; 0.1 s of timed work is 67 calls -> 70 samples
+    t = time_gpu(noisy_kernel(s, [1.0, 2.0]), stream=s, flusher=FakeFlusher(), cfg=cfg)
+    assert (t.stats.n, t.stop, t.converged) == (70, "time limit", False)
+    assert t.far_from_min(cfg)  # median 1.5 ms, min 1 ms
+
+
+def test_time_gpu_at_max_samples_is_converged_only_if_the_spread_is_small():
+    cfg = TimerConfig(warmup=0, min_samples=10, max_samples=20, min_time_s=10.0, max_time_s=20.0, batch=10)
+    s = FakeStream()
+    assert time_gpu(noisy_kernel(s, [1.0]), stream=s, flusher=FakeFlusher(), cfg=cfg).stop == "spread"
+    s = FakeStream()
+    assert time_gpu(noisy_kernel(s, [1.0, 3.0]), stream=s, flusher=FakeFlusher(), cfg=cfg).stop == "max samples"
+
+
+def test_should_stop_needs_min_samples_and_min_time_before_the_spread_counts():
+    from gpumemlab.bench.stats import summarize
+    from gpumemlab.bench.timer import should_stop
+
+    cfg = TimerConfig(min_samples=10, min_time_s=0.5, max_time_s=1.0, max_rel_spread=0.01)
+    flat9, flat10, wide10 = summarize([1.0] * 9), summarize([1.0] * 10), summarize([1.0, 2.0] * 5)
+    assert should_stop(flat9, 5.0, cfg) is None          # too few samples
+    assert should_stop(flat10, 0.4, cfg) is None         # too little timed work
+    assert should_stop(flat10, 0.5, cfg) == "spread"
+    assert should_stop(wide10, 0.9, cfg) is None         # noisy, time left
+    assert should_stop(wide10, 1.0, cfg) == "time limit"
+
+
+def test_flags_for_names_each_doubt():
+    from gpumemlab.bench.session import flags_for
+    from gpumemlab.bench.stats import summarize
+    from gpumemlab.bench.timer import Timing
+
+    cfg = TimerConfig(far_from_min=0.05)
+    clean = Timing(summarize([1.0, 1.01, 1.02]), 1, True, "spread")
+    slow_median = Timing(summarize([1.0, 1.2, 1.2]), 1, True, "time limit")
+    assert flags_for(clean, cfg, []) == []
+    assert flags_for(clean, cfg, ["sw power cap"]) == ["throttled"]
+    assert flags_for(slow_median, cfg, []) == ["median far from min", "noisy"]
+
+
+def test_throttling_reads_bits_violation_counters_and_clock_drop():
+    from gpumemlab.bench.nvml import throttling
+
+    calm = dict(sm_clock_mhz=1980, throttle_reasons=0x1, power_violation_ns=5, thermal_violation_ns=0)
+    assert throttling(calm, dict(calm)) == []            # GPU idle bit alone is no slowdown
+    assert throttling(None, calm) == [] and throttling(calm, None) == []
+    assert throttling(calm, dict(calm, throttle_reasons=0x4 | 0x40)) == ["sw power cap", "hw thermal slowdown"]
+    assert throttling(calm, dict(calm, power_violation_ns=2_500_005)) == ["power violation 2.5 ms"]
+    assert throttling(calm, dict(calm, sm_clock_mhz=1800)) == ["SM clock 1980 -> 1800 MHz"]
+    assert throttling(calm, dict(calm, sm_clock_mhz=1900)) == []   # within 5%
+    missing = dict(sm_clock_mhz=None, throttle_reasons=None, power_violation_ns=None, thermal_violation_ns=None)
+    assert throttling(missing, missing) == []

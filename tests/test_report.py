@@ -120,3 +120,23 @@ def test_plots_draw_the_ceiling_their_records_use_inside_the_axes(tmp_path, monk
     plots.write_plots(res, tmp_path)
     (y, ax), = limits
     assert y == 1000.0 and ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1000.0
+
+
+def test_flags_round_trip_and_show_in_the_report_and_version_1_files_still_read(tmp_path):
+    res = _results()
+    res.results[1].flags = ["median far from min", "throttled"]
+    res.save(tmp_path / "results.json")
+    back = RunResults.load(tmp_path / "results.json")
+    assert json.loads((tmp_path / "results.json").read_text())["schema"] == 2
+    assert back.results[1].flags == ["median far from min", "throttled"] and back.results[0].flags == []
+    assert main(["report", str(tmp_path / "results.json")]) == 0
+    md = (tmp_path / "report.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| offset_copy |")]
+    assert rows[1].endswith("| yes | median far from min, throttled |") and rows[0].endswith("| yes | - |")
+    assert "'throttled' - NVML saw the clocks held down" in md
+    old = json.loads((tmp_path / "results.json").read_text())
+    old["schema"] = 1
+    for r in old["results"]:
+        del r["flags"]
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    assert [r.flags for r in RunResults.load(tmp_path / "v1.json").results] == [[]] * len(old["results"])

@@ -50,3 +50,29 @@ def test_readme_rows_keep_seed_claims_and_outside_references_apart():
     assert rows[0] == ("`x`", "seed 003, 9.1.2", "Staged copies overlap. (outside: M. Harris, 'Optimizing Parallel "
                        "Reduction in CUDA') ~30x on a G80.", "measured 2x", 0)
     assert rows[1][3] == "not run on this GPU: needs CC 8.0"
+
+
+def test_readme_coverage_section_is_the_registry_s():
+    """The README's "What the suite covers" is generated: after adding or changing an experiment's claims, run
+    `python tools/update_readme.py` - this fails until the README says exactly what the registry declares."""
+    from gpumemlab.experiments import registry
+
+    tool = load("update_readme")
+    text = (Path(tool.ROOT) / "README.md").read_text()
+    begin, end = tool.COVERAGE
+    section = text[text.index(begin) + len(begin):text.index(end)].strip()
+    assert section == tool.coverage(list(registry().values()))
+
+
+def test_coverage_lists_seed_sections_per_seed_and_outside_works_apart():
+    from gpumemlab.experiments import Claim, Experiment, outside, seed
+
+    tool = load("update_readme")
+    a = Experiment("a", "A", (Claim("x", seed("003", "9.2.1.3")), Claim("y", outside("M. Harris, 'Reduction'"))),
+                   cases=lambda s, p: [])
+    b = Experiment("b", "B", (Claim("z", seed("003", "9.2.1.3")),), cases=lambda s, p: [])
+    lines = tool.coverage([a, b]).splitlines()
+    assert "the 2 experiments of `gpumemlab bench`" in lines[0]
+    assert lines[4:9] == ["| 000 | (none) | - |", "| 001 | (none) | - |", "| 002 | (none) | - |",
+                          "| 003 | 9.2.1.3 | `a`, `b` |", "| 004 | (none) | - |"]
+    assert lines[-1] == "Outside works cited next to the seeds (kept apart from seed claims): M. Harris, 'Reduction' (`a`)."

@@ -1,7 +1,9 @@
-"""Regenerate the README results table from a real run's results.json (never typed by hand).
+"""Regenerate the README's generated sections (never typed by hand).
 
-Usage: python tools/update_readme.py docs/results/<device>/results.json
-Replaces the text between the README's `<!-- results:begin -->` and `<!-- results:end -->` markers.
+Usage: python tools/update_readme.py [docs/results/<device>/results.json]
+Always rewrites the coverage section (between `<!-- coverage:begin -->` and `<!-- coverage:end -->`) from the
+experiment registry: which seed sections the suite's experiments reproduce. With a results.json, also the
+results table between `<!-- results:begin -->` and `<!-- results:end -->` from that real run.
 """
 
 from __future__ import annotations
@@ -17,6 +19,38 @@ from gpumemlab.report.format import fmt_num  # noqa: E402
 from gpumemlab.report.markdown import device_line  # noqa: E402
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+COVERAGE = "<!-- coverage:begin -->", "<!-- coverage:end -->"
+
+
+def coverage(experiments) -> str:
+    """Per seed file, each section an experiment's claims cite and the experiments that reproduce it; then the
+    outside works cited. ``experiments``: the registry's Experiment declarations."""
+    from gpumemlab.experiments._declare import SEEDS
+
+    by_seed: dict = {s: {} for s in SEEDS}
+    outside: dict = {}
+    for exp in experiments:
+        for c in exp.claims:
+            where = by_seed[c.source.seed] if c.from_seed else outside
+            where.setdefault(c.source.cite, []).append(exp.name)
+    lines = [f"Generated from the experiment registry by `python tools/update_readme.py`: the "
+             f"{len(experiments)} experiments of `gpumemlab bench` and the seed sections whose claims they measure. "
+             "A seed section not listed here is not measured by the suite.", "",
+             "| seed | section | experiments |", "|---|---|---|"]
+    for seed_, sections in by_seed.items():
+        if not sections:
+            lines.append(f"| {seed_} | (none) | - |")
+        for cite, names in sections.items():
+            section = cite.split(", ", 1)[1] if ", " in cite else cite
+            lines.append(f"| {seed_} | {section} | {', '.join(f'`{n}`' for n in dict.fromkeys(names))} |")
+    lines += ["", "Outside works cited next to the seeds (kept apart from seed claims): " + "; ".join(
+        f"{cite} ({', '.join(f'`{n}`' for n in dict.fromkeys(names))})" for cite, names in outside.items()) + "."]
+    return "\n".join(lines)
+
+
+def replace_between(text: str, markers: tuple[str, str], body: str) -> str:
+    start, end = text.index(markers[0]) + len(markers[0]), text.index(markers[1])
+    return text[:start] + "\n" + body + "\n" + text[end:]
 
 
 def rows(res: RunResults):
@@ -45,13 +79,15 @@ def table(res: RunResults, source: str) -> str:
     return "\n".join(lines)
 
 
-def main(path: str) -> None:
-    res = RunResults.load(Path(path))
+def main(path: str | None = None) -> None:
+    from gpumemlab.experiments import registry
+
     readme = ROOT / "README.md"
-    text = readme.read_text()
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    readme.write_text(text[:start] + "\n" + table(res, path) + "\n" + text[end:])
+    text = replace_between(readme.read_text(), COVERAGE, coverage(list(registry().values())))
+    if path:
+        text = replace_between(text, (BEGIN, END), table(RunResults.load(Path(path)), path))
+    readme.write_text(text)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:2])

@@ -64,6 +64,27 @@ def test_offset_and_stride_copy_match_numpy(cp):
     assert np.isnan(got[1: 7 * n: 7]).all()
 
 
+@pytest.mark.parametrize("unroll", [4, 8])
+@pytest.mark.parametrize("offset,stride", [(0, 1), (1, 1), (31, 1), (0, 2), (0, 7)])
+def test_indexed_copy_ilp_matches_numpy(cp, unroll, offset, stride):
+    """Grid smaller than one pass (grid-stride loop) and n not a multiple of block * unroll (tail guard)."""
+    from gpumemlab.bench.verify import poison, random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import copy as K
+
+    n = 5000
+    host = random_nonzero(n * stride + offset + 8, np.float32)
+    src = cp.asarray(host)
+    out = cp.empty_like(src)
+    poison(out)
+    runtime.launch(K.indexed_copy_ilp(unroll), 2, 128, out, src, offset, stride, np.int64(n))
+    got = out.get()
+    touched = np.zeros(host.size, bool)
+    touched[offset: offset + n * stride: stride] = True
+    np.testing.assert_array_equal(got[touched], host[touched])
+    assert np.isnan(got[~touched]).all()
+
+
 def test_read_sum_partials(cp):
     from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
@@ -84,7 +105,7 @@ def test_increment_patterns_touch_each_element_once(cp):
     n = 1 << log2n
     for pattern in K.PATTERNS:
         a = cp.zeros(n + 32, cp.float32)
-        runtime.launch(K.increment(pattern), n // 256, 256, a, log2n)
+        runtime.launch(K.increment(pattern), n // 256, 256, a, np.int64(n), log2n)
         got = a.get()
         if pattern == "misaligned":
             assert got[0] == 0 and (got[1:n + 1] == 1).all()
@@ -94,6 +115,22 @@ def test_increment_patterns_touch_each_element_once(cp):
         else:
             assert (got[:n] == 1).all(), pattern  # random is a bijection: every element exactly once
         assert (got[n + 1:] == 0).all()
+
+
+def test_increment_patterns_at_a_size_not_a_power_of_two(cp):
+    """The seed's 3M floats is 3 * 2^20: every pattern but random (a permutation of 2^log2n) runs on any n."""
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import coalescing as K
+
+    n = 3 * 1024
+    for pattern in ("coalesced", "partial", "permuted", "misaligned"):
+        a = cp.zeros(n + 64, cp.float32)
+        runtime.launch(K.increment(pattern), n // 256 + 1, 256, a, np.int64(n), 12)
+        got = a.get()
+        lo = 1 if pattern == "misaligned" else 0
+        assert got[:lo].sum() == 0 and (got[lo + n:] == 0).all(), pattern
+        if pattern != "partial":
+            assert (got[lo:lo + n] == 1).all(), pattern
 
 
 @pytest.mark.parametrize("n", [1, 255, 1001])

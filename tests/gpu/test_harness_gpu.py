@@ -73,6 +73,37 @@ def test_interleaved_timer_gives_the_known_ratio(spin):
     assert abs(stats["short"].median - 1e-3) <= 1e-4
 
 
+@gpu
+def test_timer_stops_on_spread_for_a_steady_kernel(spin):
+    """A 1 ms spin kernel runs at a fixed duration: the spread rule ends sampling at the first batch past the
+    minimums, well before the time limit, and nothing is flagged."""
+    from gpumemlab.bench.session import flags_for
+    from gpumemlab.bench.timer import TimerConfig, time_gpu
+
+    cfg = TimerConfig(min_samples=10, min_time_s=0.0, max_time_s=5.0, max_rel_spread=0.01)
+    t = time_gpu(spin(1e-3), cfg=cfg)
+    assert (t.stop, t.stats.n) == ("spread", 10), t.stats
+    assert flags_for(t, cfg, []) == []
+
+
+@gpu
+def test_timer_session_records_stop_flags_and_nvml_before_and_after(spin):
+    """Session.measure writes why sampling stopped, the flags (none for a steady spin kernel unless NVML saw
+    the clocks held down) and, where NVML is installed, a snapshot before timing and the reasons next to the one
+    after."""
+    from gpumemlab.bench import nvml
+    from gpumemlab.bench.session import FLAG_THROTTLED, Session
+
+    s = Session()
+    rec = s.measure(experiment="t", variant="spin", params={}, run=spin(1e-3), ceiling=None, cold_l2=False)
+    assert rec.time_s["stop"] == "spread" and rec.flags in ([], [FLAG_THROTTLED])
+    if nvml.snapshot() is None:
+        pytest.skip("no NVML (nvidia-ml-py) here")
+    assert isinstance(rec.env["before"]["sm_clock_mhz"], int) and isinstance(rec.env["power_violation_ns"], int)
+    assert (FLAG_THROTTLED in rec.flags) == bool(rec.env["throttle"])
+    s.close()
+
+
 # ------------------------------------------------------------------ verification on device arrays
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..errors import ResultsError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2   # 2: records carry ``flags`` and time_s["stop"]
+READS = (1, 2)       # version 1 files read with no flags
 
 
 @dataclass
@@ -32,8 +33,9 @@ class Record:
     model: dict | None = None    # the analyzer's prediction for the main access
     speedup_vs_naive: float | None = None
     notes: str | None = None
-    env: dict | None = None      # NVML snapshot after timing
+    env: dict | None = None      # NVML snapshot after timing (its "before": the one before)
     extra: dict = field(default_factory=dict)
+    flags: list = field(default_factory=list)       # doubts about the median (bench.session.flags_for)
 
     @property
     def median_s(self) -> float:
@@ -112,6 +114,7 @@ RECORD_FIELDS = {
     "ceiling": ((STR, NULL), True), "verified": ((BOOL,), True), "kind": ((STR,), False),
     "baselines": ((DICT,), False), "model": ((DICT, NULL), False), "speedup_vs_naive": ((NUMBER, NULL), False),
     "notes": ((STR, NULL), False), "env": ((DICT, NULL), False), "extra": ((DICT,), False),
+    "flags": ((LIST,), False),
 }
 TIME_FIELDS = {"median": ((NUMBER,), True), "samples": ((LIST,), False)}
 CEILING_FIELDS = {"value": ((NUMBER,), True), "unit": ((STR,), True)}
@@ -154,9 +157,9 @@ def _problems(d):
     """Each check's problem or None, lazily: a later check runs only once the earlier ones passed."""
     if not isinstance(d, dict) or "results" not in d or "device" not in d:
         yield "not a gpumemlab results.json (no 'results' and 'device')"
-    if json_type(d.get("schema")) == INT and d["schema"] != SCHEMA_VERSION:
+    if json_type(d.get("schema")) == INT and d["schema"] not in READS:
         newer = " (written by a newer gpumemlab)" if d["schema"] > SCHEMA_VERSION else ""
-        yield f"schema version {d['schema']}, this gpumemlab reads version {SCHEMA_VERSION}{newer}"
+        yield f"schema version {d['schema']}, this gpumemlab reads versions {', '.join(map(str, READS))}{newer}"
     yield _check_fields(d, TOP_FIELDS, "results.json")
     for name, c in d["ceilings"].items():
         yield _check_fields(c, CEILING_FIELDS, f"ceiling {name!r}")

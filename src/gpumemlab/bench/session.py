@@ -16,7 +16,23 @@ from . import nvml
 from .records import Record
 from .stats import gb_per_s, gflop_per_s
 from .stats import summarize
-from .timer import L2Flusher, TimerConfig, time_gpu, time_host, time_interleaved
+from .timer import L2Flusher, Timing, TimerConfig, time_gpu, time_host, time_interleaved
+
+# record flags: what the report shows next to a median it cannot vouch for
+FLAG_FAR_FROM_MIN = "median far from min"   # still > TimerConfig.far_from_min above the minimum after a re-measure
+FLAG_NOISY = "noisy"                        # a time or sample limit stopped it before its spread came down
+FLAG_THROTTLED = "throttled"                # NVML saw the clocks held down (bench.nvml.throttling)
+
+
+def flags_for(timing: Timing, cfg: TimerConfig, throttle_reasons: list[str]) -> list[str]:
+    flags = []
+    if timing.far_from_min(cfg):
+        flags.append(FLAG_FAR_FROM_MIN)
+    if not timing.converged:
+        flags.append(FLAG_NOISY)
+    if throttle_reasons:
+        flags.append(FLAG_THROTTLED)
+    return flags
 
 
 @dataclass
@@ -88,8 +104,7 @@ class Session:
         cfg = timer or self.timer
         if self.quick:
             cfg = replace(cfg, min_samples=10, min_time_s=0.0, max_time_s=0.2)
-        timer_fn = time_host if clock == "host" else time_gpu
-        timing = timer_fn(run, stream=self.stream, flusher=self.flusher() if cold_l2 else None, cfg=cfg)
+        timing, flags, remeasured, env = self._timed(run, cfg, clock, cold_l2)
         med = timing.stats.median
         gbps = gb_per_s(bytes, med) if bytes else None
         gflops = gflop_per_s(flops, med) if flops else None
@@ -99,14 +114,33 @@ class Session:
             achieved = gflops if self.ceilings[ceiling]["unit"] == "GFLOP/s" else gbps
             pct = 100.0 * achieved / value if achieved and value else None
         time_s = timing.stats.to_dict()
-        time_s.update(inner=timing.inner, cold_l2=timing.cold_l2, clock=clock)
+        time_s.update(inner=timing.inner, cold_l2=timing.cold_l2, clock=clock, stop=timing.stop)
+        if remeasured:
+            time_s["remeasured"] = remeasured  # the first attempt, whose median lay far above its minimum
         rec = Record(experiment=experiment, variant=variant, params=dict(params),
                      bytes=int(bytes) if bytes else None, flops=int(flops) if flops else None,
                      time_s=time_s, gbps=gbps, gflops=gflops, pct_of_ceiling=pct,
                      ceiling=ceiling if pct is not None else None, verified=verify is not None,
-                     kind=kind, model=model, notes=notes, env=nvml.snapshot(), extra=dict(extra or {}))
+                     kind=kind, model=model, notes=notes, env=env, extra=dict(extra or {}), flags=flags)
         self.records.append(rec)
         return rec
+
+    def _timed(self, run, cfg: TimerConfig, clock: str, cold_l2: bool):
+        """Time ``run`` once more when its median lies far above its minimum (a hiccup, another process, a clock
+        change), and mark what stays doubtful: the timing's flags and the evidence behind them."""
+        timer_fn = time_host if clock == "host" else time_gpu
+        flusher = self.flusher() if cold_l2 else None
+        before = nvml.snapshot()
+        timing = timer_fn(run, stream=self.stream, flusher=flusher, cfg=cfg)
+        remeasured = None
+        if timing.far_from_min(cfg):
+            first = timing.stats
+            remeasured = dict(median=first.median, min=first.min, n=first.n, stop=timing.stop)
+            timing = timer_fn(run, stream=self.stream, flusher=flusher, cfg=cfg)
+        after = nvml.snapshot()
+        reasons = nvml.throttling(before, after)
+        env = after if after is None else dict(after, before=before, throttle=reasons)
+        return timing, flags_for(timing, cfg, reasons), remeasured, env
 
     def head_to_head(self, ours, baseline, *, cold_l2: bool = True, timer: TimerConfig | None = None) -> dict:
         """Speed of ``ours`` relative to ``baseline`` from interleaved samples (A B, B A, ...).

@@ -1,5 +1,12 @@
 """GPU timer after nvbench's method: events on the work stream, warm-up excluded, cold L2 per
-sample for DRAM experiments, at least ``min_samples`` samples and ``min_time_s`` of timed work."""
+sample for DRAM experiments.
+
+Stopping rule (nvbench's, with a robust noise measure): take at least ``min_samples`` samples and
+``min_time_s`` of timed work, then stop as soon as the relative spread (p90 - p10) / median is at most
+``max_rel_spread`` (default 1%, i.e. the median's p10-p90 half-width within 0.5%, the figure of nvbench's
+default 0.5% noise limit, which uses stdev / mean instead: one outlier moves the stdev, not p10-p90); otherwise
+keep sampling until ``max_time_s`` of timed work or ``max_samples``. A timing that hit a limit before its spread
+came down is marked ``converged=False``."""
 
 from __future__ import annotations
 
@@ -20,6 +27,19 @@ class TimerConfig:
     max_time_s: float = 1.5       # stop adding samples past this (min_samples still honoured)
     target_sample_s: float = 2e-4  # batch short kernels so one sample is well above event resolution
     batch: int = 10               # samples recorded between host syncs
+    max_rel_spread: float = 0.01  # stop once (p90 - p10) / median is at most this (past the minimums above)
+    far_from_min: float = 0.05    # a median more than 5% above the minimum: re-measured once, then flagged
+
+
+def should_stop(stats: SampleStats, total_s: float, cfg: TimerConfig) -> str | None:
+    """Why to stop now ("spread", "time limit", "max samples"), or None to take another batch."""
+    if stats.n >= cfg.max_samples:
+        return "spread" if stats.rel_spread <= cfg.max_rel_spread else "max samples"
+    if stats.n < cfg.min_samples or total_s < cfg.min_time_s:
+        return None
+    if stats.rel_spread <= cfg.max_rel_spread:
+        return "spread"
+    return "time limit" if total_s >= cfg.max_time_s else None
 
 
 class L2Flusher:
@@ -47,6 +67,15 @@ class Timing:
     stats: SampleStats   # seconds per call of fn
     inner: int           # calls of fn per recorded sample
     cold_l2: bool
+    stop: str = "spread"  # why sampling stopped: "spread" (converged), "time limit" or "max samples"
+
+    @property
+    def converged(self) -> bool:
+        return self.stop == "spread"
+
+    def far_from_min(self, cfg: TimerConfig) -> bool:
+        """The median lies more than ``cfg.far_from_min`` above the fastest sample."""
+        return self.stats.median > (1.0 + cfg.far_from_min) * self.stats.min
 
 
 def time_gpu(fn, *, stream=None, flusher: L2Flusher | None = None, cfg: TimerConfig = TimerConfig()) -> Timing:
@@ -83,12 +112,10 @@ def _time_on(fn, stream, flusher, cfg) -> Timing:
         batch = one_batch(cfg.batch, inner)
         samples.extend(batch)
         total += sum(batch) * inner
-        n = len(samples)
-        if n >= cfg.max_samples:
-            break
-        if n >= cfg.min_samples and (total >= cfg.min_time_s or total >= cfg.max_time_s):
-            break
-    return Timing(summarize(samples), inner, flusher is not None)
+        stats = summarize(samples)
+        stop = should_stop(stats, total, cfg)
+        if stop:
+            return Timing(stats, inner, flusher is not None, stop)
 
 
 def time_host(fn, *, stream=None, flusher: L2Flusher | None = None, cfg: TimerConfig = TimerConfig()) -> Timing:
@@ -100,7 +127,7 @@ def time_host(fn, *, stream=None, flusher: L2Flusher | None = None, cfg: TimerCo
             fn()
         stream.sync()
         samples: list[float] = []
-        while len(samples) < cfg.max_samples:
+        while True:
             if flusher is not None:
                 flusher.flush(stream)
                 stream.sync()
@@ -108,9 +135,11 @@ def time_host(fn, *, stream=None, flusher: L2Flusher | None = None, cfg: TimerCo
             fn()
             stream.sync()
             samples.append(time.perf_counter() - start)
-            if len(samples) >= cfg.min_samples and sum(samples) >= cfg.min_time_s:
-                break
-    return Timing(summarize(samples), 1, flusher is not None)
+            if len(samples) >= cfg.min_samples:
+                stats = summarize(samples)
+                stop = should_stop(stats, sum(samples), cfg)
+                if stop:
+                    return Timing(stats, 1, flusher is not None, stop)
 
 
 def time_interleaved(fns: dict, *, stream=None, flusher: L2Flusher | None = None,
@@ -142,6 +171,7 @@ def time_interleaved(fns: dict, *, stream=None, flusher: L2Flusher | None = None
                 samples[name].append(t)
                 total += t
             rounds += cfg.batch
-            if rounds >= cfg.max_samples or (rounds >= cfg.min_samples and total >= cfg.min_time_s):
-                break
-    return {n: summarize(s) for n, s in samples.items()}
+            stats = {n: summarize(s) for n, s in samples.items()}
+            # every side must converge: the noisiest one decides
+            if all(should_stop(st, total, cfg) for st in stats.values()):
+                return stats

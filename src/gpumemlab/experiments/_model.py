@@ -43,6 +43,16 @@ def verdict(h: dict) -> str:
     return "faster" if h["p10"] > 1.0 else "slower"
 
 
+def record_verdict(rec, base) -> str:
+    """"faster", "slower" or "tie" for ``rec`` against ``base`` (separately timed records): the time ratio's range
+    runs from rec's p10 over base's p90 to rec's p90 over base's p10; a range that contains 1 is a tie."""
+    lo = rec.time_s["p10"] / base.time_s["p90"]
+    hi = rec.time_s["p90"] / base.time_s["p10"]
+    if lo <= 1.0 <= hi:
+        return "tie"
+    return "faster" if hi < 1.0 else "slower"
+
+
 def predict_occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
     """The analyzer's occupancy for a catalog kernel (registers and shared memory from its ptxas
     report or cubin) next to the driver's answer (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""

@@ -17,12 +17,12 @@ __device__ __forceinline__ unsigned long long scatter(unsigned long long i, int 
     return i;
 }
 
-// increment<PATTERN>: the slides' timing experiment, one float per thread, n = 2^log2n
+// increment<PATTERN>: the slides' timing experiment, one float per thread over n floats (n a multiple of 32;
+// the random pattern permutes 2^log2n elements, so it needs n == 2^log2n)
 template <int PATTERN>
-__global__ void increment(float* __restrict__ a, int log2n) {
+__global__ void increment(float* __restrict__ a, long long n, int log2n) {
     const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned long long n = 1ull << log2n;
-    if (i >= n) return;
+    if (i >= (unsigned long long)n) return;
     const unsigned lane = threadIdx.x & 31;
     unsigned long long j = i;
     if (PATTERN == PAT_PARTIAL && ((lane & 15) == 3 || (lane & 15) == 13)) return;

@@ -22,6 +22,28 @@ extern "C" __global__ void stride_copy(float* __restrict__ odata, const float* _
     }
 }
 
+// indexed_copy_ilp<UNROLL>: the same 4-byte accesses as offset_copy/stride_copy (element i*stride + offset),
+// but each thread issues UNROLL independent loads before its first store, grid-stride, so enough bytes are in
+// flight to saturate DRAM and the misaligned/strided penalty is not hidden by the kernel's own latency limit.
+template <int UNROLL>
+__global__ void indexed_copy_ilp(float* __restrict__ odata, const float* __restrict__ idata,
+                                 int offset, int stride, long long n) {
+    const long long step = (long long)gridDim.x * blockDim.x * UNROLL;
+    for (long long base = (long long)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; base < n; base += step) {
+        float v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            long long i = base + (long long)u * blockDim.x;
+            if (i < n) v[u] = idata[i * stride + offset];
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            long long i = base + (long long)u * blockDim.x;
+            if (i < n) odata[i * stride + offset] = v[u];
+        }
+    }
+}
+
 // copy_vec<T, UNROLL>: each thread moves UNROLL elements of T (4, 8 or 16 bytes), all loads issued
 // before the first store so several requests are in flight; grid-stride for any grid size.
 template <typename T, int UNROLL>

@@ -60,7 +60,14 @@ def claim_lines(info: dict) -> list[str]:
 
 
 SUMMARY_COLUMNS = ("experiment", "variant", "params", "median", "GB/s", "GFLOP/s", "% ceiling",
-                   "speedup", "model", "ok")
+                   "speedup", "model", "ok", "flags")
+FLAGS_NOTE = ("Flags: 'median far from min' - the median stayed more than 5% above the fastest sample after one "
+              "re-measure; 'noisy' - the timer hit its time or sample limit before the p10-p90 spread fell to 1% of "
+              "the median; 'throttled' - NVML saw the clocks held down (power or thermal) while it was timed.")
+
+
+def flag_text(r) -> str:
+    return ", ".join(getattr(r, "flags", None) or []) or "-"
 
 
 def summary_row(r) -> tuple[str, ...]:
@@ -70,4 +77,4 @@ def summary_row(r) -> tuple[str, ...]:
     return (r.experiment, r.variant + (" (baseline)" if r.kind == "baseline" else ""), fmt_params(r.params), median,
             fmt_num(r.gbps), fmt_num(r.gflops, 0), pct,
             f"{r.speedup_vs_naive:.2f}x" if r.speedup_vs_naive else "-", fmt_model(r.model),
-            "yes" if r.verified else "no")
+            "yes" if r.verified else "no", flag_text(r))

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..bench.records import RunResults
-from .format import SUMMARY_COLUMNS, fmt_num, fmt_time, summary_row
+from .format import FLAGS_NOTE, SUMMARY_COLUMNS, fmt_num, fmt_time, summary_row
 from .markdown import device_line
 
 RECORD_COLUMNS = SUMMARY_COLUMNS[1:] + ("min", "max", "samples")
@@ -110,7 +110,7 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
     out += ['<h2 id="summary">Summary</h2>',
             "<p>Median time (± half the p10-p90 spread), effective bandwidth (bytes each algorithm must move, "
             "read + write), percentage of the named ceiling, speedup over the experiment's naive variant and the "
-            "analyzer's prediction. Click a header to sort.</p>",
+            "analyzer's prediction. Click a header to sort. " + html.escape(FLAGS_NOTE) + "</p>",
             _table(SUMMARY_COLUMNS, [summary_row(r) for r in res.results], "summary-table",
                    values=[[r.median_s if j == MEDIAN_COL else None for j in range(len(SUMMARY_COLUMNS))]
                            for r in res.results])]

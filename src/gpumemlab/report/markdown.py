@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..bench.records import RunResults
-from .format import SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, summary_row
+from .format import FLAGS_NOTE, SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, summary_row
 
 
 def _table(headers, rows) -> str:
@@ -36,7 +36,7 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
     lines += ["## Summary", "",
               "Median time (± half the p10-p90 spread), effective bandwidth (bytes each algorithm must move, "
               "read + write), percentage of the named ceiling, speedup over the experiment's naive variant, "
-              "and the analyzer's prediction for the main access.", "",
+              "and the analyzer's prediction for the main access. " + FLAGS_NOTE, "",
               _table(SUMMARY_COLUMNS, [summary_row(r) for r in res.results]), ""]
     for name, info in res.experiments.items():
         recs = [r for r in res.results if r.experiment == name]

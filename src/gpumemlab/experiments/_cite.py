@@ -1,0 +1,85 @@
+"""Numbers in findings that carry where they come from.
+
+A finding quotes numbers of its run (a record's field, a ratio or mean of such fields) and numbers of a claim
+(a seed or outside figure). Built from :class:`Num` values and :func:`sentence`, a finding is a :class:`Finding`:
+the text plus, for each number printed in it, the expression that produced it, so a test can recompute every
+quoted number from results.json alone and reject one that came from nowhere (tests/test_findings_cite.py).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Num:
+    """A value and the expression it came from:
+
+    ``("field", key, path)``: ``record[path]`` of the record whose (variant, params) is ``key``;
+    ``("claim", text)``: a figure as printed in a claim; ``("ratio", a, b)``, ``("scale", a, k)``,
+    ``("mean", (a, ...))``: arithmetic on other Nums."""
+
+    value: float
+    expr: tuple
+
+    def __truediv__(self, other: "Num") -> "Num":
+        return Num(self.value / other.value, ("ratio", self, other))
+
+    def __mul__(self, k: float) -> "Num":
+        return Num(self.value * k, ("scale", self, k))
+
+    __rmul__ = __mul__
+
+
+def record_key(rec) -> tuple:
+    return rec.variant, tuple(sorted((k, repr(v)) for k, v in rec.params.items()))
+
+
+def field(rec, *path: str) -> Num:
+    """``rec.<path[0]>[path[1]]...`` as a Num (e.g. field(r, "gbps"), field(r, "time_s", "median"))."""
+    value = getattr(rec, path[0])
+    for p in path[1:]:
+        value = value[p]
+    return Num(float(value), ("field", record_key(rec), path))
+
+
+def claim(text: str) -> Num:
+    """A figure as a claim prints it ("3,494", "356"): the test checks it appears in the experiment's claims."""
+    return Num(float(text.replace(",", "")), ("claim", text))
+
+
+def mean(nums) -> Num:
+    nums = tuple(nums)
+    return Num(statistics.fmean(n.value for n in nums), ("mean", nums))
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A number as printed: ``text`` (``format(num.value, spec)``) and its Num."""
+
+    num: Num
+    spec: str
+
+    @property
+    def text(self) -> str:
+        return format(self.num.value, self.spec)
+
+
+def q(num: Num, spec: str) -> Quoted:
+    return Quoted(num, spec)
+
+
+class Finding(str):
+    """A finding's text (a str, as results.json stores it) with ``quoted``: every number printed from a Num."""
+
+    quoted: tuple[Quoted, ...] = ()
+
+
+def sentence(*parts) -> Finding:
+    """Join strings and :class:`Quoted` numbers into a Finding that remembers the numbers it printed."""
+    text = "".join(p.text if isinstance(p, Quoted) else str(p) for p in parts)
+    out = Finding(text)
+    out.quoted = tuple(p for p in parts if isinstance(p, Quoted)) + tuple(
+        x for p in parts if isinstance(p, Finding) for x in p.quoted)
+    return out

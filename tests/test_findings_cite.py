@@ -1,0 +1,191 @@
+"""Every number a finding prints comes from the run or from a claim with a source.
+
+The rule, checked for each finding of each experiment over a run (the committed H100 results.json and a fake run):
+
+1. Take the finding's number tokens (digits not glued to a letter on their left, so "V100", "float4" and "L2"
+   are names, not numbers), after removing the names of the run's variants ("8 loads in flight" is a label).
+2. Each token must be the printed text of one of the numbers the finding quoted through
+   ``experiments._cite`` (each quote used once), or appear among the number tokens of the experiment's claims.
+3. Each quoted number must be recomputed from results.json alone: a ``field`` is read again from the record
+   with the same variant and params, a ``claim`` figure must appear in the claims' text, ratios, scales and
+   means are recomputed, and the recomputed value, formatted with the quote's format, must equal the text.
+4. Every claim names a non-empty source.
+
+Experiments whose findings are not built with ``_cite`` yet cannot be checked by rule 3; they are listed in
+NOT_CITED, and the test fails when that list is not exactly the unconverted ones (so it can only shrink).
+The negative tests below show that each rule fails on a finding that breaks it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from gpumemlab.bench.records import Record, RunResults
+from gpumemlab.bench.stats import summarize
+from gpumemlab.experiments import registry
+from gpumemlab.experiments._cite import Finding, Num, claim, field, q, record_key, sentence
+
+COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
+TOKEN = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")
+NOT_CITED = {"vector_copy", "aos_soa", "reduce", "transpose", "divergence", "l2_persist", "squares_sum", "texture",
+             "constant_memory", "intrinsics", "launch_config", "matmul", "matmul_sizes", "matmul_shared_ab",
+             "stream_map", "transfer_bandwidth", "transfer_batching", "stream_overlap", "zero_copy", "pitched_copy"}
+
+
+def tokens(text: str) -> list[str]:
+    return [t.replace(",", "") for t in TOKEN.findall(text)]
+
+
+class Unsourced(Exception):
+    """A quoted number that results.json and the claims do not give back."""
+
+
+def evaluate(num: Num, records: dict, claim_tokens: set) -> float:
+    kind = num.expr[0]
+    if kind == "field":
+        _, key, path = num.expr
+        if key not in records:
+            raise Unsourced(f"quoted a record that is not in the run: {key}")
+        value = records[key].to_dict()
+        for p in path:
+            value = value[p]
+        return float(value)
+    if kind == "claim":
+        if num.expr[1].replace(",", "") not in claim_tokens:
+            raise Unsourced(f"{num.expr[1]} is not a figure of the claims")
+        return float(num.expr[1].replace(",", ""))
+    if kind == "ratio":
+        return evaluate(num.expr[1], records, claim_tokens) / evaluate(num.expr[2], records, claim_tokens)
+    if kind == "scale":
+        return evaluate(num.expr[1], records, claim_tokens) * num.expr[2]
+    if kind == "mean":
+        parts = [evaluate(n, records, claim_tokens) for n in num.expr[1]]
+        return math.fsum(parts) / len(parts)
+    raise Unsourced(f"unknown expression {kind!r}")
+
+
+def problems(finding, recs: list, claims: list[dict]) -> list[str]:
+    """What breaks rules 1-3 in one finding (empty: it is honest)."""
+    out = []
+    claim_tokens = {t for c in claims for t in tokens(c["text"])}
+    by_key = {record_key(r): r for r in recs}
+    text = str(finding)
+    for name in sorted({r.variant for r in recs}, key=len, reverse=True):
+        text = text.replace(name, " ")
+    quoted = [x.text.replace(",", "") for x in getattr(finding, "quoted", ())]
+    for t in tokens(text):
+        if t in quoted:
+            quoted.remove(t)
+        elif t not in claim_tokens:
+            out.append(f"{t} is neither quoted from the run nor in a claim")
+    for x in getattr(finding, "quoted", ()):
+        try:
+            again = evaluate(x.num, by_key, claim_tokens)
+        except (Unsourced, KeyError) as exc:
+            out.append(str(exc))
+            continue
+        if format(again, x.spec) != x.text:
+            out.append(f"{x.text} recomputes to {format(again, x.spec)}")
+    return out
+
+
+def check_run(res: RunResults) -> dict:
+    """experiment -> its findings' problems, over every registered experiment that has records in ``res``."""
+    found = {}
+    for name, exp in registry().items():
+        recs = [r for r in res.results if r.experiment == name]
+        if not recs or exp.findings is None:
+            continue
+        info = exp.describe(recs)
+        assert all(c["source"].strip() for c in info["claims"]), f"{name}: a claim with no source"
+        findings = info["findings"]
+        cited = bool(findings) and all(isinstance(f, Finding) for f in findings)
+        found[name] = (cited, [p for f in findings for p in problems(f, recs, info["claims"])] if cited else None)
+    return found
+
+
+def test_committed_run_findings_quote_only_the_run_and_the_claims():
+    found = check_run(RunResults.load(COMMITTED))
+    assert {n for n, (cited, _) in found.items() if not cited} == NOT_CITED & set(found)
+    bad = {n: p for n, (cited, p) in found.items() if cited and p}
+    assert not bad, bad
+    assert {"offset_copy", "stride_copy", "coalescing_patterns"} <= {n for n, (cited, _) in found.items() if cited}
+
+
+def _rec(exp, variant, params, median_s, nbytes, pct=None):
+    stats = summarize([median_s * f for f in (0.99, 1.0, 1.0, 1.01)]).to_dict()
+    return Record(experiment=exp, variant=variant, params=params, bytes=nbytes, flops=None, time_s=stats,
+                  gbps=nbytes / median_s / 1e9, gflops=None, pct_of_ceiling=pct, ceiling="copy_gbps" if pct else None,
+                  verified=True)
+
+
+def fake_run() -> RunResults:
+    n = 1 << 20
+    recs = []
+    for variant, slow in (("seed kernel", 1.25), ("4 loads in flight", 1.04)):
+        for off in range(0, 17):
+            t = 1e-3 * (slow if off % 8 else 1.0) * (1 + off / 1000)
+            recs.append(_rec("offset_copy", variant, dict(offset=off, n=n), t, 8 * n, pct=61.0 + off))
+        for stride in (1, 2, 8):
+            recs.append(_rec("stride_copy", variant, dict(stride=stride, n=n), 1e-3 * stride ** 0.9, 8 * n, pct=70.5))
+    for size, n_, scale in (("far above L2", 1 << 24, 1.0), ("seed size", 3 << 20, 0.1)):
+        for pattern, slow in (("coalesced", 1.0), ("partial", 1.0), ("permuted", 1.3), ("misaligned", 1.5)):
+            recs.append(_rec("coalescing_patterns", pattern, dict(n=n_, size=size, pattern=pattern),
+                             4e-4 * scale * slow, 8 * n_))
+    return RunResults(meta={}, device={}, ceilings={}, results=recs)
+
+
+def test_fake_run_findings_are_honest_and_say_tie_inside_the_noise():
+    res = fake_run()
+    found = check_run(res)
+    assert found["offset_copy"] == (True, []) and found["stride_copy"] == (True, [])
+    assert found["coalescing_patterns"] == (True, [])
+    text = registry()["coalescing_patterns"].describe([r for r in res.results if r.experiment == "coalescing_patterns"])
+    first = text["findings"][0]
+    assert first.startswith("far above L2 (n = 16777216): time relative to coalesced: partial a tie within the noise, "
+                            "permuted 1.30x, misaligned 1.50x (seed: partial 1.00x, permuted or misaligned 9.8x")
+
+
+# ---------------------------------------------------------------- the rules fail where they should
+
+CLAIMS = [dict(text="V100: ~790 GB/s at offset 0; about 4/5 of that otherwise.", source="seed 003, 9.2.1.3")]
+
+
+def test_a_hard_coded_number_fails():
+    rec = _rec("x", "v", dict(n=8), 1e-3, 8000)
+    honest = sentence("runs at ", q(field(rec, "gbps"), ".3f"), " GB/s (seed: ", q(claim("790"), ".0f"), " GB/s)")
+    assert honest == "runs at 0.008 GB/s (seed: 790 GB/s)" and problems(honest, [rec], CLAIMS) == []
+    typed = sentence("runs at ", q(field(rec, "gbps"), ".3f"), " GB/s, 97.3% of aligned")
+    assert problems(typed, [rec], CLAIMS) == ["97.3 is neither quoted from the run nor in a claim"]
+    assert problems("a plain string: 12.5x", [rec], CLAIMS) == ["12.5 is neither quoted from the run nor in a claim"]
+
+
+def test_a_claim_figure_not_in_the_claims_fails():
+    rec = _rec("x", "v", dict(n=8), 1e-3, 8000)
+    f = sentence("seed: ", q(claim("9.8"), ".1f"), "x")
+    assert problems(f, [rec], CLAIMS) == ["9.8 is not a figure of the claims"]
+
+
+def test_a_quote_that_no_longer_matches_the_record_fails():
+    rec = _rec("x", "v", dict(n=8), 1e-3, 8000)
+    f = sentence("at ", q(field(rec, "gbps") * 1000, ".1f"), " MB/s")
+    changed = copy.deepcopy(rec)
+    changed.gbps *= 1.1
+    assert problems(f, [rec], CLAIMS) == []
+    assert problems(f, [changed], CLAIMS) == ["8.0 recomputes to 8.8"]
+    other = _rec("x", "v", dict(n=9), 1e-3, 8000)
+    assert problems(f, [other], CLAIMS) == [f"quoted a record that is not in the run: {record_key(rec)}"]
+
+
+def test_names_with_digits_are_not_numbers():
+    assert tokens("V100 float4 sm_90 L2 x4: 1,234.5 GB/s at 4/5, 12K and 3M") == ["1234.5", "4", "5", "12", "3"]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_CITED))
+def test_not_cited_lists_only_registered_experiments(name):
+    assert name in registry()
