@@ -43,6 +43,11 @@ def verdict(h: dict) -> str:
     return "faster" if h["p10"] > 1.0 else "slower"
 
 
+def overlap(a, b) -> bool:
+    """Two records' p10-p90 time ranges overlap: their difference is inside the noise (a tie)."""
+    return a.time_s["p10"] <= b.time_s["p90"] and b.time_s["p10"] <= a.time_s["p90"]
+
+
 def predict_occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
     """The analyzer's occupancy for a catalog kernel (registers and shared memory from its ptxas
     report or cubin) next to the driver's answer (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
