@@ -14,7 +14,7 @@ from ..gpu import runtime
 from ..kernels import matmul as K
 from ._declare import Case, Claim, Experiment, Plot, seed
 from ._matmul import FEW_SAMPLES, Operands
-from ._model import predict_global
+from ._model import overlap, predict_global
 
 # the tile loads of tiled<TILE> at phase 0, as the analyzer reads them (row-major A: M x K, B: K x N)
 A_LOAD = "A[(blockIdx.y*T + threadIdx.y)*K + threadIdx.x]"
@@ -73,9 +73,14 @@ def findings(records):
     if coalesced:
         yield (f"analyzer: BLOCK_SIZE {', '.join(map(str, coalesced))} read whole 32-byte sectors (a row of 8 or more "
                "floats per warp row); the seed's answer was multiples of 32")
-    if rows:
+    base = next((r for r in records if r.kind == "baseline"), None)
+    if rows and base is not None:
         best = max(rows, key=lambda r: r.gflops)
-        yield f"fastest: BLOCK_SIZE {best.params['block_size']} ({best.extra.get('pct_of_cublas', 0):.1f}% of cuBLAS)"
+        side = "a tie with" if overlap(best, base) else ("faster than" if best.median_s < base.median_s else
+                                                          "slower than")
+        yield (f"fastest: BLOCK_SIZE {best.params['block_size']}, {side} cuBLAS SGEMM by p10-p90 ranges (cuBLAS's "
+               f"own p10-p90 spread {100 * base.time_s['rel_spread']:.0f}% of its median: at this size both are a "
+               "few tens of microseconds)")
 
 
 EXPERIMENT = Experiment(
