@@ -129,3 +129,19 @@ def test_coarsening_findings_show_blocks_registers_and_ties():
     assert line == ("512^3, speed vs C=1: C=1: 1.00x, 256 blocks for 264 slots, 31 regs, 100% occupancy; "
                     "C=2: 0.99x (a tie: p10-p90 overlap), 128 blocks for 264 slots, 32 regs, 100% occupancy; "
                     "C=8: 0.25x, 32 blocks for 264 slots, 40 regs, 50% occupancy")
+
+
+def test_committed_occupancy_sweep_analyzer_matches_driver():
+    """The analyzer, given the padding above 48 KiB (opt-in), predicts the driver's resident blocks at every point."""
+    from pathlib import Path
+
+    from gpumemlab.bench.records import RunResults
+    from gpumemlab.model import occupancy
+
+    res = RunResults.load(Path(__file__).resolve().parents[1] / "docs/results/nvidia-h100-80gb-hbm3/results.json")
+    recs = [r for r in res.results if r.experiment == "occupancy_sweep"]
+    assert {r.model["driver_blocks_per_sm"] for r in recs} == {1, 2, 3, 4, 6, 8}
+    for r in recs:
+        smem = r.model["shared_bytes"] + r.extra["padding_smem_bytes"]
+        m = occupancy(OS.BLOCK, r.model["registers"], smem, cc=tuple(res.device["cc"]), opt_in=smem > 48 * 1024)
+        assert m["blocks_per_sm"] == r.model["driver_blocks_per_sm"] == r.params["blocks_per_sm"]
