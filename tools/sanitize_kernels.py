@@ -3,7 +3,7 @@
 sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
 on a mismatch, listing them.
 
-    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul onchip library]
+    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul onchip library lessons]
     SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
@@ -119,6 +119,32 @@ def matmul_kernels(rng, rb_only: bool):
         run("register_blocked", 33, 17, 41, cfg, 1, 2)
 
 
+def lesson_kernels(rng):
+    """bank_stride at every stride (a grid-stride tail) and the exercise's small square tiles on odd sizes."""
+    import cupy
+
+    from gpumemlab.bench.verify import device_random_nonzero, random_nonzero
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import banks as B
+    from gpumemlab.kernels import matmul as M
+
+    x = cupy.asarray(random_nonzero(5003, np.float32, rng))
+    for stride in B.STRIDES:
+        out = cupy.full_like(x, np.nan)
+        runtime.launch(B.bank_stride(stride), 3, B.BLOCK, out, x, np.int64(x.size), np.int32(3))
+        check(bool((out == x + np.float32(1) + np.float32(1) + np.float32(1)).all()), f"bank_stride<{stride}>")
+    m, n, k = 67, 45, 37
+    a, b = device_random_nonzero((m, k), np.float32, 3), device_random_nonzero((k, n), np.float32, 4)
+    out = cupy.empty((m, n), cupy.float32)
+    for t in M.BLOCK_SIZES:
+        run = lambda t=t: runtime.launch(M.tiled(t), (math.ceil(n / t), math.ceil(m / t)), (t, t), out, a, b, m, n, k)  # noqa: E731
+        try:
+            Reference(a, b).verifier(run, out, f"tiled<{t}>")()
+        except Exception as exc:
+            check(False, f"tiled<{t}> {m}x{n}x{k}: {exc}")
+
+
 def library(rng):
     import cupy
 
@@ -194,7 +220,8 @@ class _nothing:
 def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
-                  matmul=lambda r: matmul_kernels(r, rb_only), onchip=onchip_kernels, library=library)
+                  matmul=lambda r: matmul_kernels(r, rb_only), onchip=onchip_kernels, library=library,
+                  lessons=lesson_kernels)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]
     if unknown:

@@ -53,6 +53,11 @@ def record_verdict(rec, base) -> str:
     return "faster" if hi < 1.0 else "slower"
 
 
+def overlap(a, b) -> bool:
+    """Two records' p10-p90 time ranges overlap: their difference is inside the noise (a tie)."""
+    return record_verdict(a, b) == "tie"
+
+
 def predict_occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
     """The analyzer's occupancy for a catalog kernel (registers and shared memory from its ptxas
     report or cubin) next to the driver's answer (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
@@ -63,7 +68,9 @@ def predict_occupancy(spec, threads: int, dyn_smem: int = 0) -> dict:
     info = runtime.device_info()
     usage = resource_usage(spec, info["arch"])
     blocks = runtime.max_active_blocks(spec, threads, dyn_smem)
-    m = occupancy(threads, usage.registers, usage.shared_bytes + dyn_smem, cc=tuple(info["cc"]), opt_in=False)
+    smem = usage.shared_bytes + dyn_smem
+    # above 48 KiB a launch only works once the kernel opted in (runtime.set_max_dynamic_shared)
+    m = occupancy(threads, usage.registers, smem, cc=tuple(info["cc"]), opt_in=smem > 48 * 1024)
     return dict(registers=usage.registers, shared_bytes=usage.shared_bytes, local_bytes=usage.local_bytes,
                 spill_store_bytes=usage.spill_store_bytes, spill_load_bytes=usage.spill_load_bytes,
                 occupancy_pct=m["occupancy_pct"], blocks_per_sm=m["blocks_per_sm"], limiters=m["limiters"],

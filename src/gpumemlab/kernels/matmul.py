@@ -25,13 +25,14 @@ SHARED_AB_MULTIPLY = KernelSpec(SRC, "shared_ab_multiply")
 AAT_SIMPLE = KernelSpec(SRC, "aat_simple")
 TILE_DIM = 32  # w of Best Practices 9.2.3 (simple/coalesced/shared_ab and the A A^T trio)
 TILES = (8, 16, 32)
+BLOCK_SIZES = (2, 4) + TILES  # seed 000's BLOCK_SIZE exercise: square blocks, warps filled or not
 COARSE_FACTORS = (1, 2, 4, 8)
 COARSE_TILE = 32
 
 
 def tiled(tile: int) -> KernelSpec:
-    if tile not in TILES:
-        raise ValueError(f"tiled<{tile}> is not instantiated (tiles: {TILES})")
+    if tile not in BLOCK_SIZES:
+        raise ValueError(f"tiled<{tile}> is not instantiated (tiles: {BLOCK_SIZES})")
     return KernelSpec(SRC, f"tiled<{tile}>")
 
 
@@ -272,6 +273,6 @@ LADDER = tuple(n for n in AB_VARIANTS if not VARIANTS[n].k32)
 TEACHING = LADDER[:-1]  # every rung but register_blocked: seconds per call at 8192
 
 KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
-           + [tiled(t) for t in TILES] + [corner_turning(32, 0), corner_turning(32, 1)]
+           + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
            + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)])
