@@ -119,7 +119,7 @@ SABOTAGES = (
     Sabotage(
         "copy-out-skips-float4", "test_library_copy (float64 path only)",
         "gpumemlab.copy into a caller's out skips the float4 kernel: only the cudaMemcpy tail is written",
-        (Edit("src/gpumemlab/ops/copy.py", "    if n_vec:\n", "    if n_vec and out is None:\n"),),
+        (Edit("src/gpumemlab/ops/copy.py", "    if kernel:\n", "    if kernel and out is None:\n"),),
         ("tests/gpu/test_foundation.py::test_library_copy[float32-shape1]",)),
     Sabotage(
         "accumulators-write-nothing", "test_register_limited_kernels_compute_the_same_values",

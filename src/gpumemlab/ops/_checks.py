@@ -20,28 +20,43 @@ def cupy_module():
     return cupy
 
 
+_NDARRAY = None  # cupy.ndarray once CuPy has imported: the fast path of as_device_array
+_ALLOWED: dict = {}  # dtypes argument -> tuple of np.dtype
+
+
+def _as_cupy(x, name: str):
+    """A CuPy view of anything that is not already a CuPy array (or the one-line error)."""
+    global _NDARRAY
+    cupy = cupy_module()
+    _NDARRAY = cupy.ndarray
+    if isinstance(x, np.ndarray):
+        raise InputTypeError(f"{name}: a NumPy (host) array; pass a GPU array (cupy.asarray({name}))")
+    if isinstance(x, cupy.ndarray):
+        return x
+    if hasattr(x, "__cuda_array_interface__"):
+        return cupy.asarray(x)
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2:
+        return cupy.from_dlpack(x)
+    raise InputTypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
+
+
 def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None, contiguous: bool = True):
     """A CuPy view of ``x`` (CuPy array or anything with ``__cuda_array_interface__``/DLPack).
 
     Raises InputTypeError for host arrays, unsupported objects or dtypes; UsageError for the wrong
-    number of dimensions or a non-contiguous input (when ``contiguous``).
+    number of dimensions or a non-contiguous input (when ``contiguous``). A CuPy array costs a type
+    test and three attribute reads (the common case, on every library call).
     """
-    cupy = cupy_module()
-
-    if isinstance(x, np.ndarray):
-        raise InputTypeError(f"{name}: a NumPy (host) array; pass a GPU array (cupy.asarray({name}))")
-    if isinstance(x, cupy.ndarray):
-        arr = x
-    elif hasattr(x, "__cuda_array_interface__"):
-        arr = cupy.asarray(x)
-    elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2:
-        arr = cupy.from_dlpack(x)
-    else:
-        raise InputTypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
-    allowed = tuple(np.dtype(d) for d in dtypes) if dtypes is not None else (arr.dtype,)  # None: any dtype
-    if arr.dtype not in allowed:
-        names = ", ".join(str(d) for d in allowed)
-        raise InputTypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")
+    arr = x if type(x) is _NDARRAY else _as_cupy(x, name)
+    if dtypes is not None:
+        allowed = _ALLOWED.get(dtypes) if isinstance(dtypes, tuple) else None
+        if allowed is None:
+            allowed = tuple(np.dtype(d) for d in dtypes)
+            if isinstance(dtypes, tuple):
+                _ALLOWED[dtypes] = allowed
+        if arr.dtype not in allowed:
+            names = ", ".join(str(d) for d in allowed)
+            raise InputTypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")
     if ndim is not None and arr.ndim != ndim:
         raise UsageError(f"{name}: expected a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}")
     if contiguous and not arr.flags.c_contiguous:

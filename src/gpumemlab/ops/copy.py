@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..errors import UsageError
-from ._checks import as_device_array
+from ..gpu import runtime
+from ._checks import as_device_array, cupy_module
 
 _VEC = 16  # bytes per float4
+_BLOCK = 256
+
+
+@lru_cache(maxsize=1024)
+def _plan(nbytes: int, aligned: bool) -> tuple:
+    """(prepared launch of the float4 kernel or None, bytes it copies, tail bytes) for one size and alignment."""
+    from ..kernels import copy as K
+
+    n_vec = nbytes // _VEC if aligned else 0
+    kernel = runtime.Launcher(K.copy_vec("float4", 1), -(-n_vec // _BLOCK), _BLOCK, 2, np.int64(n_vec)) if n_vec else None
+    return kernel, n_vec * _VEC, nbytes - n_vec * _VEC
 
 
 def copy(x, out=None):
@@ -17,28 +31,19 @@ def copy(x, out=None):
     copied with cudaMemcpy. ``out``, if given, must be a C-contiguous array of the same shape and dtype.
     Bytes are moved unchanged: NaN payloads (signalling NaNs too), +-Inf and -0.0 come out bit for bit.
     """
-    import cupy
-
-    from ..gpu import runtime
-    from ..kernels import copy as K
-
     src = as_device_array(x, "x", None)
     if out is None:
-        dst = cupy.empty_like(src)
+        dst = cupy_module().empty_like(src)
     else:
         dst = as_device_array(out, "out", (src.dtype,))
         if dst.shape != src.shape:
             raise UsageError(f"out: shape {dst.shape} != x shape {src.shape}")
     if src.nbytes == 0:
         return dst
-    n_vec = src.nbytes // _VEC
-    aligned = src.data.ptr % _VEC == 0 and dst.data.ptr % _VEC == 0
-    if not aligned:
-        n_vec = 0
-    if n_vec:
-        grid = -(-n_vec // 256)
-        runtime.launch(K.copy_vec("float4", 1), grid, 256, dst, src, np.int64(n_vec))
-    tail = src.nbytes - n_vec * _VEC
+    s, d = src.data.ptr, dst.data.ptr
+    kernel, head, tail = _plan(src.nbytes, (s | d) % _VEC == 0)
+    if kernel:
+        kernel(dst, src)
     if tail:
-        (dst.data + n_vec * _VEC).copy_from_device_async(src.data + n_vec * _VEC, tail)
+        (dst.data + head).copy_from_device_async(src.data + head, tail)
     return dst

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Callable
 
 import numpy as np
@@ -276,8 +276,8 @@ def validate(a, b, out=None, variant: str = "auto"):
 
     if not isinstance(variant, str) or variant not in MATMUL_VARIANTS:
         raise UsageError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS)}")
-    a = as_device_array(a, "a", (np.float32,), ndim=2)
-    b = as_device_array(b, "b", (np.float32,), ndim=2)
+    a = as_device_array(a, "a", _FLOAT32, ndim=2)
+    b = as_device_array(b, "b", _FLOAT32, ndim=2)
     if a.shape[1] != b.shape[0]:
         raise UsageError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
                          f"(a.shape[1] = {a.shape[1]} != b.shape[0] = {b.shape[0]})")
@@ -286,6 +286,26 @@ def validate(a, b, out=None, variant: str = "auto"):
         if out.size and (_overlaps(out, a) or _overlaps(out, b)):
             raise UsageError("out: overlaps an input; pass a separate output array")
     return a, b, out
+
+
+_FLOAT32 = (np.float32,)
+
+
+@lru_cache(maxsize=4096)
+def _auto_launch(m: int, n: int, k: int, fast: bool, device_name: str):
+    """(prepared launch of ``out, a, b``, split-K factor) for variant "auto": the steps of
+    :func:`register_blocked_plan` (choice, vector width, K chunk, kernel, shared-memory opt-in) once per shape,
+    alignment class and device; each call then only writes its three pointers."""
+    from ..gpu import runtime
+
+    choice = choose(m, n, k)
+    cfg = choice.config
+    chunk, splits = split_chunk(k, cfg.bk, choice.splits)
+    spec = cfg.spec(4 if fast else 1, split=splits > 1)
+    kernel = runtime.get_kernel(spec)
+    _allow_smem(kernel, spec, cfg.smem_bytes)
+    return runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
+                            shmem=cfg.smem_bytes), splits
 
 
 def matmul(a, b, out=None, variant: str = "auto"):
@@ -299,17 +319,27 @@ def matmul(a, b, out=None, variant: str = "auto"):
     column j of ``b`` makes the outputs of that row / column NaN; Inf times a non-zero gives a signed
     Inf, Inf times 0 and Inf - Inf give NaN (no zero of the operands is skipped).
     """
-    import cupy
+    from ._checks import cupy_module
 
     a, b, out = validate(a, b, out, variant)
     m, k = a.shape
     n = b.shape[1]
     if out is None:
-        out = cupy.empty((m, n), dtype=cupy.float32)
+        out = cupy_module().empty((m, n), dtype=np.float32)
     if m == 0 or n == 0:
         return out
     if k == 0:
         out.fill(0)
         return out
-    plan(variant, a, b, out).run()
+    if variant == "auto":  # prepared once per shape; the call binds this call's arrays
+        from ..gpu import runtime
+
+        fast = n % 4 == 0 and k % 4 == 0 and (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
+        launch, splits = _auto_launch(m, n, k, fast, runtime.device_info()["name"])
+        if splits > 1:  # split-K partial tiles are added into C
+            cupy = cupy_module()
+            cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
+        launch(out, a, b)
+    else:
+        plan(variant, a, b, out).run()
     return out

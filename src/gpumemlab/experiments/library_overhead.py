@@ -1,0 +1,123 @@
+"""The cost of one library call at tiny sizes, where the GPU work is shorter than the host work of the call.
+
+Each public function (matmul, sum, transpose, copy) is called as users call it, on an input so small that its
+kernel takes a few microseconds, ``calls`` times back to back; the same for its CuPy equivalent. The host clock
+around the burst (plus one synchronize) gives microseconds per call; the interleaved head-to-head (CUDA events
+around each burst, ours and CuPy's alternating) gives the verdict: a ratio whose spread contains 1 is a tie.
+When the host is slower than the GPU, both clocks see the host's cost per call: that is what this measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..bench.timer import TimerConfig
+from ..bench.verify import device_random_nonzero
+from ._declare import Case, Check, Claim, Experiment, outside, seed
+
+BURST_TIMER = TimerConfig(warmup=2, min_samples=15, max_samples=200, min_time_s=0.05, max_time_s=1.0,
+                          target_sample_s=0.0, batch=5)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One public function and its CuPy equivalent on the same input (``shape`` from the params)."""
+
+    name: str
+    ours: Callable
+    cupy_name: str
+    cupy_op: Callable
+    rtol: float = 0.0  # 0 (and atol_per_term 0): the results must be equal bit for bit
+    atol_per_term: float = 0.0  # absolute tolerance per added term (results near 0 have no relative accuracy)
+
+
+def pairs() -> list[Pair]:
+    import cupy
+
+    import gpumemlab
+
+    return [
+        Pair("matmul", gpumemlab.matmul, "cupy.matmul", cupy.matmul, rtol=1e-5, atol_per_term=1e-6),
+        Pair("sum", gpumemlab.sum, "cupy.sum", cupy.sum, rtol=1e-5, atol_per_term=1e-6),
+        Pair("transpose", gpumemlab.transpose, "cupy.ascontiguousarray(x.T)", lambda x: cupy.ascontiguousarray(x.T)),
+        Pair("copy", gpumemlab.copy, "x.copy()", lambda x: x.copy()),
+    ]
+
+
+def _inputs(name: str, params: dict, seed: int) -> tuple:
+    if name == "matmul":
+        n = params["matmul_n"]
+        return (device_random_nonzero((n, n), np.float32, seed), device_random_nonzero((n, n), np.float32, seed + 1))
+    shape = (params["n"],) if name in ("sum", "copy") else (params["rows"], params["cols"])
+    return (device_random_nonzero(shape, np.float32, seed),)
+
+
+def _burst(fn: Callable, args: tuple, calls: int, box: dict) -> Callable[[], None]:
+    def run():
+        for _ in range(calls):
+            out = fn(*args)
+        box["out"] = out
+    return run
+
+
+def cases(session, params):
+    calls = params["calls"]
+    for pair in pairs():
+        if pair.name not in params["functions"]:
+            continue
+        args = _inputs(pair.name, params, session.seed)
+        p = dict(function=pair.name, calls=calls, shapes=" ".join("x".join(map(str, a.shape)) for a in args))
+        base_box: dict = {}
+        base_run = _burst(pair.cupy_op, args, calls, base_box)
+        reference = pair.cupy_op(*args)
+        terms = args[0].shape[-1] if pair.name == "matmul" else args[0].size  # products per output / addends
+        for variant, fn, kind, box, run, versus in (
+                (f"gpumemlab.{pair.name}", pair.ours, "kernel", {}, None, (pair.cupy_name,)),
+                (pair.cupy_name, pair.cupy_op, "baseline", base_box, base_run, ())):
+            run = run or _burst(fn, args, calls, box)
+            check = Check(lambda box=box: box["out"], reference, rtol=pair.rtol, atol=pair.atol_per_term * terms,
+                          reset=box.clear)
+            yield Case(variant, run, check, params=p, kind=kind, ceiling=None, cold_l2=False, clock="host",
+                       timer=BURST_TIMER, versus=versus)
+
+
+def derive(records, session):
+    for r in records:
+        r.extra["us_per_call"] = r.median_s / r.params["calls"] * 1e6
+        r.extra["us_per_call_min_max"] = [r.time_s["min"] / r.params["calls"] * 1e6,
+                                          r.time_s["max"] / r.params["calls"] * 1e6]
+
+
+def findings(records):
+    from ._model import head_to_head_findings
+
+    for fn in dict.fromkeys(r.params["function"] for r in records):
+        group = [r for r in records if r.params["function"] == fn]
+        ours = next(r for r in group if r.kind == "kernel")
+        base = next(r for r in group if r.kind == "baseline")
+        yield (f"{fn} ({ours.params['shapes']}): gpumemlab.{fn} {ours.extra['us_per_call']:.1f} us/call, "
+               f"{base.variant} {base.extra['us_per_call']:.1f} us/call (host clock, {ours.params['calls']} calls back "
+               f"to back): {base.median_s / ours.median_s:.2f}x CuPy's speed")
+        yield from head_to_head_findings(f"gpumemlab.{fn}", ours)
+
+
+EXPERIMENT = Experiment(
+    name="library_overhead",
+    title="Library calls at tiny sizes: the host cost of one call, against CuPy's equivalent",
+    claims=(Claim("A kernel launch returns control to the host thread at once, so host work issued after it "
+                  "(cpuFunction() in the example) overlaps the copy and the kernel.",
+                  seed("003", "9.1.2, asynchronous and overlapping transfers with computation")),
+            Claim("For a small reduction (cp.arange(1000).sum()) the host time of the call, about 49 us, is about "
+                  "its GPU time, about 53 us: at small sizes what a call costs is its host-side work.",
+                  outside("CuPy developers, 'Performance Best Practices', CuPy user guide (docs.cupy.dev), "
+                          "section 'Benchmarking'")),),
+    cases=cases,
+    params=dict(calls=200, matmul_n=64, n=4096, rows=64, cols=64, functions=["matmul", "sum", "transpose", "copy"]),
+    group_by=("function",),
+    derive=derive,
+    findings=findings,
+    order=95,
+)
