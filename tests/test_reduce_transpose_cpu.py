@@ -465,3 +465,17 @@ def test_thin_launch_geometry(rows, cols, ctype, short_rows, chunk, pitch):
     assert t.spec.name.endswith(f"{str(short_rows).lower()}>") and t.shmem == s * pitch * (8 if ctype == "double" else 4)
     assert s * chunk <= transpose.THIN_ELEMS and all((f * t.magic) >> 32 == f // s for f in range(0, s * chunk, 7)
                                                      if s > 1)
+
+
+def test_full_reductions_with_another_accumulator_take_a_split_row():
+    default = reduce_axis.plan((1 << 20,), (0,), 4, 4, True, 1000, full_ok=True)[0]
+    other = reduce_axis.plan((1 << 20,), (0,), 4, 8, True, 1000, full_ok=False)[0]
+    assert default.kind == "full"
+    assert (other.kind, other.outer, other.warp, other.splits) == ("rows", 1, False, 64)  # 2^18 vectors / 4096
+
+
+@pytest.mark.parametrize("rows,cols,thin", [(3, 1 << 22, True), (1 << 22, 31, True), (3, 70_000, False),
+                                            (32, 1 << 22, False), (1 << 21, 2, True)])
+def test_transpose_thin_path_choice(rows, cols, thin):
+    spec = ops_transpose.launch_plan(rows, cols, "float32", True)[0]
+    assert spec.name.startswith("transpose_thin") == thin

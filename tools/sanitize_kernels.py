@@ -84,6 +84,12 @@ def transpose_kernels(rng):
                 out = cupy.empty((cols, rows) if v.transposes else (rows, cols), dtype)
                 runtime.launch(v.spec(ctype), v.grid(rows, cols), v.block, out, xd, rows, cols)
                 check(np.array_equal(out.get(), x.T if v.transposes else x), f"{v.name} {ctype} {rows}x{cols}")
+        for rows, cols in ((3, 1001), (1001, 3), (31, 517), (517, 31), (1, 9), (6, 2)):  # the thin kernel, both ways
+            x = random_nonzero((rows, cols), dtype, rng)
+            out = cupy.empty((cols, rows), dtype)
+            t = T.thin_launch(rows, cols, ctype)
+            runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cupy.asarray(x), rows, cols, *t.args, shmem=t.shmem)
+            check(np.array_equal(out.get(), x.T), f"thin {ctype} {rows}x{cols}")
 
 
 def matmul_kernels(rng, rb_only: bool):

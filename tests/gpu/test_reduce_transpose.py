@@ -485,10 +485,12 @@ def test_sum_bad_dtype_and_out(cp):
     from gpumemlab.errors import InputTypeError, UsageError
 
     x = cp.ones((3, 4), np.float32)
-    with pytest.raises(InputTypeError, match="^dtype: float16 not supported; expected float32, float64, int32, int64$"):
+    with pytest.raises(InputTypeError, match="^dtype: float16 not supported for float32 input; expected float32, float64$"):
         gpumemlab.sum(x, axis=0, dtype=np.float16)
-    with pytest.raises(InputTypeError, match="^dtype: int64 not supported; expected float32, float64$"):
+    with pytest.raises(InputTypeError, match="^dtype: int64 not supported for float32 input; expected float32, float64$"):
         gpumemlab.mean(x, axis=0, dtype=np.int64)
+    with pytest.raises(InputTypeError, match="^dtype: float32 not supported for float64 input; expected float64$"):
+        gpumemlab.sum(x.astype(np.float64), dtype=np.float32)
     with pytest.raises(InputTypeError, match="^out: dtype float64 not supported; expected float32$"):
         gpumemlab.sum(x, axis=0, out=cp.zeros(4, np.float64))
     with pytest.raises(UsageError, match=r"^out: shape \(3,\) != expected \(4,\)$"):
@@ -496,12 +498,28 @@ def test_sum_bad_dtype_and_out(cp):
 
 
 @pytest.mark.parametrize("short", [1, 2, 3, 5, 16, 31])
-@pytest.mark.parametrize("long", [1, 255, 70_000])
+@pytest.mark.parametrize("long", [1, 255, 4097, 70_000])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
-def test_thin_transpose_both_ways(cp, poisoned_pool, short, long, dtype):
-    import gpumemlab
+def test_thin_kernel_both_ways(cp, short, long, dtype):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import CTYPES
+    from gpumemlab.kernels import transpose as T
 
-    for shape in ((short, long), (long, short)):
-        x = host(shape, dtype, seed=short + long)
-        poisoned_pool(cp, shape[::-1], dtype)
-        np.testing.assert_array_equal(gpumemlab.transpose(cp.asarray(x)).get(), x.T)
+    for rows, cols in ((short, long), (long, short)):
+        x = host((rows, cols), dtype, seed=short + long)
+        out = cp.full((cols, rows), np.nan if dtype != "int32" else -1, dtype)
+        t = T.thin_launch(rows, cols, CTYPES[dtype])
+        runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cp.asarray(x), rows, cols, *t.args, shmem=t.shmem)
+        np.testing.assert_array_equal(out.get(), x.T)
+
+
+@pytest.mark.parametrize("shape", [(3, 1 << 22), (1 << 22, 3), (31, (1 << 17) + 3), (1, 5000), (5000, 1)])
+def test_library_thin_and_single_row_paths(cp, poisoned_pool, shape):
+    import gpumemlab
+    from gpumemlab.ops import transpose as ops_transpose
+
+    x = host(shape, "float32", seed=7)
+    poisoned_pool(cp, shape[::-1], "float32")
+    np.testing.assert_array_equal(gpumemlab.transpose(cp.asarray(x)).get(), x.T)
+    thin = ops_transpose.launch_plan(*shape, "float32", True)[0].name.startswith("transpose_thin")
+    assert thin == (min(shape) > 1 and shape[0] * shape[1] >= 1 << 22)

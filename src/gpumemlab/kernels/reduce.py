@@ -173,7 +173,7 @@ def _library_specs() -> list[KernelSpec]:
     for ctype, acc, _ in CTYPES.values():
         specs += [library_spec(ctype, acc), reduce_final(ctype, acc), reduce_final(acc, acc)]
     for d, a in AXIS_DEFAULTS:
-        specs += _axis_specs(C_TYPES[d], C_TYPES[a]) + [library_spec(C_TYPES[d], C_TYPES[a])]
+        specs += _axis_specs(C_TYPES[d], C_TYPES[a])
     specs += _axis_specs("long long", "long long")  # the later passes of int32 sums over interleaved axes
     return specs
 

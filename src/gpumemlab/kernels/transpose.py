@@ -111,6 +111,10 @@ class ThinLaunch:
 
 
 THIN_MAX = 31       # the thin path takes shapes with a side up to this
+# ... and at least this many elements: in a same-run comparison on an H100 (library calls as users time them) the
+# thin kernel beat the 32-wide tiles from 4 x 2^22 elements up and lost by a few microseconds at 3..31 x 70000,
+# where the call's host cost dominates; the crossover between those sizes is not measured
+THIN_MIN_ELEMS = 1 << 22
 THIN_ELEMS = 4096   # elements one block moves (16 per thread): 16 KiB of float, 32 KiB of double in its tile
 THIN_BLOCK = (256,)
 

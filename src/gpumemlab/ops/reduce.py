@@ -170,7 +170,8 @@ def _full_sum(arr, acc_name: str | None, out):
 def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the public name mirrors numpy.sum
     """Sum of a contiguous float32/float64/int32 GPU array over ``axis`` (None: all; an int or a tuple of ints,
     negative from the end), like ``numpy.sum``: result dtype float32 -> float32, float64 -> float64, int32 ->
-    int64 (exact), or ``dtype`` (float32, float64, int32, int64: the accumulation type too); ``keepdims`` keeps
+    int64 (exact), or ``dtype`` (the accumulation type too: float32 input float32 or float64; float64 input float64;
+    int32 input int64, int32 (wraps), float64 or float32; NumPy also allows narrowing ones); ``keepdims`` keeps
     the reduced sides as length 1. Returns a CuPy array (0-d for a full reduction).
 
     ``out``: optional C-contiguous CuPy array of the result's shape and dtype (NumPy would also cast into
@@ -190,7 +191,8 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the
 def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over ``axis``, as ``numpy.mean``: the sum of :func:`sum`'s path divided by the count.
 
-    Result dtype: float32 -> float32, float64 -> float64, int32 -> float64, or ``dtype`` (float32 or float64).
+    Result dtype: float32 -> float32, float64 -> float64, int32 -> float64, or ``dtype`` (float32 or float64; not
+    float32 for float64 input).
     An empty reduction gives NaN (NumPy also warns).
     """
     from . import reduce_axis

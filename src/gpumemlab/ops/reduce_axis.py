@@ -31,8 +31,10 @@ from ._checks import as_device_array, check_out
 
 SUM_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "int64"}
 MEAN_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "float64"}
-SUM_DTYPES = ("float32", "float64", "int32", "int64")
-MEAN_DTYPES = ("float32", "float64")
+# dtype= choices per input dtype: the default and the widening ones (NumPy also allows narrowing casts; not here)
+SUM_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",),
+              "int32": ("int64", "int32", "float64", "float32")}
+MEAN_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",), "int32": ("float64", "float32")}
 WAVES = 2            # column sums: split the rows until the grid is this many waves of resident blocks
 MIN_SPLIT_ROWS = 128  # ... but never below this many rows per split (16 per thread)
 MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of at least 16 loads per thread
@@ -106,11 +108,14 @@ def cols_plan(outer: int, n: int, inner: int, width: int, aligned: bool, residen
     return AxisPlan("cols", outer, n, inner, vec, splits=splits, per_split=per, width=w)
 
 
-def one_pass(outer: int, n: int, inner: int, itemsize: int, aligned: bool, resident_blocks: int) -> AxisPlan:
+def one_pass(outer: int, n: int, inner: int, itemsize: int, aligned: bool, resident_blocks: int,
+             full_ok: bool = True) -> AxisPlan:
+    """``full_ok``: the whole array may take reduce7 (its instantiations are the default accumulators': a float64
+    accumulator for float32 or int32 input spills there on sm_100, so those take one split row instead)."""
     width = R.VECTOR_BYTES // itemsize
     if outer * n * inner == 0 or n == 1:
         return AxisPlan("cast", outer, n, inner)
-    if outer == 1 and inner == 1:
+    if outer == 1 and inner == 1 and full_ok:
         return AxisPlan("full", 1, n, 1)
     if inner == 1:
         return rows_plan(outer, n, width, aligned, resident_blocks)
@@ -118,7 +123,7 @@ def one_pass(outer: int, n: int, inner: int, itemsize: int, aligned: bool, resid
 
 
 def plan(shape: tuple, axes: tuple, itemsize: int, acc_itemsize: int, aligned: bool,
-         resident_blocks: int) -> tuple[AxisPlan, ...]:
+         resident_blocks: int, full_ok: bool = True) -> tuple[AxisPlan, ...]:
     """Pure: the passes for this shape and reduced axes (normalized). Reduced axes that are not one run in memory
     take one pass per run, the last run first; later passes read the accumulator-typed result of the one before."""
     shape, axes = list(shape), [a for a in axes if shape[a] != 1]  # reducing a side of 1 moves no data
@@ -128,7 +133,7 @@ def plan(shape: tuple, axes: tuple, itemsize: int, acc_itemsize: int, aligned: b
         if c is not None or math.prod(shape) == 0:
             c = c or (0, 0, 0)
             passes.append(one_pass(*c, itemsize if not passes else acc_itemsize, aligned or bool(passes),
-                                   resident_blocks))
+                                   resident_blocks, full_ok))
             return tuple(passes)
         run = [axes[-1]]  # the last run of reduced sides longer than 1 (sides of 1 anywhere in it)
         i = axes[-1] - 1
@@ -163,7 +168,7 @@ def _call_plan(shape: tuple, axis, ndim: int, dtype_name: str, acc_name: str, al
     axes = normalize_axis(axis, ndim)
     ctype, acc = CT[dtype_name], CT[acc_name]
     passes = plan(shape, axes, np.dtype(dtype_name).itemsize, np.dtype(acc_name).itemsize, aligned,
-                  _resident_blocks(K.cols_spec(ctype, acc, True)))
+                  _resident_blocks(K.cols_spec(ctype, acc, True)), acc_name == SUM_DEFAULT[dtype_name])
     specs = tuple(_specs(p, ctype if i == 0 else acc, acc) for i, p in enumerate(passes))
     return passes, specs, result_shape(shape, axes, keepdims)
 
@@ -175,9 +180,9 @@ def _result_dtype(arr, dtype, mean: bool) -> str:
         name = np.dtype(dtype).name
     except TypeError:
         raise InputTypeError(f"dtype: {dtype!r} is not a dtype") from None
-    allowed = MEAN_DTYPES if mean else SUM_DTYPES
+    allowed = (MEAN_DTYPES if mean else SUM_DTYPES)[arr.dtype.name]
     if name not in allowed:
-        raise InputTypeError(f"dtype: {name} not supported; expected {', '.join(allowed)}")
+        raise InputTypeError(f"dtype: {name} not supported for {arr.dtype} input; expected {', '.join(allowed)}")
     return name
 
 

@@ -1,9 +1,9 @@
 """``gpumemlab.transpose``: a new contiguous transpose of a 2-D float32 / float64 / int32 GPU array.
 
-Shapes with a side below 32 take the thin kernel (both sides coalesced without a 32-wide tile). Other shapes
-whose both sides are multiples of the 16-byte vector width (4 floats or ints, 2 doubles), with
-16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the padded, coarsened
-32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
+A row or a column is a device copy. Large shapes with a side below 32 take the thin kernel (both sides coalesced
+without a 32-wide tile). Other shapes whose both sides are multiples of the 16-byte vector width (4 floats or
+ints, 2 doubles), with 16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the
+padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool):
     """(kernel spec, grid, block, shared bytes, extra arguments): the thin kernel when a side is at most
     ``THIN_MAX``, else the ladder step of :func:`choose_variant`."""
     ctype = CTYPES[dtype_name]
-    if min(rows, cols) <= K.THIN_MAX:
+    if min(rows, cols) <= K.THIN_MAX and rows * cols >= K.THIN_MIN_ELEMS:
         t = K.thin_launch(rows, cols, ctype)
         return t.spec, t.grid, K.THIN_BLOCK, t.shmem, t.args
     variant = choose_variant(rows, cols, dtype_name, 0 if aligned else 4, 0)
@@ -59,6 +59,9 @@ def transpose(x):
 
     out = cupy.empty((cols, rows), arr.dtype)  # launches follow CuPy's current stream, like CuPy's own ops
     if arr.size == 0:
+        return out
+    if rows == 1 or cols == 1:  # x.T has the same bytes in the same order: a device copy
+        cupy.copyto(out, arr.reshape(cols, rows))
         return out
     aligned = arr.data.ptr % 16 == 0 and out.data.ptr % 16 == 0
     spec, grid, block, shmem, extra = launch_plan(rows, cols, arr.dtype.name, aligned)
