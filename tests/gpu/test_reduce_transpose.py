@@ -513,7 +513,7 @@ def test_thin_kernel_both_ways(cp, short, long, dtype):
         np.testing.assert_array_equal(out.get(), x.T)
 
 
-@pytest.mark.parametrize("shape", [(3, 1 << 22), (1 << 22, 3), (31, (1 << 17) + 3), (1, 5000), (5000, 1)])
+@pytest.mark.parametrize("shape", [(3, 1 << 22), (1 << 22, 3), (31, (1 << 18) + 3), (1, 5000), (5000, 1)])
 def test_library_thin_and_single_row_paths(cp, poisoned_pool, shape):
     import gpumemlab
     from gpumemlab.ops import transpose as ops_transpose
