@@ -10,6 +10,8 @@ import pytest
 
 from gpumemlab.gpu.compile import compile_specs
 from gpumemlab.kernels import divergence, intrinsics, reduce, register_pressure, transpose
+from gpumemlab.errors import InputTypeError, UsageError
+from gpumemlab.ops import _axes, reduce_axis
 from gpumemlab.ops import reduce as ops_reduce
 from gpumemlab.ops import transpose as ops_transpose
 
@@ -250,7 +252,7 @@ def test_multi_block_bound_holds_for_a_host_model_of_reduce7():
 ])
 def test_transpose_variant_choice(rows, cols, dtype, vector):
     chosen = ops_transpose.choose_variant(rows, cols, dtype, 256, 512)
-    assert (chosen is transpose.VECTORIZED) == vector
+    assert (chosen is transpose.LIBRARY_VECTORIZED) == vector
 
 
 def test_transpose_misaligned_storage_falls_back():
@@ -380,3 +382,100 @@ def test_findings_render_from_records():
     lc += [_rec("launch_config", "natural registers", dict(sweep="registers"), 1.0, model=dict(registers=78,
                 spill_store_bytes=0, driver_occupancy_pct=37.5), speedup_vs_naive=1.0)]
     assert any("78 registers" in s for s in reg["launch_config"].findings(lc))
+
+
+# ------------------------------------------------------------------ sum(axis=...): axes and plans (no GPU)
+
+@pytest.mark.parametrize("axis,ndim,want", [(None, 3, (0, 1, 2)), (-1, 3, (2,)), ((2, 0), 3, (0, 2)), (0, 1, (0,)),
+                                            ((), 2, ())])
+def test_normalize_axis(axis, ndim, want):
+    assert _axes.normalize_axis(axis, ndim) == want
+
+
+@pytest.mark.parametrize("axis,exc,msg", [(3, UsageError, "axis 3 is out of bounds for array of dimension 3"),
+                                          ((1, -2), UsageError, "axis: duplicate value in (1, -2)"),
+                                          ("0", InputTypeError, "axis: expected an int or a tuple of ints, got str")])
+def test_normalize_axis_errors(axis, exc, msg):
+    with pytest.raises(exc) as e:
+        _axes.normalize_axis(axis, 3)
+    assert str(e.value) == msg
+
+
+@pytest.mark.parametrize("shape,axes,want", [((16384, 16384), (0,), (1, 16384, 16384)), ((4, 5, 6), (1,), (4, 5, 6)),
+                                             ((4, 5, 6), (0, 2), None), ((4, 1, 6), (0, 2), (1, 24, 1)),
+                                             ((4, 5, 6), (), (120, 1, 1)), ((2, 3, 4, 5), (1, 2), (2, 12, 5))])
+def test_collapse(shape, axes, want):
+    assert _axes.collapse(shape, axes) == want
+
+
+def test_result_shape_keepdims():
+    assert _axes.result_shape((4, 5, 6), (0, 2), True) == (1, 5, 1)
+    assert _axes.result_shape((4, 5, 6), (0, 2), False) == (5,)
+
+
+def test_axis_plans_pick_the_path_from_the_shape():
+    rows = reduce_axis.plan((16384, 16384), (1,), 4, 4, True, 1000)
+    assert [(p.kind, p.vec, p.warp, p.splits) for p in rows] == [("rows", True, False, 1)]
+    cols = reduce_axis.plan((16384, 16384), (0,), 4, 4, True, 1000)[0]
+    assert (cols.kind, cols.width, cols.splits, cols.per_split) == ("cols", 4, 16, 1024)  # 2 waves of 1000 blocks
+    assert reduce_axis.plan((16384, 16384), (0,), 4, 4, False, 1000)[0].width == 1  # misaligned: scalar loads
+    few = reduce_axis.plan((3, 1 << 24), (1,), 4, 4, True, 1000)[0]
+    assert (few.kind, few.warp, few.splits) == ("rows", False, 667)  # ceil(2 * 1000 / 3) splits of each row
+    two = reduce_axis.plan((256, 256, 4096), (0, 2), 4, 8, True, 1000)
+    assert [(p.kind, p.outer, p.n, p.inner, p.width) for p in two] == [("rows", 65536, 4096, 1, 4),
+                                                                       ("cols", 1, 256, 256, 2)]
+    assert reduce_axis.plan((5, 1, 7), (1,), 4, 4, True, 1000)[0].kind == "cast"
+    assert reduce_axis.plan((4, 1, 6), (0, 2), 4, 4, True, 1000)[0].kind == "full"
+
+
+def _host_cols(x: np.ndarray, p) -> np.ndarray:
+    """sum_cols' order of additions in float32 for a (n, inner) array: threads, then the RB rows, then splits."""
+    rb = reduce.COL_ROWS
+    out = np.zeros(x.shape[1], np.float32)
+    for s in range(p.splits):
+        part = np.zeros(x.shape[1], np.float32)
+        for y in range(rb):
+            acc = np.zeros(x.shape[1], np.float32)
+            for j in range(s * p.per_split + y, min(x.shape[0], (s + 1) * p.per_split), rb):
+                acc = (acc + x[j]).astype(np.float32)
+            part = (part + acc).astype(np.float32) if y else acc
+        out = (out + part).astype(np.float32) if s else part
+    return out
+
+
+def test_column_sum_bound_holds_for_a_host_model():
+    rng = np.random.default_rng(5)
+    x = (rng.random((3000, 64)) * 2 - 1).astype(np.float32) * np.float32(1e3)
+    p = reduce_axis.plan(x.shape, (0,), 4, 4, True, 2)[0]
+    assert p.splits > 1
+    got = _host_cols(x, p).astype(np.float64)
+    want = x.astype(np.float64).sum(axis=0)
+    bound = reduce_axis.relative_bound((p,), np.float32) * np.abs(x.astype(np.float64)).sum(axis=0)
+    assert np.all(np.abs(got - want) <= bound)
+    assert reduce_axis.relative_bound((p,), np.int64) == 0.0
+
+
+@pytest.mark.parametrize("rows,cols,ctype,short_rows,chunk,pitch", [
+    (3, 70000, "float", True, 1024, 1035), (70000, 3, "float", False, 1024, 1035), (1, 9, "double", True, 4096, 4128),
+    (31, 517, "int", True, 128, 130), (6, 2, "float", False, 2048, 2064)])
+def test_thin_launch_geometry(rows, cols, ctype, short_rows, chunk, pitch):
+    t = transpose.thin_launch(rows, cols, ctype)
+    s = min(rows, cols)
+    assert (t.chunk, t.pitch, t.grid) == (chunk, pitch, math.ceil(max(rows, cols) / chunk))
+    assert t.spec.name.endswith(f"{str(short_rows).lower()}>") and t.shmem == s * pitch * (8 if ctype == "double" else 4)
+    assert s * chunk <= transpose.THIN_ELEMS and all((f * t.magic) >> 32 == f // s for f in range(0, s * chunk, 7)
+                                                     if s > 1)
+
+
+def test_full_reductions_with_another_accumulator_take_a_split_row():
+    default = reduce_axis.plan((1 << 20,), (0,), 4, 4, True, 1000, full_ok=True)[0]
+    other = reduce_axis.plan((1 << 20,), (0,), 4, 8, True, 1000, full_ok=False)[0]
+    assert default.kind == "full"
+    assert (other.kind, other.outer, other.warp, other.splits) == ("rows", 1, False, 64)  # 2^18 vectors / 4096
+
+
+@pytest.mark.parametrize("rows,cols,thin", [(3, 1 << 22, True), (1 << 22, 31, True), (3, 70_000, False),
+                                            (32, 1 << 22, False), (1 << 21, 2, True)])
+def test_transpose_thin_path_choice(rows, cols, thin):
+    spec = ops_transpose.launch_plan(rows, cols, "float32", True)[0]
+    assert spec.name.startswith("transpose_thin") == thin

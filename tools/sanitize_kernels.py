@@ -73,7 +73,7 @@ def transpose_kernels(rng):
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import transpose as T
 
-    for ctype, dtype in ((v, k) for k, v in T.CTYPES.items()):
+    for ctype, dtype in ((T.CTYPES[d], d) for d in T.DTYPES):
         for rows, cols in ((33, 65), (64, 64), (132, 68), (1, 9)):
             x = random_nonzero((rows, cols), dtype, rng)
             xd = cupy.asarray(x)
@@ -84,6 +84,12 @@ def transpose_kernels(rng):
                 out = cupy.empty((cols, rows) if v.transposes else (rows, cols), dtype)
                 runtime.launch(v.spec(ctype), v.grid(rows, cols), v.block, out, xd, rows, cols)
                 check(np.array_equal(out.get(), x.T if v.transposes else x), f"{v.name} {ctype} {rows}x{cols}")
+        for rows, cols in ((3, 1001), (1001, 3), (31, 517), (517, 31), (1, 9), (6, 2)):  # the thin kernel, both ways
+            x = random_nonzero((rows, cols), dtype, rng)
+            out = cupy.empty((cols, rows), dtype)
+            t = T.thin_launch(rows, cols, ctype)
+            runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cupy.asarray(x), rows, cols, *t.args, shmem=t.shmem)
+            check(np.array_equal(out.get(), x.T), f"thin {ctype} {rows}x{cols}")
 
 
 def matmul_kernels(rng, rb_only: bool):
@@ -156,8 +162,15 @@ def library(rng):
             x = random_nonzero(n, dtype, rng)
             got = float(gpumemlab.sum(cupy.asarray(x)))
             check(abs(got - x.astype(np.float64).sum()) <= 1e-3 * max(1.0, np.abs(x).sum() * 1e-3), f"sum {dtype} {n}")
+    for dtype in ("float32", "float64", "int32"):  # sums along axes: rows (warp, block), columns (split or not)
+        for shape, axis in (((7, 5003), 1), ((3, 9001), -1), ((5003, 7), 0), ((2000, 33), 0), ((3, 517, 9), 1),
+                            ((5, 6, 7), (0, 2)), ((2, 70_001), 1), ((3, 5, 7, 9), (1, 3))):
+            x = random_nonzero(shape, dtype, rng)
+            got = gpumemlab.sum(cupy.asarray(x), axis=axis).get()  # (2, 70_001): split rows
+            want = x.astype(np.float64).sum(axis=axis)
+            check(np.allclose(got, want, rtol=1e-4, atol=1e-3), f"sum {dtype} {shape} axis={axis}")
     for dtype in ("float32", "float64", "int32"):
-        for shape in ((33, 65), (1, 9), (132, 68)):
+        for shape in ((33, 65), (1, 9), (132, 68), (3, 1001), (1001, 3), (31, 517), (517, 31)):
             x = random_nonzero(shape, dtype, rng)
             check(np.array_equal(gpumemlab.transpose(cupy.asarray(x)).get(), x.T), f"transpose {dtype} {shape}")
             check(np.array_equal(gpumemlab.copy(cupy.asarray(x)).get(), x), f"copy {dtype} {shape}")

@@ -1,7 +1,7 @@
 """gpumemlab: implements, measures and explains CUDA memory-optimization techniques.
 
 Library functions are imported lazily so that the analyzer and ``--help`` never load CUDA:
-``gpumemlab.matmul``, ``gpumemlab.sum``, ``gpumemlab.transpose``, ``gpumemlab.copy``,
+``gpumemlab.matmul``, ``gpumemlab.sum``, ``gpumemlab.mean``, ``gpumemlab.transpose``, ``gpumemlab.copy``,
 ``gpumemlab.stream_map``.
 """
 
@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "matmul": ("gpumemlab.ops.matmul", "matmul"),
     "sum": ("gpumemlab.ops.reduce", "sum"),
+    "mean": ("gpumemlab.ops.reduce", "mean"),
     "transpose": ("gpumemlab.ops.transpose", "transpose"),
     "copy": ("gpumemlab.ops.copy", "copy"),
     "stream_map": ("gpumemlab.ops.stream_map", "stream_map"),

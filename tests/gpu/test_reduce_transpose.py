@@ -391,3 +391,135 @@ def test_accurate_math_within_the_guide_and_fast_sin_within_its_absolute_bound(c
     exp = K.FUNCTIONS[2]
     fast_exp = accuracy(exp, fast=True, points=1 << 16, seed=3)
     assert fast_exp["max_ulp"] <= 2 + math.floor(1.173 * max(abs(exp.lo), abs(exp.hi))) + 1
+
+
+# ------------------------------------------------------------------ gpumemlab.sum / mean along axes
+
+AXIS_CASES = [((16384,), 0), ((7, 5003), 1), ((2, 70_001), 1), ((3, 5, 7, 9), (1, 3)), ((2, 3, 20_000), 2), ((3, 9001), -1), ((300, 4096), 1), ((5003, 7), 0), ((2000, 33), 0),
+              ((4096, 256), 0), ((3, 517, 9), 1), ((4, 6, 8), (0, 2)), ((4, 6, 8), (1, 2)), ((4, 6, 8), (0, 1)),
+              ((2, 3, 4, 5), (1, 3)), ((5, 1, 7), 1), ((1, 64, 1), (0, 1)), ((33, 65), (0, 1)), ((33, 65), None)]
+
+
+@pytest.mark.parametrize("shape,axis", AXIS_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_sum_along_axes_within_the_bound(cp, poisoned_pool, shape, axis, dtype):
+    import gpumemlab
+    from gpumemlab.ops import reduce as ops_reduce
+
+    x = host(shape, dtype, seed=len(shape))
+    want_shape = np.sum(x, axis=axis).shape
+    expect_dtype = np.sum(x, axis=axis).dtype
+    poisoned_pool(cp, want_shape, expect_dtype)
+    xd = cp.asarray(x)
+    got = gpumemlab.sum(xd, axis=axis)
+    assert got.shape == want_shape and got.dtype == expect_dtype
+    want = x.astype(np.float64).sum(axis=axis)
+    if dtype == "int32":
+        np.testing.assert_array_equal(got.get(), x.astype(np.int64).sum(axis=axis))
+    else:
+        bound = np.asarray(ops_reduce.error_bound(xd, axis=axis).get() if axis is not None
+                           else ops_reduce.error_bound(xd))
+        assert np.all(np.abs(got.get().astype(np.float64) - want) <= bound)
+        assert np.all(bound <= 1e-4 * np.abs(x.astype(np.float64)).sum(axis=axis) + 1e-300)
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_mean_dtypes_keepdims_and_out(cp, keepdims):
+    import gpumemlab
+    from gpumemlab.ops import reduce as ops_reduce
+
+    x = host((6, 70, 33), "int32", seed=3)
+    got = gpumemlab.mean(cp.asarray(x), axis=(0, 1), keepdims=keepdims)
+    want = np.mean(x, axis=(0, 1), keepdims=keepdims)
+    assert got.dtype == np.float64 and got.shape == want.shape
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12)
+    f = cp.asarray(host((257, 129), "float32", seed=4))
+    out = cp.full((129,), np.nan, np.float32)
+    assert gpumemlab.mean(f, axis=0, out=out) is out
+    assert bool((out == gpumemlab.sum(f, axis=0) / np.float32(257)).all())  # the same sums, one division
+    err = np.abs(out.get() - f.get().astype(np.float64).mean(axis=0))
+    assert np.all(err <= ops_reduce.error_bound(f, axis=0).get() / 257 + np.spacing(np.abs(out.get())))
+    assert float(gpumemlab.mean(f)) == pytest.approx(float(f.get().astype(np.float64).mean()), rel=1e-5)
+    s64 = gpumemlab.sum(f, axis=1, dtype=np.float64)
+    assert s64.dtype == np.float64
+    np.testing.assert_allclose(s64.get(), f.get().astype(np.float64).sum(axis=1), rtol=1e-12)
+
+
+def test_sum_along_axes_empty_and_length_one(cp):
+    import gpumemlab
+
+    assert gpumemlab.sum(cp.zeros((0, 5), np.float32), axis=0).get().tolist() == [0.0] * 5
+    assert gpumemlab.sum(cp.zeros((0, 5), np.float32), axis=1).shape == (0,)
+    assert np.isnan(gpumemlab.mean(cp.zeros((0, 3), np.float32), axis=0).get()).all()
+    x = cp.arange(12, dtype=np.int32).reshape(3, 1, 4)
+    assert gpumemlab.sum(x, axis=1).get().tolist() == x.get().reshape(3, 4).tolist()
+
+
+def test_sum_along_axes_is_deterministic(cp):
+    import gpumemlab
+
+    x = cp.asarray(host((3000, 4100), "float32", seed=9))
+    for axis in (0, 1):
+        a, b = gpumemlab.sum(x, axis=axis), gpumemlab.sum(x, axis=axis)
+        assert bool((a == b).all())
+
+
+@pytest.mark.parametrize("axis,exc,msg", [
+    (2, "UsageError", "axis 2 is out of bounds for array of dimension 2"),
+    (-3, "UsageError", "axis -3 is out of bounds for array of dimension 2"),
+    ((0, 0), "UsageError", "axis: duplicate value in (0, 0)"),
+    ((0, -2), "UsageError", "axis: duplicate value in (0, -2)"),
+    (1.5, "InputTypeError", "axis: expected an int or a tuple of ints, got float"),
+])
+def test_sum_bad_axis(cp, axis, exc, msg):
+    import gpumemlab
+    from gpumemlab import errors
+
+    with pytest.raises(getattr(errors, exc)) as e:
+        gpumemlab.sum(cp.ones((3, 4), np.float32), axis=axis)
+    assert str(e.value) == msg
+
+
+def test_sum_bad_dtype_and_out(cp):
+    import gpumemlab
+    from gpumemlab.errors import InputTypeError, UsageError
+
+    x = cp.ones((3, 4), np.float32)
+    with pytest.raises(InputTypeError, match="^dtype: float16 not supported for float32 input; expected float32, float64$"):
+        gpumemlab.sum(x, axis=0, dtype=np.float16)
+    with pytest.raises(InputTypeError, match="^dtype: int64 not supported for float32 input; expected float32, float64$"):
+        gpumemlab.mean(x, axis=0, dtype=np.int64)
+    with pytest.raises(InputTypeError, match="^dtype: float32 not supported for float64 input; expected float64$"):
+        gpumemlab.sum(x.astype(np.float64), dtype=np.float32)
+    with pytest.raises(InputTypeError, match="^out: dtype float64 not supported; expected float32$"):
+        gpumemlab.sum(x, axis=0, out=cp.zeros(4, np.float64))
+    with pytest.raises(UsageError, match=r"^out: shape \(3,\) != expected \(4,\)$"):
+        gpumemlab.sum(x, axis=0, out=cp.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize("short", [1, 2, 3, 5, 16, 31])
+@pytest.mark.parametrize("long", [1, 255, 4097, 70_000])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_thin_kernel_both_ways(cp, short, long, dtype):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import CTYPES
+    from gpumemlab.kernels import transpose as T
+
+    for rows, cols in ((short, long), (long, short)):
+        x = host((rows, cols), dtype, seed=short + long)
+        out = cp.full((cols, rows), np.nan if dtype != "int32" else -1, dtype)
+        t = T.thin_launch(rows, cols, CTYPES[dtype])
+        runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cp.asarray(x), rows, cols, *t.args, shmem=t.shmem)
+        np.testing.assert_array_equal(out.get(), x.T)
+
+
+@pytest.mark.parametrize("shape", [(3, 1 << 22), (1 << 22, 3), (31, (1 << 18) + 3), (1, 5000), (5000, 1)])
+def test_library_thin_and_single_row_paths(cp, poisoned_pool, shape):
+    import gpumemlab
+    from gpumemlab.ops import transpose as ops_transpose
+
+    x = host(shape, "float32", seed=7)
+    poisoned_pool(cp, shape[::-1], "float32")
+    np.testing.assert_array_equal(gpumemlab.transpose(cp.asarray(x)).get(), x.T)
+    thin = ops_transpose.launch_plan(*shape, "float32", True)[0].name.startswith("transpose_thin")
+    assert thin == (min(shape) > 1 and shape[0] * shape[1] >= 1 << 22)

@@ -7,6 +7,7 @@ template <typename T> struct Vec16;  // the 16-byte vector of T
 template <> struct Vec16<float> { typedef float4 type; };
 template <> struct Vec16<double> { typedef double2 type; };
 template <> struct Vec16<int> { typedef int4 type; };
+template <> struct Vec16<long long> { typedef longlong2 type; };  // int32 sums' int64 partials, read by a later pass
 
 template <typename Acc> __device__ __forceinline__ Acc hsum(float4 v) { return ((Acc)v.x + (Acc)v.y) + ((Acc)v.z + (Acc)v.w); }
 template <typename Acc> __device__ __forceinline__ Acc hsum(int4 v) { return ((Acc)v.x + (Acc)v.y) + ((Acc)v.z + (Acc)v.w); }
@@ -282,4 +283,121 @@ __global__ void __launch_bounds__(BLOCK) reduce_final(Acc* __restrict__ out, con
     for (long long i = threadIdx.x; i < n; i += BLOCK) acc += (Acc)in[i];
     acc = block_sum<Acc, BLOCK>(acc);
     if (threadIdx.x == 0) *out = acc;
+}
+
+// ---------------------------------------------------------------- reductions along axes (gpumemlab.sum(axis=...))
+// The library collapses the reduced axes of a contiguous array to `n` and the kept axes around them to `outer`
+// (before) and `inner` (after). Every result is `acc / divisor` (1 for a sum, the count for a mean), in Acc.
+
+template <typename Acc> __device__ __forceinline__ Acc hsum(float v) { return (Acc)v; }
+template <typename Acc> __device__ __forceinline__ Acc hsum(double v) { return (Acc)v; }
+template <typename Acc> __device__ __forceinline__ Acc hsum(int v) { return (Acc)v; }
+template <typename Acc> __device__ __forceinline__ Acc hsum(long long v) { return (Acc)v; }
+template <typename Acc> __device__ __forceinline__ Acc hsum(longlong2 v) { return (Acc)v.x + (Acc)v.y; }
+
+// element type, or its 16-byte vector when VEC (then the row length and the base are multiples of 16 bytes)
+template <typename T, bool VEC> struct Load { typedef T type; };
+template <typename T> struct Load<T, true> { typedef typename Vec16<T>::type type; };
+
+// sum_rows (inner == 1): out[r] = sum of row r (n contiguous elements). TPR threads per row: 32 (a warp; BLOCK/32
+// rows per block) for short rows, BLOCK (the block) for long ones; each thread keeps 4 loads in flight. Few long
+// rows: blockIdx.y splits each row into runs of `per_split` vectors (TPR == BLOCK only), each written to
+// partial[split][r] for sum_splits to add in order.
+template <typename T, typename Acc, bool VEC, int TPR, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial,
+                                                  const T* __restrict__ in, long long rows, long long n,
+                                                  long long per_split, Acc divisor) {
+    typedef typename Load<T, VEC>::type V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    const long long r = (long long)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
+    const long long nv = n / W;
+    const long long end = (blockIdx.y + 1) * per_split < nv ? (blockIdx.y + 1) * per_split : nv;
+    const int lane = threadIdx.x % TPR;
+    Acc acc = Acc(0);
+    if (r < rows) {
+        const V* __restrict__ row = reinterpret_cast<const V*>(in + r * n);
+        long long i = blockIdx.y * per_split + lane;
+        for (; i + 3 * TPR < end; i += 4 * TPR) {
+            const V a = __ldg(row + i), b = __ldg(row + i + TPR), c = __ldg(row + i + 2 * TPR), d = __ldg(row + i + 3 * TPR);
+            acc += (hsum<Acc>(a) + hsum<Acc>(b)) + (hsum<Acc>(c) + hsum<Acc>(d));
+        }
+        for (; i < end; i += TPR) acc += hsum<Acc>(__ldg(row + i));
+    }
+    if constexpr (TPR == 32) {
+        acc = warp_sum(acc);  // the whole warp shares one row, so every lane takes part
+        if (lane == 0 && r < rows) out[r] = acc / divisor;
+    } else {
+        acc = block_sum<Acc, BLOCK>(acc);
+        if (threadIdx.x == 0) {
+            if (gridDim.y == 1) out[r] = acc / divisor;
+            else partial[blockIdx.y * rows + r] = acc;
+        }
+    }
+}
+
+// sum_cols (inner > 1): out[o][c] = sum over j of in[o][j][c]. Coalesced: the 32 threads of a warp own 32*W
+// adjacent columns and read one row of them together (W = 16 bytes / element when VEC); the RB warps of a block
+// take every RB-th row. blockIdx.x -> (o, column block); blockIdx.y -> a split of the rows: with gridDim.y > 1
+// each split writes partial[split][o][c] and sum_splits adds them in split order (deterministic, no atomics).
+template <typename T, typename Acc, bool VEC, int RB>
+__global__ void __launch_bounds__(32 * RB) sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial,
+                                                    const T* __restrict__ in, long long n, long long inner,
+                                                    long long rows_per_split, Acc divisor) {
+    typedef typename Load<T, VEC>::type V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    __shared__ Acc s[RB][32 * W];
+    const long long col_blocks = (inner + 32 * W - 1) / (32 * W);
+    const long long o = blockIdx.x / col_blocks;
+    const long long c = ((blockIdx.x % col_blocks) * 32 + threadIdx.x) * W;
+    const long long j0 = blockIdx.y * rows_per_split;
+    const long long j1 = j0 + rows_per_split < n ? j0 + rows_per_split : n;
+    Acc acc[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) acc[k] = Acc(0);
+    if (c < inner) {
+        const T* __restrict__ base = in + o * n * inner + c;
+        const long long step = RB * inner;
+        long long j = j0 + threadIdx.y;
+        const T* p = base + j * inner;
+        for (; j + 3 * RB < j1; j += 4 * RB, p += 4 * step) {
+            const V a = __ldg(reinterpret_cast<const V*>(p)), b = __ldg(reinterpret_cast<const V*>(p + step));
+            const V e = __ldg(reinterpret_cast<const V*>(p + 2 * step)), f = __ldg(reinterpret_cast<const V*>(p + 3 * step));
+            const T* ta = reinterpret_cast<const T*>(&a); const T* tb = reinterpret_cast<const T*>(&b);
+            const T* te = reinterpret_cast<const T*>(&e); const T* tf = reinterpret_cast<const T*>(&f);
+#pragma unroll
+            for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
+        }
+        for (; j < j1; j += RB, p += step) {
+            const V a = __ldg(reinterpret_cast<const V*>(p));
+            const T* ta = reinterpret_cast<const T*>(&a);
+#pragma unroll
+            for (int k = 0; k < W; ++k) acc[k] += (Acc)ta[k];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) s[threadIdx.y][threadIdx.x * W + k] = acc[k];
+    __syncthreads();
+    if (threadIdx.y == 0 && c < inner) {
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            Acc t = s[0][threadIdx.x * W + k];
+#pragma unroll
+            for (int y = 1; y < RB; ++y) t += s[y][threadIdx.x * W + k];
+            if (c + k < inner) {
+                if (gridDim.y == 1) out[o * inner + c + k] = t / divisor;
+                else partial[((long long)blockIdx.y * gridDim.x / col_blocks + o) * inner + c + k] = t;
+            }
+        }
+    }
+}
+
+// sum_splits: out[i] = (partial[0][i] + partial[1][i] + ...) / divisor, the splits in order
+template <typename Acc>
+__global__ void __launch_bounds__(256) sum_splits(Acc* __restrict__ out, const Acc* __restrict__ partial, long long m,
+                                                  int splits, Acc divisor) {
+    for (long long i = (long long)blockIdx.x * 256 + threadIdx.x; i < m; i += (long long)gridDim.x * 256) {
+        Acc t = partial[i];
+        for (int s = 1; s < splits; ++s) t += partial[(long long)s * m + i];
+        out[i] = t / divisor;
+    }
 }

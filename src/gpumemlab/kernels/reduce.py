@@ -140,10 +140,41 @@ TUNING = [VecConfig("reduce7", u, ld, b, m) for u in (4, 8, 16) for ld in (0, 2)
 TUNING_WAVES = (1, 2, 4, 8)
 
 
+# ---------------------------------------------------------------- reductions along axes (sum_rows / sum_cols)
+ROW_BLOCK = 256      # threads of a sum_rows block
+WARP_ROW_MAX = 4096  # rows up to this many elements take a warp each, longer ones a block each
+COL_ROWS = 8         # RB of sum_cols: warps per block, each taking every 8th row
+
+
+def rows_spec(ctype: str, acc: str, vec: bool, warp: bool) -> KernelSpec:
+    tpr = 32 if warp else ROW_BLOCK
+    return KernelSpec(SRC, f"sum_rows<{ctype}, {acc}, {str(vec).lower()}, {tpr}, {ROW_BLOCK}>")
+
+
+def cols_spec(ctype: str, acc: str, vec: bool) -> KernelSpec:
+    return KernelSpec(SRC, f"sum_cols<{ctype}, {acc}, {str(vec).lower()}, {COL_ROWS}>")
+
+
+def splits_spec(acc: str) -> KernelSpec:
+    return KernelSpec(SRC, f"sum_splits<{acc}>")
+
+
+def _axis_specs(ctype: str, acc: str) -> list[KernelSpec]:
+    return ([rows_spec(ctype, acc, v, w) for v in (False, True) for w in (False, True)]
+            + [cols_spec(ctype, acc, v) for v in (False, True)] + [splits_spec(acc)])
+
+
+# (input dtype, accumulator dtype) pairs built ahead: sum's and mean's defaults (other dtype= pairs compile on use)
+AXIS_DEFAULTS = [("float32", "float32"), ("float64", "float64"), ("int32", "int64"), ("int32", "float64")]
+
+
 def _library_specs() -> list[KernelSpec]:
     specs = []
     for ctype, acc, _ in CTYPES.values():
         specs += [library_spec(ctype, acc), reduce_final(ctype, acc), reduce_final(acc, acc)]
+    for d, a in AXIS_DEFAULTS:
+        specs += _axis_specs(C_TYPES[d], C_TYPES[a])
+    specs += _axis_specs("long long", "long long")  # the later passes of int32 sums over interleaved axes
     return specs
 
 

@@ -149,3 +149,65 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
         __syncthreads();
     }
 }
+
+// transpose_thin: one side s < 32 (the other, L, long). A block moves `chunk` positions of the long side: in global
+// memory they are s runs of `chunk` elements (stride L) on one side and one contiguous run of chunk*s elements on
+// the other, so both the loads and the stores are coalesced (a 32-wide tile would leave 32-s of 32 lanes idle).
+// SHORT_ROWS: in is s x L (out L x s: the contiguous side is out); else in is L x s (in is the contiguous side).
+// chunk = 2^log_chunk ~ THIN_ELEMS / s keeps the bytes per block (and loads in flight per thread) the same for any
+// s. The dynamic shared tile is s rows of `pitch` = chunk + ceil(32/s) elements: the flat side's gathers (row f % s,
+// column f / s) then fall in distinct banks. f / s is __umulhi(f, magic), magic = ceil(2^32 / s): exact for
+// f < 2^16 (the host checks s*chunk does). BATCH loads per thread are issued before their shared stores.
+template <typename T>
+__device__ __forceinline__ int thin_slot(int f, int s, unsigned magic, int pitch) {
+    const int q = s == 1 ? f : (int)__umulhi((unsigned)f, magic);
+    return (f - q * s) * pitch + q;
+}
+
+template <typename T, bool SHORT_ROWS>
+__global__ void __launch_bounds__(256) transpose_thin(T* __restrict__ out, const T* __restrict__ in, int rows, int cols,
+                                                      int log_chunk, int pitch, unsigned magic) {
+    constexpr int BATCH = 8;
+    extern __shared__ __align__(16) unsigned char thin_smem[];
+    T* tile = reinterpret_cast<T*>(thin_smem);
+    const int s = SHORT_ROWS ? rows : cols;
+    const long long L = SHORT_ROWS ? cols : rows;
+    const int chunk = 1 << log_chunk;
+    const long long p0 = (long long)blockIdx.x * chunk;
+    const int len = L - p0 < chunk ? (int)(L - p0) : chunk;
+    const int total = len * s;
+    const int span = s << log_chunk;  // run-side index e: run e >> log_chunk, position e & (chunk - 1)
+    // load: the input side into the tile; T v[BATCH] keeps BATCH loads in flight
+    for (int base = threadIdx.x; base < (SHORT_ROWS ? span : total); base += 256 * BATCH) {
+        T v[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const int e = base + u * 256;
+            if constexpr (SHORT_ROWS) {
+                const int k = e & (chunk - 1);
+                v[u] = e < span && k < len ? __ldg(in + (long long)(e >> log_chunk) * L + p0 + k) : T(0);
+            } else {
+                v[u] = e < total ? __ldg(in + p0 * s + e) : T(0);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const int e = base + u * 256;
+            if constexpr (SHORT_ROWS) {
+                if (e < span) tile[(e >> log_chunk) * pitch + (e & (chunk - 1))] = v[u];
+            } else {
+                if (e < total) tile[thin_slot<T>(e, s, magic, pitch)] = v[u];
+            }
+        }
+    }
+    __syncthreads();
+    // store: the output side from the tile
+    if constexpr (SHORT_ROWS) {
+        for (int f = threadIdx.x; f < total; f += 256) out[p0 * s + f] = tile[thin_slot<T>(f, s, magic, pitch)];
+    } else {
+        for (int e = threadIdx.x; e < span; e += 256) {
+            const int k = e & (chunk - 1);
+            if (k < len) out[(long long)(e >> log_chunk) * L + p0 + k] = tile[(e >> log_chunk) * pitch + k];
+        }
+    }
+}

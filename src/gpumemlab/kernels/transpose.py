@@ -9,7 +9,9 @@ ladder step is about, as the analyzer reads it (``n``: the matrix side).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import numpy as np
+from dataclasses import dataclass, replace
 
 from . import CTYPES, KernelSpec
 
@@ -39,6 +41,7 @@ class TransposeVariant:
     decl: str = "float in[]"
     space: str = "global"                              # or "shared": the access is a tile read
     vector: bool = False  # needs rows, cols % W == 0 and 16-byte alignment
+    minb: int = 0         # vector kernels: min blocks per SM for __launch_bounds__ (0: VECTOR's)
 
     @property
     def model_block(self) -> tuple[int, int, int]:
@@ -48,7 +51,7 @@ class TransposeVariant:
     def spec(self, ctype: str = "float") -> KernelSpec:
         if self.vector:
             vt, _, minb = VECTOR[ctype]
-            return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {minb}>")
+            return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {self.minb or minb}>")
         return KernelSpec(SRC, f"{self.kernel}<{ctype}, {self.targs}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
@@ -89,6 +92,53 @@ VECTORIZED = TransposeVariant("vectorized 64x64 (16-byte, swizzled)", "transpose
                               access="in[blockIdx.x*blockDim.x + threadIdx.x]", decl="float4 in[]", vector=True)
 
 LADDER = [COPY, COPY_SHARED, NAIVE, COALESCED, PADDED, COARSENED, VECTORIZED]
+
+
+@dataclass(frozen=True)
+class ThinLaunch:
+    """One launch of transpose_thin: a block per ``chunk`` positions of the long side (1-D grid)."""
+
+    spec: KernelSpec
+    grid: int
+    chunk: int
+    pitch: int
+    magic: int     # ceil(2^32 / s): f / s as a multiply-high in the kernel
+    shmem: int     # bytes of the dynamic tile
+
+    @property
+    def args(self) -> tuple:
+        return (self.chunk.bit_length() - 1, self.pitch, np.uint32(self.magic))
+
+
+THIN_MAX = 31       # the thin path takes shapes with a side up to this
+# ... and at least this many elements: in a same-run comparison on an H100 (library calls as users time them) the
+# thin kernel beat the 32-wide tiles from 4 x 2^22 elements up and lost by a few microseconds at 3..31 x 70000,
+# where the call's host cost dominates; the crossover between those sizes is not measured
+THIN_MIN_ELEMS = 1 << 22
+THIN_ELEMS = 4096   # elements one block moves (16 per thread): 16 KiB of float, 32 KiB of double in its tile
+THIN_BLOCK = (256,)
+
+
+def thin_launch(rows: int, cols: int, ctype: str) -> ThinLaunch:
+    """The thin kernel's launch for a rows x cols input with min(rows, cols) <= THIN_MAX."""
+    short_rows = rows <= cols
+    s, long = (rows, cols) if short_rows else (cols, rows)
+    if not 1 <= s <= THIN_MAX:
+        raise ValueError(f"transpose_thin needs a side of 1..{THIN_MAX}, got {rows} x {cols}")
+    chunk = 1 << ((THIN_ELEMS // s).bit_length() - 1)  # a power of two, s * chunk <= THIN_ELEMS < 2^16
+    pitch = chunk + -(-32 // s)
+    size = 8 if ctype == "double" else 4
+    spec = KernelSpec(SRC, f"transpose_thin<{ctype}, {str(short_rows).lower()}>")
+    return ThinLaunch(spec, max(1, math.ceil(long / chunk)), chunk, pitch, -(-(1 << 32) // s) % (1 << 32),
+                      s * pitch * size)
+
+
+
+# gpumemlab.transpose's vector kernel: 4 blocks per SM as the register target (a same-run comparison of 2, 4 and 8
+# on an H100 at 8192^2 and 16384^2 float32: 4 tied 2 and beat 8, the ladder's value; both double variants tied)
+LIBRARY_VECTORIZED = replace(VECTORIZED, name="vectorized 64x64, 4 blocks/SM (library)", minb=4)
 LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
 
-KERNELS = [v.spec(CTYPES[d]) for v in LADDER for d in DTYPES]
+KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
+           + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
+              for short in (True, False)])

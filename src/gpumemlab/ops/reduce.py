@@ -24,8 +24,9 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
-from ._checks import as_device_array, check_out
+from ._checks import as_device_array
 
 DTYPES = (np.float32, np.float64, np.int32)
 SINGLE_PASS_MAX = 16384  # elements: below this one block is faster than two launches
@@ -92,8 +93,10 @@ def relative_bound(p: SumPlan, dtype) -> float:
 
 
 @cache
-def _specs(dtype_name: str):
+def _specs(dtype_name: str, acc_name: str | None = None):
     ctype, acc, acc_dtype = K.CTYPES[dtype_name]
+    if acc_name is not None:
+        acc, acc_dtype = CT[acc_name], acc_name
     return K.library_spec(ctype, acc), K.reduce_final(ctype, acc), np.dtype(acc_dtype)
 
 
@@ -126,35 +129,31 @@ def _device_plan(n: int, dtype_name: str, config: K.VecConfig) -> SumPlan:
                 blocks_per_sm(config.spec(ctype, acc), config.block), config)
 
 
-def error_bound(x) -> float:
-    """Absolute error bound of ``sum(x)`` on this device: ``gamma_h * sum(|x|)`` (0 for int32)."""
-    arr = as_device_array(x, "x", DTYPES, contiguous=True)
-    if arr.dtype.kind != "f" or arr.size == 0:
-        return 0.0
-    import cupy
+def error_bound(x, axis=None):
+    """Absolute error bound of ``sum(x, axis)`` on this device: ``gamma_h * sum(|x|)`` along ``axis`` (0 for int32).
 
-    abs_sum = float(cupy.abs(arr).sum(dtype=np.float64))
-    return relative_bound(device_plan(arr.size, arr.dtype), arr.dtype) * abs_sum
-
-
-def sum(x, out=None):  # noqa: A001 - the public name mirrors numpy.sum
-    """Sum of all elements of a contiguous float32/float64/int32 GPU array, as a 0-d CuPy array.
-
-    ``out``: optional 0-d CuPy array of the result dtype (float32, float64 or int64) to write into.
-
-    NaN and Inf follow IEEE arithmetic, as ``numpy.sum`` does: any NaN gives NaN (its payload is not
-    kept), +Inf and -Inf together give NaN, Inf of one sign gives that Inf, and a float32 sum past the
-    float32 range gives +-Inf (the accumulation is in float32).
+    ``axis=None``: a float; otherwise a float64 CuPy array of the result's shape, one bound per output.
     """
+    arr = as_device_array(x, "x", DTYPES, contiguous=True)
+    if axis is None:
+        if arr.dtype.kind != "f" or arr.size == 0:
+            return 0.0
+        import cupy
+
+        abs_sum = float(cupy.abs(arr).sum(dtype=np.float64))
+        return relative_bound(device_plan(arr.size, arr.dtype), arr.dtype) * abs_sum
+    from . import reduce_axis
+
+    return reduce_axis.error_bound(arr, axis)
+
+
+def _full_sum(arr, acc_name: str | None, out):
+    """The whole array into the 0-d ``out`` (reduce7, or one block for small inputs)."""
     import cupy
 
     from ..gpu import runtime
 
-    arr = as_device_array(x, "x", DTYPES, contiguous=True)
-    kernel, single, acc_dtype = _specs(arr.dtype.name)
-    out = check_out(out, (), acc_dtype) if out is not None else None
-    # Launches follow CuPy's current stream, so the sum is ordered like any CuPy operation.
-    out = cupy.empty((), acc_dtype) if out is None else out
+    kernel, single, acc_dtype = _specs(arr.dtype.name, acc_name)
     n = int(arr.size)
     if n == 0:
         out.fill(0)
@@ -166,3 +165,36 @@ def sum(x, out=None):  # noqa: A001 - the public name mirrors numpy.sum
     partial = cupy.empty(p.grid, acc_dtype)
     runtime.launch(kernel, p.grid, p.block, out, partial, _ticket(runtime.current_stream_handle()), arr, np.int64(n))
     return out
+
+
+def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the public name mirrors numpy.sum
+    """Sum of a contiguous float32/float64/int32 GPU array over ``axis`` (None: all; an int or a tuple of ints,
+    negative from the end), like ``numpy.sum``: result dtype float32 -> float32, float64 -> float64, int32 ->
+    int64 (exact), or ``dtype`` (the accumulation type too: float32 input float32 or float64; float64 input float64;
+    int32 input int64, int32 (wraps), float64 or float32; NumPy also allows narrowing ones); ``keepdims`` keeps
+    the reduced sides as length 1. Returns a CuPy array (0-d for a full reduction).
+
+    ``out``: optional C-contiguous CuPy array of the result's shape and dtype (NumPy would also cast into
+    another dtype; here a different dtype is an error). ``axis=None`` takes the deterministic full reduction
+    (module docstring); other axes :mod:`gpumemlab.ops.reduce_axis` (also deterministic; bound in
+    :func:`error_bound`).
+
+    NaN and Inf follow IEEE arithmetic, as ``numpy.sum`` does: any NaN gives NaN (its payload is not
+    kept), +Inf and -Inf together give NaN, Inf of one sign gives that Inf, and a float32 sum past the
+    float32 range gives +-Inf (the accumulation is in float32).
+    """
+    from . import reduce_axis
+
+    return reduce_axis.reduce(x, axis, dtype, out, keepdims, mean=False)
+
+
+def mean(x, axis=None, dtype=None, out=None, keepdims=False):
+    """Arithmetic mean over ``axis``, as ``numpy.mean``: the sum of :func:`sum`'s path divided by the count.
+
+    Result dtype: float32 -> float32, float64 -> float64, int32 -> float64, or ``dtype`` (float32 or float64; not
+    float32 for float64 input).
+    An empty reduction gives NaN (NumPy also warns).
+    """
+    from . import reduce_axis
+
+    return reduce_axis.reduce(x, axis, dtype, out, keepdims, mean=True)

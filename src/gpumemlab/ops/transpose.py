@@ -1,11 +1,14 @@
 """``gpumemlab.transpose``: a new contiguous transpose of a 2-D float32 / float64 / int32 GPU array.
 
-Shapes whose both sides are multiples of the 16-byte vector width (4 floats or ints, 2 doubles), with
-16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the padded, coarsened
-32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
+A row or a column is a device copy. Large shapes with a side below 32 take the thin kernel (both sides coalesced
+without a 32-wide tile). Other shapes whose both sides are multiples of the 16-byte vector width (4 floats or
+ints, 2 doubles), with 16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the
+padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,8 +27,20 @@ def choose_variant(rows: int, cols: int, dtype, in_ptr: int, out_ptr: int) -> K.
     w = K.VECTORIZED.width(ctype)
     aligned = in_ptr % 16 == 0 and out_ptr % 16 == 0
     if aligned and rows % w == 0 and cols % w == 0 and rows >= w and cols >= w:
-        return K.VECTORIZED
+        return K.LIBRARY_VECTORIZED
     return K.LIBRARY_FALLBACK
+
+
+@lru_cache(maxsize=1024)
+def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool):
+    """(kernel spec, grid, block, shared bytes, extra arguments): the thin kernel when a side is at most
+    ``THIN_MAX``, else the ladder step of :func:`choose_variant`."""
+    ctype = CTYPES[dtype_name]
+    if min(rows, cols) <= K.THIN_MAX and rows * cols >= K.THIN_MIN_ELEMS:
+        t = K.thin_launch(rows, cols, ctype)
+        return t.spec, t.grid, K.THIN_BLOCK, t.shmem, t.args
+    variant = choose_variant(rows, cols, dtype_name, 0 if aligned else 4, 0)
+    return variant.spec(ctype), variant.grid(rows, cols), variant.block, 0, ()
 
 
 def transpose(x):
@@ -45,7 +60,10 @@ def transpose(x):
     out = cupy.empty((cols, rows), arr.dtype)  # launches follow CuPy's current stream, like CuPy's own ops
     if arr.size == 0:
         return out
-    variant = choose_variant(rows, cols, arr.dtype, arr.data.ptr, out.data.ptr)
-    spec = variant.spec(CTYPES[arr.dtype.name])
-    runtime.launch(spec, variant.grid(rows, cols), variant.block, out, arr, rows, cols)
+    if rows == 1 or cols == 1:  # x.T has the same bytes in the same order: a device copy
+        cupy.copyto(out, arr.reshape(cols, rows))
+        return out
+    aligned = arr.data.ptr % 16 == 0 and out.data.ptr % 16 == 0
+    spec, grid, block, shmem, extra = launch_plan(rows, cols, arr.dtype.name, aligned)
+    runtime.launch(spec, grid, block, out, arr, rows, cols, *extra, shmem=shmem)
     return out

@@ -1,0 +1,258 @@
+"""``gpumemlab.sum`` / ``gpumemlab.mean`` along axes: the plan per (shape, axes, dtypes, alignment), cached.
+
+The reduced axes of a contiguous array collapse to ``n`` and the kept ones around them to ``outer`` x ``inner``
+(``_axes.collapse``). Whole array: the full reduction of ``ops.reduce`` (reduce7). ``inner == 1`` (row sums:
+each result is a contiguous run): ``sum_rows``, a warp per row up to ``WARP_ROW_MAX`` elements, else a block.
+``inner > 1`` (column sums): ``sum_cols``, threads own adjacent columns so each warp reads a contiguous piece of
+a row (coalesced); when the columns alone give too few blocks for the GPU, the rows are split across blocks and
+``sum_splits`` adds the splits' partials in order. Reduced axes interleaved with kept ones in memory: a
+transposed copy first (CuPy), then row sums. No floating-point atomics anywhere: results are reproducible.
+
+Accuracy: every result is a tree of additions of depth ``h`` (:func:`tree_depth`), so
+``|s^ - s| <= gamma_h * sum(|x|)`` over the reduced elements, ``gamma_h = h*u/(1-h*u)`` (Higham, Accuracy and
+Stability of Numerical Algorithms, sec. 4.2); a mean adds one rounding (the division).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+import numpy as np
+
+from ..errors import InputTypeError
+from ..kernels import CTYPES as CT
+from ..kernels import reduce as K
+from . import reduce as R
+from ._axes import collapse, normalize_axis, result_shape
+from ._checks import as_device_array, check_out
+
+SUM_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "int64"}
+MEAN_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "float64"}
+# dtype= choices per input dtype: the default and the widening ones (NumPy also allows narrowing casts; not here)
+SUM_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",),
+              "int32": ("int64", "int32", "float64", "float32")}
+MEAN_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",), "int32": ("float64", "float32")}
+WAVES = 2            # column sums: split the rows until the grid is this many waves of resident blocks
+MIN_SPLIT_ROWS = 128  # ... but never below this many rows per split (16 per thread)
+MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of at least 16 loads per thread
+
+
+@dataclass(frozen=True)
+class AxisPlan:
+    """One pass: reduce the middle side ``n`` of an ``outer x n x inner`` contiguous array."""
+
+    kind: str                  # "rows" (inner == 1), "cols", "full" (outer == inner == 1), "cast" (n <= 1)
+    outer: int
+    n: int
+    inner: int
+    vec: bool = False
+    warp: bool = False         # rows: a warp per row
+    splits: int = 1            # rows (block per row): splits of each row; cols: splits of the rows
+    per_split: int = 0         # rows: vectors per split; cols: rows per split
+    width: int = 1             # elements per load
+
+    @property
+    def grid(self):
+        if self.kind == "rows":
+            return (math.ceil(self.outer * 32 / K.ROW_BLOCK), 1) if self.warp else (self.outer, self.splits)
+        col_blocks = math.ceil(self.inner / (32 * self.width))
+        return (col_blocks * self.outer, self.splits)
+
+
+def tree_depth(p: AxisPlan) -> int:
+    """Longest chain of roundings a reduced element goes through in one pass ``p`` (an upper bound)."""
+    if p.kind == "rows":
+        tpr = 32 if p.warp else K.ROW_BLOCK
+        return math.ceil(p.per_split / tpr) + 3 + int(math.log2(p.width)) + int(math.log2(tpr)) + p.splits - 1
+    if p.kind == "cols":
+        return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + p.splits - 1
+    return 0
+
+
+def relative_bound(passes, acc_dtype, mean: bool = False, full_plan=None) -> float:
+    """Bound on |s^ - s| / sum(|x|) over the reduced elements: the depths of the passes add up."""
+    if np.dtype(acc_dtype).kind != "f":
+        return 0.0
+    h = builtins.sum(tree_depth(p) for p in passes) + int(mean)
+    if full_plan is not None:
+        h += R.tree_depth(full_plan)
+    hu = h * R.unit_roundoff(acc_dtype)
+    return hu / (1.0 - hu)
+
+
+def split(parts: int, n: int, least: int) -> tuple[int, int]:
+    """(splits, per split) for up to ``parts`` splits of ``n`` items, each at least ``least`` long."""
+    parts = max(1, min(parts, n // least, 65535))
+    per = math.ceil(n / parts)
+    return math.ceil(n / per), per
+
+
+def rows_plan(rows: int, n: int, width: int, aligned: bool, resident_blocks: int) -> AxisPlan:
+    vec = aligned and n % width == 0
+    w = width if vec else 1
+    nv = n // w
+    if n <= K.WARP_ROW_MAX:
+        return AxisPlan("rows", rows, n, 1, vec, True, per_split=nv, width=w)
+    splits, per = split(math.ceil(WAVES * resident_blocks / rows), nv, MIN_SPLIT_VECTORS)
+    return AxisPlan("rows", rows, n, 1, vec, False, splits, per, width=w)
+
+
+def cols_plan(outer: int, n: int, inner: int, width: int, aligned: bool, resident_blocks: int) -> AxisPlan:
+    vec = aligned and inner % width == 0
+    w = width if vec else 1
+    base = math.ceil(inner / (32 * w)) * outer
+    splits, per = split(math.ceil(WAVES * resident_blocks / base), n, MIN_SPLIT_ROWS)
+    return AxisPlan("cols", outer, n, inner, vec, splits=splits, per_split=per, width=w)
+
+
+def one_pass(outer: int, n: int, inner: int, itemsize: int, aligned: bool, resident_blocks: int,
+             full_ok: bool = True) -> AxisPlan:
+    """``full_ok``: the whole array may take reduce7 (its instantiations are the default accumulators': a float64
+    accumulator for float32 or int32 input spills there on sm_100, so those take one split row instead)."""
+    width = R.VECTOR_BYTES // itemsize
+    if outer * n * inner == 0 or n == 1:
+        return AxisPlan("cast", outer, n, inner)
+    if outer == 1 and inner == 1 and full_ok:
+        return AxisPlan("full", 1, n, 1)
+    if inner == 1:
+        return rows_plan(outer, n, width, aligned, resident_blocks)
+    return cols_plan(outer, n, inner, width, aligned, resident_blocks)
+
+
+def plan(shape: tuple, axes: tuple, itemsize: int, acc_itemsize: int, aligned: bool,
+         resident_blocks: int, full_ok: bool = True) -> tuple[AxisPlan, ...]:
+    """Pure: the passes for this shape and reduced axes (normalized). Reduced axes that are not one run in memory
+    take one pass per run, the last run first; later passes read the accumulator-typed result of the one before."""
+    shape, axes = list(shape), [a for a in axes if shape[a] != 1]  # reducing a side of 1 moves no data
+    passes = []
+    while True:
+        c = collapse(tuple(shape), tuple(axes))
+        if c is not None or math.prod(shape) == 0:
+            c = c or (0, 0, 0)
+            passes.append(one_pass(*c, itemsize if not passes else acc_itemsize, aligned or bool(passes),
+                                   resident_blocks, full_ok))
+            return tuple(passes)
+        run = [axes[-1]]  # the last run of reduced sides longer than 1 (sides of 1 anywhere in it)
+        i = axes[-1] - 1
+        while i >= 0 and (i in axes or shape[i] == 1):
+            run.insert(0, i)
+            i -= 1
+        c = collapse(tuple(shape), tuple(a for a in run if a in axes))
+        passes.append(one_pass(*c, itemsize if not passes else acc_itemsize, aligned or bool(passes),
+                               resident_blocks))
+        shape = [s for k, s in enumerate(shape) if k not in run]
+        axes = [a for a in axes if a < run[0]]  # the sides removed all come after them
+
+
+@cache
+def _resident_blocks(spec) -> int:
+    from ..gpu import runtime
+
+    return runtime.device_info()["sm_count"] * max(1, runtime.max_active_blocks(spec, 32 * K.COL_ROWS))
+
+
+def _specs(p: AxisPlan, ctype: str, acc: str) -> tuple:
+    if p.kind == "rows":
+        return K.rows_spec(ctype, acc, p.vec, p.warp), K.splits_spec(acc)
+    if p.kind == "cols":
+        return K.cols_spec(ctype, acc, p.vec), K.splits_spec(acc)
+    return ()
+
+
+@lru_cache(maxsize=1024)
+def _call_plan(shape: tuple, axis, ndim: int, dtype_name: str, acc_name: str, aligned: bool, keepdims: bool):
+    """(passes, kernel specs per pass, intermediate shapes, result shape): the per-call work done once per key."""
+    axes = normalize_axis(axis, ndim)
+    ctype, acc = CT[dtype_name], CT[acc_name]
+    passes = plan(shape, axes, np.dtype(dtype_name).itemsize, np.dtype(acc_name).itemsize, aligned,
+                  _resident_blocks(K.cols_spec(ctype, acc, True)), acc_name == SUM_DEFAULT[dtype_name])
+    specs = tuple(_specs(p, ctype if i == 0 else acc, acc) for i, p in enumerate(passes))
+    return passes, specs, result_shape(shape, axes, keepdims)
+
+
+def _result_dtype(arr, dtype, mean: bool) -> str:
+    if dtype is None:
+        return (MEAN_DEFAULT if mean else SUM_DEFAULT)[arr.dtype.name]
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise InputTypeError(f"dtype: {dtype!r} is not a dtype") from None
+    allowed = (MEAN_DTYPES if mean else SUM_DTYPES)[arr.dtype.name]
+    if name not in allowed:
+        raise InputTypeError(f"dtype: {name} not supported for {arr.dtype} input; expected {', '.join(allowed)}")
+    return name
+
+
+def _run_pass(p: AxisPlan, specs: tuple, src, dst, divisor, acc):
+    """Launch one pass from ``src`` (contiguous) into ``dst`` (``outer x inner`` results, contiguous)."""
+    import cupy
+
+    from ..gpu import runtime
+
+    if p.kind == "cast":  # only sides of length 1 reduced: a converting copy (the count is 1)
+        dst[...] = src.reshape(dst.shape)
+        return
+    if p.kind == "full":
+        R._full_sum(src, acc.name, dst)
+        if divisor != 1:
+            cupy.divide(dst, divisor, out=dst)
+        return
+    kernel, splits_kernel = specs
+    m = p.outer * p.inner
+    partial = cupy.empty(p.splits * m, acc) if p.splits > 1 else dst
+    one = acc.type(1)
+    if p.kind == "rows":
+        runtime.launch(kernel, p.grid, K.ROW_BLOCK, dst, partial, src, np.int64(p.outer), np.int64(p.n),
+                       np.int64(p.per_split), divisor if p.splits == 1 else one)
+    else:
+        runtime.launch(kernel, p.grid, (32, K.COL_ROWS), dst, partial, src, np.int64(p.n), np.int64(p.inner),
+                       np.int64(p.per_split), divisor if p.splits == 1 else one)
+    if p.splits > 1:
+        runtime.launch(splits_kernel, min(math.ceil(m / 256), 65535), 256, dst, partial, np.int64(m),
+                       np.int32(p.splits), divisor)
+
+
+def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
+    """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
+    arr = as_device_array(x, "x", R.DTYPES, contiguous=True)
+    import cupy
+
+    acc_name = _result_dtype(arr, dtype, mean)
+    aligned = arr.data.ptr % R.VECTOR_BYTES == 0
+    key_axis = tuple(axis) if isinstance(axis, list) else axis
+    try:
+        hash(key_axis)
+    except TypeError:  # unhashable (an array, a list inside a tuple): the same one-line error as any bad axis
+        if isinstance(key_axis, tuple):
+            normalize_axis(key_axis, arr.ndim)
+        raise InputTypeError(f"axis: expected an int or a tuple of ints, got {type(axis).__name__}") from None
+    passes, specs, shape = _call_plan(arr.shape, key_axis, arr.ndim, arr.dtype.name, acc_name, aligned, bool(keepdims))
+    acc = np.dtype(acc_name)
+    res = check_out(out, shape, acc) if out is not None else cupy.empty(shape, acc)
+    if arr.size == 0:  # nothing to read: NumPy's sum of nothing is 0, its mean NaN
+        res.fill(np.nan if mean else 0)
+        return res
+    count = math.prod(p.n for p in passes)
+    src = arr
+    for i, p in enumerate(passes):
+        last = i == len(passes) - 1
+        dst = res if last else cupy.empty(p.outer * p.inner, acc)
+        # a mean divides once, in the last pass; integer sums never divide
+        _run_pass(p, specs[i], src, dst, acc.type(count) if mean and last else acc.type(1), acc)
+        src = dst
+    return res
+
+
+def error_bound(arr, axis, mean: bool = False):
+    """Per-output absolute bound of ``sum(arr, axis)`` (or the mean's, ``mean=True``, relative to its value): a
+    float64 CuPy array of the result's shape, ``gamma_h * sum(|x|)`` (zeros for integer results)."""
+    acc_name = (MEAN_DEFAULT if mean else SUM_DEFAULT)[arr.dtype.name]
+    aligned = arr.data.ptr % R.VECTOR_BYTES == 0
+    passes, _, shape = _call_plan(arr.shape, axis, arr.ndim, arr.dtype.name, acc_name, aligned, False)
+    full = R.device_plan(passes[0].n, arr.dtype) if passes[0].kind == "full" else None  # only ever the first pass
+    rel = relative_bound(passes, acc_name, mean, full)
+    abs_sum = abs(arr).sum(axis=normalize_axis(axis, arr.ndim), dtype=np.float64)
+    return rel * (abs_sum / math.prod(p.n for p in passes) if mean else abs_sum).reshape(shape)
