@@ -3,7 +3,7 @@
 sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
 on a mismatch, listing them.
 
-    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul onchip library lessons]
+    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library lessons]
     SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
@@ -151,6 +151,25 @@ def lesson_kernels(rng):
             check(False, f"tiled<{t}> {m}x{n}x{k}: {exc}")
 
 
+def gemv_kernels(rng):
+    """The M = 1 and N = 1 paths: float4 and scalar loads, one k range and split k ranges, partial blocks."""
+    import cupy
+
+    from gpumemlab.bench.verify import device_random_nonzero
+    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    for m, n, k in ((1, 1000, 3000), (1, 1001, 37), (1, 8, 4096), (1, 4096, 8), (1, 1, 1), (333, 1, 1000),
+                    (7, 1, 37), (1, 260, 100_003)):
+        a = device_random_nonzero((m, k), np.float32, 1)
+        b = device_random_nonzero((k, n), np.float32, 2)
+        out = cupy.empty((m, n), cupy.float32)
+        try:
+            Reference(a, b).verifier(ops.gemv_plan(a, b, out).run, out, "gemv")()
+        except Exception as exc:
+            check(False, f"gemv {m}x{n}x{k}: {exc}")
+
+
 def library(rng):
     import cupy
 
@@ -233,7 +252,7 @@ class _nothing:
 def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
-                  matmul=lambda r: matmul_kernels(r, rb_only), onchip=onchip_kernels, library=library,
+                  matmul=lambda r: matmul_kernels(r, rb_only), gemv=gemv_kernels, onchip=onchip_kernels, library=library,
                   lessons=lesson_kernels)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]

@@ -268,3 +268,37 @@ def test_matmul_orders_against_the_callers_stream(cp):
         d = c * 1.0  # consumed on `other`
     other.synchronize()
     Reference(a, b).check(d, "cross-stream")
+
+
+GEMV_SHAPES = [(1, 1000, 3000), (1, 1001, 37), (1, 4096, 4096), (1, 8, 4096), (1, 1, 1), (333, 1, 1000),
+               (7, 1, 37), (4096, 1, 4096), (1, 260, 100_003)]
+
+
+@pytest.mark.parametrize("m,n,k", GEMV_SHAPES)
+def test_matrix_vector_path_against_float64(cp, m, n, k):
+    """M = 1 or N = 1 goes to the gemv kernels (float4 or scalar, one or split k ranges); FP32 accuracy."""
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    a, b = operands(cp, m, n, k, seed=m + n + k)
+    out = cp.empty((m, n), dtype=cp.float32)
+    poison(out)
+    p = ops.plan("auto", a, b, out)
+    assert p.variant == "gemv"
+    assert p.vec == (4 if (k if n == 1 else n) % 4 == 0 else 1)
+    p.run()
+    Reference(a, b).check(out, f"gemv {m}x{n}x{k}")
+    import gpumemlab
+
+    Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {m}x{n}x{k}")
+
+
+def test_matrix_vector_splits_k_when_the_row_is_short(cp):
+    from gpumemlab.ops import matmul as ops
+
+    a, b = operands(cp, 1, 4096, 4096)
+    p = ops.gemv_plan(a, b, cp.empty((1, 4096), cp.float32), sms=132)
+    assert p.splits == 32  # 32 column blocks x 32 k ranges of 128 rows: 8 blocks per SM on 132 SMs
+    with pytest.raises(Exception, match="gemv needs M == 1 or N == 1; got M=2, N=3"):
+        ops.gemv_plan(*operands(cp, 2, 3, 4), cp.empty((2, 3), cp.float32))

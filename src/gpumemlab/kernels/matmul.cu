@@ -481,3 +481,88 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
                 }
         }
 }
+
+// ------------------------------------------------------------------ 14. matrix-vector (M = 1 or N = 1)
+// With one row or one column the product reads every element of the matrix once and does 2 flops per
+// element (0.5 flop/byte): memory-bound, so these kernels are built for DRAM bandwidth, not FMA rate.
+// VEC = 4: float4 loads (K, or N, a multiple of 4 and 16-byte aligned arrays); VEC = 1: any shape.
+
+// gemv_rows (N = 1): c[i] = A[i, :] . b, one warp per row, lanes stride along the row (coalesced),
+// shuffle tree at the end: a fixed summation order, so the result is deterministic.
+template <int VEC>
+__global__ void __launch_bounds__(256) gemv_rows(float* __restrict__ c, const float* __restrict__ A,
+                                                 const float* __restrict__ b, int M, int K) {
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= M) return;  // whole warps leave together: the shuffles below see full warps
+    const float* a = A + (long long)row * K;
+    float sum = 0.0f;
+    if (VEC == 4) {
+        const float4* a4 = reinterpret_cast<const float4*>(a);
+        const float4* b4 = reinterpret_cast<const float4*>(b);
+#pragma unroll 4
+        for (int q = lane; q < K / 4; q += 32) {
+            const float4 x = __ldcs(a4 + q), y = __ldg(b4 + q);  // A streams (read once), b stays cached
+            sum = fmaf(x.x, y.x, fmaf(x.y, y.y, fmaf(x.z, y.z, fmaf(x.w, y.w, sum))));
+        }
+    } else {
+#pragma unroll 4
+        for (int k = lane; k < K; k += 32) sum = fmaf(__ldcs(a + k), __ldg(b + k), sum);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+    if (lane == 0) c[row] = sum;
+}
+
+// VEC adjacent floats of a row that is read once (streaming loads: they should not evict b or a)
+template <int VEC>
+__device__ __forceinline__ void load_vec(float (&y)[VEC], const float* p) {
+    if constexpr (VEC == 4) {
+        const float4 v = __ldcs(reinterpret_cast<const float4*>(p));
+        y[0] = v.x; y[1] = v.y; y[2] = v.z; y[3] = v.w;
+    } else {
+        y[0] = __ldcs(p);
+    }
+}
+
+// gemv_cols (M = 1): c[j] = a . B[:, j]. A block is 32 x 8 threads: the 32 lanes of a warp read VEC
+// adjacent columns each of one row of B (a warp reads 128 or 512 contiguous bytes), the 8 warps take
+// every 8th row of the block's k range, then add their partial sums through shared memory in a fixed
+// order. SPLIT: block row blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk) and adds into c
+// with atomicAdd (c zeroed first), so that a short row of columns still spreads over every SM; the order
+// of those few additions is not fixed (last-bit differences between runs, as with split-K above).
+template <int VEC, bool SPLIT>
+__global__ void __launch_bounds__(256) gemv_cols(float* __restrict__ c, const float* __restrict__ a,
+                                                 const float* __restrict__ B, int N, int K, int k_chunk) {
+    __shared__ float part[8][32 * VEC];
+    const int lane = threadIdx.x, r = threadIdx.y;
+    const int col = (blockIdx.x * 32 + lane) * VEC;
+    const int kb = SPLIT ? blockIdx.y * k_chunk : 0;
+    const int kend = SPLIT ? min(K, kb + k_chunk) : K;
+    float acc[VEC];
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) acc[q] = 0.0f;
+    if (col < N) {
+#pragma unroll 4
+        for (int k = kb + r; k < kend; k += 8) {
+            const float x = __ldg(a + k);
+            float y[VEC];
+            load_vec<VEC>(y, B + (long long)k * N + col);
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) acc[q] = fmaf(x, y[q], acc[q]);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) part[r][lane * VEC + q] = acc[q];
+    __syncthreads();  // every warp's partial sums are in shared memory
+    for (int i = r * 32 + lane; i < 32 * VEC; i += 256) {
+        float s = part[0][i];
+#pragma unroll
+        for (int w = 1; w < 8; ++w) s += part[w][i];
+        const int j = blockIdx.x * 32 * VEC + i;
+        if (j < N) {
+            if (SPLIT) atomicAdd(c + j, s);
+            else c[j] = s;
+        }
+    }
+}

@@ -206,6 +206,25 @@ DEFAULT = CANDIDATES[0]
 SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
 
 
+# --- matrix-vector products (M = 1 or N = 1): memory-bound, one parameterized pair of kernels ---------
+
+def gemv_rows(vec: int) -> KernelSpec:
+    """N = 1: one warp per row of A (``vec`` 4: float4 loads, K % 4 == 0 and aligned; 1: any K)."""
+    if vec not in (1, 4):
+        raise ValueError("gemv vec is 4 or 1")
+    return KernelSpec(SRC, f"gemv_rows<{vec}>")
+
+
+def gemv_cols(vec: int, split: bool) -> KernelSpec:
+    """M = 1: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row, atomic epilogue."""
+    if vec not in (1, 4):
+        raise ValueError("gemv vec is 4 or 1")
+    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}>")
+
+
+GEMV_KERNELS = [gemv_rows(v) for v in (4, 1)] + [gemv_cols(v, s) for v in (4, 1) for s in (False, True)]
+
+
 # --- the variant table: one row per rung (kernel, launch geometry, layout of B, reuse for the OP/B model) ---
 
 @dataclass(frozen=True)
@@ -275,4 +294,4 @@ TEACHING = LADDER[:-1]  # every rung but register_blocked: seconds per call at 8
 KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
            + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
-           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)])
+           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)] + GEMV_KERNELS)

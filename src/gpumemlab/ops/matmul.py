@@ -86,18 +86,66 @@ def _split_options(cfg: K.RBConfig, m: int, n: int, k: int, slots: int) -> list[
     return out
 
 
-def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None) -> Choice:
+SHAPES_PATH = KERNEL_DIR / "tuned" / "matmul_shapes.json"
+
+
+@cache
+def shape_table() -> dict:
+    """{device name: {"MxNxK": (config name, splits)}} from kernels/tuned/matmul_shapes.json, written by
+    ``tools/matmul_zoo.py --install`` (the fastest measured point per zoo shape); {} if absent or unreadable."""
+    import json
+
+    try:
+        data = json.loads(SHAPES_PATH.read_text())
+        return {dev: {s: (w["config"], int(w["splits"])) for s, w in e["winners"].items()}
+                for dev, e in data["devices"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _log_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    return sum(abs(math.log2(x / y)) for x, y in zip(a, b))
+
+
+def nearest_measured(m: int, n: int, k: int, winners: dict) -> Choice | None:
+    """The winner of the measured shape nearest to M x N x K (sum of |log2| ratios of M, N and K), with its
+    split-K factor scaled to keep the same depth per split; None without a known winner."""
+    known = {c.name: c for c in K.CANDIDATES}
+    best = None
+    for shape, (name, splits) in winners.items():
+        if name not in known:
+            continue
+        mnk = tuple(int(x) for x in shape.split("x"))
+        d = _log_distance((m, n, k), mnk)
+        if best is None or d < best[0]:
+            best = (d, known[name], splits, mnk[2])
+    if best is None:
+        return None
+    _, cfg, splits, k0 = best
+    depth = k0 / splits  # the measured slice depth; a deeper K keeps it by splitting more
+    return Choice(cfg, max(1, min(16, round(k / depth))) if splits > 1 else 1)
+
+
+def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None,
+           winners: dict | None = None) -> Choice:
     """The register_blocked configuration (and split-K factor) for an M x N x K product on this device.
 
-    With a tuned entry (:func:`tuned_entry`): the measured winner if this exact shape was tuned, else the least predicted
-    time = waves x time per wave, where a wave is ``blocks_per_sm x SMs`` tiles (x splits) and a
-    tile's time comes from the configuration's measured large-size rate. Without one: the default,
-    or the small-tile configuration when the default's tiles leave SMs idle.
+    First the shape sweep of this device (``winners``, by default :func:`shape_table`'s unless ``entry`` is passed): the measured winner of the nearest
+    measured shape. Else, with a tuned entry (:func:`tuned_entry`): the measured winner if this exact shape was
+    tuned, else the least predicted time = waves x time per wave, where a wave is ``blocks_per_sm x SMs`` tiles
+    (x splits) and a tile's time comes from the configuration's measured large-size rate. Without either: the
+    default, or the small-tile configuration when the default's tiles leave SMs idle.
     """
     if device is None:
         from ..gpu import runtime
 
         device = runtime.device_info()
+    if winners is None:  # an explicit tuned entry is asked about on its own (tests, table migrations)
+        winners = {} if entry is not None else shape_table().get(device["name"], {})
+    if winners:
+        got = nearest_measured(m, n, k, winners)
+        if got is not None:
+            return got
     if entry is None:
         entry = tuned_entry(device)
     sms = int(device["sm_count"])
@@ -192,6 +240,48 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
     return Plan("register_blocked", zero_then_launch if splits > 1 else launch, config=cfg, vec=vec, splits=splits)
 
 
+GEMV_BLOCKS_PER_SM = 8  # 256-thread blocks: 2048 threads, a full H100/A100 SM; the M = 1 grid aims at one such wave
+GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the atomic epilogue than they save
+
+
+def gemv_splits(n: int, k: int, vec: int, sms: int) -> tuple[int, int]:
+    """(k_chunk, splits) for ``gemv_cols``: enough k ranges that ceil(N / (32 vec)) column blocks fill every SM."""
+    col_blocks = math.ceil(n / (32 * vec))
+    want = max(1, min(math.ceil(GEMV_BLOCKS_PER_SM * sms / col_blocks), k // GEMV_MIN_DEPTH))
+    return split_chunk(k, 8, want)
+
+
+def gemv_plan(a, b, out, sms: int | None = None) -> Plan:
+    """M = 1 (``gemv_cols``: a row vector times B) or N = 1 (``gemv_rows``: A times a column vector)."""
+    from ..gpu import runtime
+
+    m, k = a.shape
+    n = b.shape[1]
+    if n == 1:
+        vec = 4 if k % 4 == 0 and _aligned16(a, b) else 1
+        kernel, grid = runtime.get_kernel(K.gemv_rows(vec)), math.ceil(m / 8)
+        return Plan("gemv", lambda: runtime.launch(kernel, grid, 256, out, a, b, m, k), vec=vec)
+    if m != 1:
+        raise UsageError(f"matmul: gemv needs M == 1 or N == 1; got M={m}, N={n}")
+    if sms is None:
+        sms = int(runtime.device_info()["sm_count"])
+    vec = 4 if n % 4 == 0 and _aligned16(a, b, out) else 1
+    chunk, splits = gemv_splits(n, k, vec, sms)
+    kernel = runtime.get_kernel(K.gemv_cols(vec, splits > 1))
+    grid = (math.ceil(n / (32 * vec)), splits)
+
+    def launch():
+        runtime.launch(kernel, grid, (32, 8), out, a, b, n, k, chunk)
+
+    def zero_then_launch():  # split k ranges are added into C
+        import cupy
+
+        cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
+        launch()
+
+    return Plan("gemv", zero_then_launch if splits > 1 else launch, vec=vec, splits=splits)
+
+
 _SMEM_SET: set = set()
 
 
@@ -215,6 +305,8 @@ def plan(variant: str, a, b, out, config: K.RBConfig | None = None) -> Plan:
     from ..gpu import runtime
 
     if variant == "auto":
+        if a.shape[0] == 1 or (b is not None and b.shape[1] == 1):
+            return gemv_plan(a, b, out)  # a matrix-vector product: memory-bound, no tile to fill
         variant = "register_blocked"
     v = VARIANTS.get(variant)
     if v is None:

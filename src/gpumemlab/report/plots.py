@@ -11,7 +11,9 @@ LABELS = {"gbps": "GB/s (read + write)", "gflops": "GFLOP/s", "pct_of_ceiling": 
 
 
 def _value(rec, key):
-    return rec.params.get(key) if key in rec.params else getattr(rec, key, None)
+    if key in rec.params:
+        return rec.params[key]
+    return getattr(rec, key) if hasattr(rec, key) else rec.extra.get(key)  # derived fields live in extra
 
 
 def plot_ceiling(res: RunResults, recs: list, plot: dict | None) -> tuple[str, float] | None:

@@ -118,7 +118,7 @@ def _finish_group(session: Session, group: list[tuple[Case, Record]]) -> None:
                                  f"which is not a case of its group")
             base = by_variant[name][0]
             rec.extra.setdefault("head_to_head", {})[name] = session.head_to_head(
-                case.run, base.run, cold_l2=case.cold_l2 and base.cold_l2)
+                case.run, base.run, cold_l2=case.cold_l2 and base.cold_l2, timer=case.timer)
 
 
 def run_experiment(session: Session, exp: Experiment, params: dict) -> list[Record]:

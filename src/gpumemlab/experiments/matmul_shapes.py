@@ -1,0 +1,106 @@
+"""The matmul shape zoo (issue 11, item 2): ``gpumemlab.matmul(a, b)`` against ``cupy.matmul(a, b)`` (cuBLAS,
+FP32, TF32 off) on every shape of ``_zoo.ZOO``, timed as users call them: CUDA events on the work stream around
+the Python call (host dispatch included), interleaved A B, B A, ... in the same run.
+
+M = 1 and N = 1 are matrix-vector products (0.5 flop per byte of the matrix): judged by DRAM bandwidth against
+the copy ceiling, L2 flushed between samples; the GEMMs are judged by FLOP rate with warm operands, as a
+user's back-to-back calls see them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bench.timer import TimerConfig
+from ..bench.verify import device_random_nonzero
+from ._declare import Case, Claim, Experiment, Plot, outside, seed
+from ._library import returning
+from ._matmul import Reference
+from ._model import verdict
+from ._zoo import ZOO, shape_name
+
+OURS, CUPY = "gpumemlab.matmul", "cupy.matmul"
+MEMORY_BOUND = ("m1", "n1")
+# one call of the largest shapes takes a tenth of a second or more: ten interleaved rounds are enough
+SLOW = TimerConfig(warmup=1, min_samples=10, batch=1, min_time_s=0.0, max_time_s=1.0)
+
+
+def _checker(run, result, reset, ref: Reference, what: str):
+    def check():
+        from ..gpu import runtime
+
+        reset()
+        run()
+        runtime.synchronize()
+        ref.check(result(), what)
+    return check
+
+
+def cases(session, params):
+    import cupy
+
+    import gpumemlab
+
+    for i, (group, m, n, k) in enumerate(ZOO):
+        flops = 2.0 * m * n * k
+        if flops > params["max_flops"] or (session.quick and flops > params["quick_max_flops"]):
+            continue
+        a = device_random_nonzero((m, k), np.float32, session.seed + i)
+        b = device_random_nonzero((k, n), np.float32, session.seed + i + 1000)
+        ref = Reference(a, b)
+        memory = group in MEMORY_BOUND
+        common = dict(params=dict(index=i, group=group, shape=shape_name(m, n, k), m=m, n=n, k=k), flops=flops,
+                      cold_l2=memory, ceiling="copy_gbps" if memory else "sgemm_cublas_gflops",
+                      timer=SLOW if flops > params["slow_flops"] else None)
+        if memory:
+            common.update(reads=4.0 * (m * k + k * n), writes=4.0 * m * n)
+
+        def make(variant, run, result, reset, kind="kernel", **kw):
+            return Case(variant, run, _checker(run, result, reset, ref, variant), kind=kind, **common, **kw)
+
+        yield returning(make, OURS, lambda a=a, b=b: gpumemlab.matmul(a, b), versus=(CUPY,))
+        yield returning(make, CUPY, lambda a=a, b=b: cupy.matmul(a, b), kind="baseline")
+
+
+def derive(records, session):
+    """ratio_to_cublas on our record: the interleaved median of t_cupy / t_ours, with its verdict."""
+    for r in records:
+        h = (r.extra.get("head_to_head") or {}).get(CUPY)
+        if r.variant == OURS and h:
+            r.extra["ratio_to_cublas"] = h["speedup"]
+            r.extra["verdict"] = verdict(h)
+
+
+def findings(records):
+    ours = [r for r in records if r.variant == OURS and r.extra.get("ratio_to_cublas")]
+    if not ours:
+        return
+    ratios = np.array([r.extra["ratio_to_cublas"] for r in ours])
+    worst = min(ours, key=lambda r: r.extra["ratio_to_cublas"])
+    yield (f"{len(ours)} shapes: geometric mean {np.exp(np.log(ratios).mean()):.2f}x cuBLAS, worst "
+           f"{worst.params['shape']} {worst.extra['ratio_to_cublas']:.2f}x; "
+           + ", ".join(f"{v} {sum(r.extra['verdict'] == v for r in ours)}" for v in ("faster", "a tie within the noise", "slower")))
+    for r in ours:
+        gb = f", {r.gbps:.0f} GB/s" if r.params["group"] in MEMORY_BOUND and r.gbps else ""
+        yield (f"{r.params['group']} {r.params['shape']}: {r.extra['ratio_to_cublas']:.2f}x cuBLAS "
+               f"({r.extra['verdict']}){gb}")
+
+
+EXPERIMENT = Experiment(
+    name="matmul_shapes",
+    title="matmul shape zoo: gpumemlab.matmul vs cupy.matmul (cuBLAS) as users call them, 46 shapes",
+    claims=(Claim("A hand-written SGEMM is very close to cuBLAS at 128 x 128 and the gap grows drastically with the "
+                  "matrix size.", seed("002", "blog 'GPU shared memory', Figure 1")),
+            Claim("As users call it, the library's matmul reached 0.99x cuBLAS at 8192^3 but 0.66x at 1024^3, 0.39x "
+                  "at 512^3, 0.53x at 64 x 4096 x 4096, 0.40x at 256 x 256 x 8192 and 0.24x for M = 1 (H200, FP32).",
+                  outside("gpumemlab issue 11, 'The library as users call it' (measured by its author)")),),
+    cases=cases,
+    params=dict(max_flops=1e13, slow_flops=1e12, quick_max_flops=2e10),
+    group_by=("shape",),
+    plot=Plot(x="index", y="ratio_to_cublas", series="group",
+              title="gpumemlab.matmul / cuBLAS per zoo shape (interleaved, library calls as users time them)"),
+    modern_note="Small and thin shapes leave most SMs idle with large tiles, so the choice of tile and split-K "
+                "decides the ratio; M = 1 and N = 1 are bounded by DRAM bandwidth, not by FMA rate.",
+    findings=findings,
+    derive=derive,
+    order=73,
+)

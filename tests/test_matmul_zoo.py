@@ -1,0 +1,79 @@
+"""The shape zoo, the nearest-measured-shape chooser and the matrix-vector split rule (no GPU needed)."""
+
+import json
+
+import pytest
+
+from gpumemlab.kernels import matmul as K
+from gpumemlab.ops import matmul as ops
+
+H100 = dict(name="NVIDIA H100 80GB HBM3", sm_count=132)
+
+
+def test_zoo_covers_every_family_of_shapes():
+    from gpumemlab.experiments._zoo import GROUPS, ZOO
+
+    assert len(ZOO) >= 40
+    assert len({(m, n, k) for _, m, n, k in ZOO}) == len(ZOO)  # no shape twice
+    square = [m for m, n, k in GROUPS["square"]]
+    assert min(square) == 128 and max(square) == 16384
+    assert all(m == 1 for m, _, _ in GROUPS["m1"]) and all(n == 1 for _, n, _ in GROUPS["n1"])
+    assert all(k >= 8 * max(m, n) for m, n, k in GROUPS["large_k"])
+    assert all(k <= 128 for _, _, k in GROUPS["small_k"])
+    assert any(m % 2 and n % 2 for m, n, _ in GROUPS["odd"])
+
+
+def test_gemv_splits_fill_every_sm_with_slices_at_least_64_deep():
+    # 32 float4 column blocks of 1 x 4096 x 4096: 8 x 132 / 32 -> 33 wanted, chunk rounded to 128 rows -> 32 splits
+    assert ops.gemv_splits(4096, 4096, 4, 132) == (128, 32)
+    assert ops.gemv_splits(16384, 16384, 4, 132) == (1824, 9)
+    assert ops.gemv_splits(200_000, 4096, 4, 132) == (4096, 1)  # 1563 column blocks already fill the GPU
+    assert ops.gemv_splits(100_000, 4096, 4, 132) == (2048, 2)  # 782: two k ranges reach 8 blocks per SM
+    assert ops.gemv_splits(8, 100, 1, 132) == (104, 1)          # 100 rows: no slice of 64 to spare
+    chunk, splits = ops.gemv_splits(1001, 3000, 1, 132)
+    assert chunk % 8 == 0 and (splits - 1) * chunk < 3000 <= splits * chunk
+
+
+def test_nearest_measured_shape_gives_its_winner_and_keeps_the_slice_depth():
+    big, small = K.CANDIDATES[0].name, K.SMALL.name
+    winners = {"1024x1024x1024": (small, 1), "256x256x8192": (big, 8), "8192x8192x8192": (big, 1)}
+    assert ops.choose(1000, 1000, 1000, device=H100, winners=winners) == ops.Choice(K.SMALL, 1)
+    assert ops.choose(8000, 8200, 8100, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 1)
+    # 256 x 256 x 16384: the winner's 1024-deep slices -> 16 splits; half the depth -> 4
+    assert ops.choose(256, 256, 16384, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 16)
+    assert ops.choose(256, 256, 4096, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 4)
+    assert ops.nearest_measured(64, 64, 64, {"1x1x1": ("gone", 1)}) is None
+
+
+def test_an_explicit_entry_ignores_the_shape_table():
+    # the shape table of this device must not answer for a caller that asks about a tuned entry
+    assert ops.choose(512, 512, 512, device=H100, entry={}).config == K.SMALL
+    assert ops.choose(4096, 4096, 4096, device=H100, entry={}, winners={}).config == K.DEFAULT
+
+
+def test_shape_table_file_is_well_formed():
+    ops.shape_table.cache_clear()
+    if not ops.SHAPES_PATH.exists():
+        assert ops.shape_table() == {}
+        return
+    data = json.loads(ops.SHAPES_PATH.read_text())
+    names = {c.name for c in K.CANDIDATES}
+    for dev, e in data["devices"].items():
+        assert e["command"].startswith("python3 tools/matmul_zoo.py")
+        for shape, w in e["winners"].items():
+            assert w["config"] in names and w["splits"] >= 1, (dev, shape)
+    assert set(ops.shape_table()) == set(data["devices"])
+
+
+def test_gemv_kernels_are_in_the_catalog():
+    assert set(K.GEMV_KERNELS) <= set(K.KERNELS)
+    assert K.gemv_cols(4, True).name == "gemv_cols<4, true>"
+    with pytest.raises(ValueError, match="gemv vec is 4 or 1"):
+        K.gemv_rows(2)
+
+
+def test_matmul_shapes_experiment_is_registered():
+    from gpumemlab.experiments import registry
+
+    exp = registry()["matmul_shapes"]
+    assert exp.group_by == ("shape",) and exp.plot.y == "ratio_to_cublas"
