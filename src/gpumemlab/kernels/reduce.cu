@@ -303,10 +303,11 @@ template <typename T> struct Load<T, true> { typedef typename Vec16<T>::type typ
 // rows per block) for short rows, BLOCK (the block) for long ones; each thread keeps 4 loads in flight. Few long
 // rows: blockIdx.y splits each row into runs of `per_split` vectors (TPR == BLOCK only), each written to
 // partial[split][r] for sum_splits to add in order.
+// No __launch_bounds__ on sum_rows / sum_cols: with it ptxas caps registers low enough to spill some
+// instantiations (int->double, long long) on sm_100 / sm_120; without it none spills on any supported arch.
 template <typename T, typename Acc, bool VEC, int TPR, int BLOCK>
-__global__ void __launch_bounds__(BLOCK) sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial,
-                                                  const T* __restrict__ in, long long rows, long long n,
-                                                  long long per_split, Acc divisor) {
+__global__ void sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial, const T* __restrict__ in,
+                         long long rows, long long n, long long per_split, Acc divisor) {
     typedef typename Load<T, VEC>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
     const long long r = (long long)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
@@ -340,9 +341,8 @@ __global__ void __launch_bounds__(BLOCK) sum_rows(Acc* __restrict__ out, Acc* __
 // take every RB-th row. blockIdx.x -> (o, column block); blockIdx.y -> a split of the rows: with gridDim.y > 1
 // each split writes partial[split][o][c] and sum_splits adds them in split order (deterministic, no atomics).
 template <typename T, typename Acc, bool VEC, int RB>
-__global__ void __launch_bounds__(32 * RB) sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial,
-                                                    const T* __restrict__ in, long long n, long long inner,
-                                                    long long rows_per_split, Acc divisor) {
+__global__ void sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial, const T* __restrict__ in,
+                         long long n, long long inner, long long rows_per_split, Acc divisor) {
     typedef typename Load<T, VEC>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
     __shared__ Acc s[RB][32 * W];
