@@ -193,11 +193,12 @@ def library(rng):
             x = random_nonzero(shape, dtype, rng)
             check(np.array_equal(gpumemlab.transpose(cupy.asarray(x)).get(), x.T), f"transpose {dtype} {shape}")
             check(np.array_equal(gpumemlab.copy(cupy.asarray(x)).get(), x), f"copy {dtype} {shape}")
-    a = cupy.asarray(random_nonzero((67, 37), np.float32, rng))
-    b = cupy.asarray(random_nonzero((37, 45), np.float32, rng))
-    want = a.get().astype(np.float64) @ b.get().astype(np.float64)
-    err = np.abs(gpumemlab.matmul(a, b).get() - want).max()
-    check(err < 1e-4 * np.abs(want).max(), f"matmul 67x45x37: max error {err}")
+    for m, n, k in ((67, 45, 37), (1, 1001, 37), (1, 4096, 3000), (333, 1, 1001)):  # tiles, then the GEMV paths
+        a = cupy.asarray(random_nonzero((m, k), np.float32, rng))
+        b = cupy.asarray(random_nonzero((k, n), np.float32, rng))
+        want = a.get().astype(np.float64) @ b.get().astype(np.float64)
+        err = np.abs(gpumemlab.matmul(a, b).get() - want).max()
+        check(err < 1e-4 * np.abs(want).max(), f"matmul {m}x{n}x{k}: max error {err}")
 
 
 def onchip_kernels(rng):

@@ -28,12 +28,22 @@ def _calls(cp):
         "sum two-pass": ([(1 << 20,)], gpumemlab.sum, lambda x: x.astype(np.float64).sum()),
         "transpose": ([(96, 64)], gpumemlab.transpose, lambda x: x.T),
         "transpose odd": ([(33, 7)], gpumemlab.transpose, lambda x: x.T),
+        "matmul M=1": ([(1, 300), (300, 4096)], gpumemlab.matmul,  # gemv_cols, k ranges split: atomic epilogue
+                       lambda a, b: a.astype(np.float64) @ b),
+        "matmul N=1": ([(777, 301), (301, 1)], gpumemlab.matmul, lambda a, b: a.astype(np.float64) @ b),
+        "sum axis 0": ([(300, 257)], lambda x: gpumemlab.sum(x, axis=0), lambda x: x.astype(np.float64).sum(axis=0)),
+        "mean split rows": ([(3, (1 << 18) + 4)], lambda x: gpumemlab.mean(x, axis=1),
+                            lambda x: x.astype(np.float64).mean(axis=1)),
+        "transpose thin": ([(5, 1 << 20)], gpumemlab.transpose, lambda x: x.T),
         "copy": ([(1001,)], gpumemlab.copy, lambda x: x),
     }
 
 
-@pytest.mark.parametrize("name", ["matmul", "matmul split-K", "sum", "sum two-pass", "transpose", "transpose odd",
-                                  "copy"])
+CALLS = ["matmul", "matmul split-K", "matmul M=1", "matmul N=1", "sum", "sum two-pass", "sum axis 0", "mean split rows",
+         "transpose", "transpose odd", "transpose thin", "copy"]
+
+
+@pytest.mark.parametrize("name", CALLS)
 def test_same_shape_new_arrays_and_streams_give_their_own_results(cp, name):
     """Three calls of one shape (so the second and third hit every cache) with new arrays each time, on the work
     stream, on a second stream and again on the first: each result is that call's, checked on the host."""
@@ -52,8 +62,8 @@ def test_same_shape_new_arrays_and_streams_give_their_own_results(cp, name):
             got = cp.asnumpy(out)
         results.append(got)
         want = ref(*hosts)
-        if name.startswith(("matmul", "sum")):
-            terms = shapes[0][-1] if name.startswith("matmul") else hosts[0].size
+        if name.startswith(("matmul", "sum", "mean")):
+            terms = shapes[0][-1] if name.startswith(("matmul", "mean")) else hosts[0].size
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * terms, err_msg=f"{name} call {i}")
         else:
             np.testing.assert_array_equal(got, want, err_msg=f"{name} call {i}")

@@ -384,16 +384,25 @@ _FLOAT32 = (np.float32,)
 
 
 @lru_cache(maxsize=4096)
-def _auto_launch(m: int, n: int, k: int, fast: bool, device_name: str):
-    """(prepared launch of ``out, a, b``, split-K factor) for variant "auto": the steps of
-    :func:`register_blocked_plan` (choice, vector width, K chunk, kernel, shared-memory opt-in) once per shape,
-    alignment class and device; each call then only writes its three pointers."""
+def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str):
+    """(prepared launch of ``out, a, b``, split factor) for variant "auto", once per shape, alignment class and
+    device; each call then only writes its three pointers. M = 1 or N = 1: the GEMV kernels (:func:`gemv_plan`'s
+    choices); otherwise the steps of :func:`register_blocked_plan` (choice, vector width, K chunk, kernel,
+    shared-memory opt-in)."""
     from ..gpu import runtime
 
+    if n == 1:  # A times a column vector: a warp per row of A
+        vec = 4 if k % 4 == 0 and aligned else 1
+        return runtime.Launcher(K.gemv_rows(vec), math.ceil(m / 8), 256, 3, m, k), 1
+    if m == 1:  # a row vector times B: column blocks, split k ranges to fill the SMs
+        vec = 4 if n % 4 == 0 and aligned else 1
+        chunk, splits = gemv_splits(n, k, vec, int(runtime.device_info()["sm_count"]))
+        return runtime.Launcher(K.gemv_cols(vec, splits > 1), (math.ceil(n / (32 * vec)), splits), (32, 8), 3,
+                                n, k, chunk), splits
     choice = choose(m, n, k)
     cfg = choice.config
     chunk, splits = split_chunk(k, cfg.bk, choice.splits)
-    spec = cfg.spec(4 if fast else 1, split=splits > 1)
+    spec = cfg.spec(4 if aligned and n % 4 == 0 and k % 4 == 0 else 1, split=splits > 1)
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
     return runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
@@ -426,9 +435,9 @@ def matmul(a, b, out=None, variant: str = "auto"):
     if variant == "auto":  # prepared once per shape; the call binds this call's arrays
         from ..gpu import runtime
 
-        fast = n % 4 == 0 and k % 4 == 0 and (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
-        launch, splits = _auto_launch(m, n, k, fast, runtime.device_info()["name"])
-        if splits > 1:  # split-K partial tiles are added into C
+        aligned = (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
+        launch, splits = _auto_launch(m, n, k, aligned, runtime.device_info()["name"])
+        if splits > 1:  # split-K partial tiles (or split k ranges of the GEMV) are added into C
             cupy = cupy_module()
             cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         launch(out, a, b)

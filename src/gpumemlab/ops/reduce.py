@@ -147,24 +147,30 @@ def error_bound(x, axis=None):
     return reduce_axis.error_bound(arr, axis)
 
 
-def _full_sum(arr, acc_name: str | None, out):
-    """The whole array into the 0-d ``out`` (reduce7, or one block for small inputs)."""
-    import cupy
-
+def full_sum_launch(n: int, dtype_name: str, acc_name: str):
+    """``launch(src, out)``: all ``n`` elements of a contiguous ``src`` into the 0-d ``out`` (reduce7 with its
+    partials and ticket on the launching stream, or one block for small inputs), geometry prepared once."""
     from ..gpu import runtime
 
-    kernel, single, acc_dtype = _specs(arr.dtype.name, acc_name)
-    n = int(arr.size)
-    if n == 0:
-        out.fill(0)
-        return out
-    p = device_plan(n, arr.dtype)
+    kernel, single, acc_dtype = _specs(dtype_name, acc_name)
+    p = device_plan(n, dtype_name)
     if p.grid == 0:
-        runtime.launch(single, 1, K.FINAL_BLOCK, out, arr, np.int64(n))
-        return out
-    partial = cupy.empty(p.grid, acc_dtype)
-    runtime.launch(kernel, p.grid, p.block, out, partial, _ticket(runtime.current_stream_handle()), arr, np.int64(n))
-    return out
+        one_block = runtime.Launcher(single, 1, K.FINAL_BLOCK, 2, np.int64(n))
+        return lambda src, out: one_block(out, src)
+    reduce7 = runtime.Launcher(kernel, p.grid, p.block, 4, np.int64(n))
+
+    def launch(src, out):
+        stream = runtime.current_stream_handle()
+        reduce7(out, _partials(stream, p.grid, acc_dtype), _ticket(stream), src)
+    return launch
+
+
+@lru_cache(maxsize=64)
+def _partials(stream_handle: int, grid: int, acc_dtype):
+    """reduce7's per-block partials for one stream: kernels on one stream run in order, so one buffer serves all."""
+    import cupy
+
+    return cupy.empty(grid, acc_dtype)
 
 
 def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the public name mirrors numpy.sum

@@ -173,76 +173,122 @@ def _call_plan(shape: tuple, axis, ndim: int, dtype_name: str, acc_name: str, al
     return passes, specs, result_shape(shape, axes, keepdims)
 
 
-def _result_dtype(arr, dtype, mean: bool) -> str:
+def _result_dtype(dtype_name: str, dtype, mean: bool) -> str:
     if dtype is None:
-        return (MEAN_DEFAULT if mean else SUM_DEFAULT)[arr.dtype.name]
+        return (MEAN_DEFAULT if mean else SUM_DEFAULT)[dtype_name]
     try:
         name = np.dtype(dtype).name
     except TypeError:
         raise InputTypeError(f"dtype: {dtype!r} is not a dtype") from None
-    allowed = (MEAN_DTYPES if mean else SUM_DTYPES)[arr.dtype.name]
+    allowed = (MEAN_DTYPES if mean else SUM_DTYPES)[dtype_name]
     if name not in allowed:
-        raise InputTypeError(f"dtype: {name} not supported for {arr.dtype} input; expected {', '.join(allowed)}")
+        raise InputTypeError(f"dtype: {name} not supported for {dtype_name} input; expected {', '.join(allowed)}")
     return name
 
 
-def _run_pass(p: AxisPlan, specs: tuple, src, dst, divisor, acc):
-    """Launch one pass from ``src`` (contiguous) into ``dst`` (``outer x inner`` results, contiguous)."""
-    import cupy
-
+def _pass_launch(p: AxisPlan, specs: tuple, src_name: str, acc, divisor):
+    """``launch(src, dst)`` of one pass from ``src`` (contiguous) into ``dst`` (``outer x inner`` results), its
+    geometry and scalars prepared once (``runtime.Launcher``)."""
     from ..gpu import runtime
 
     if p.kind == "cast":  # only sides of length 1 reduced: a converting copy (the count is 1)
-        dst[...] = src.reshape(dst.shape)
-        return
+        def cast(src, dst):
+            dst[...] = src.reshape(dst.shape)
+        return cast
     if p.kind == "full":
-        R._full_sum(src, acc.name, dst)
-        if divisor != 1:
-            cupy.divide(dst, divisor, out=dst)
-        return
+        full = R.full_sum_launch(p.n, src_name, acc.name)
+        if divisor == 1:
+            return full
+
+        def full_mean(src, dst):
+            full(src, dst)
+            _cupy().divide(dst, divisor, out=dst)
+        return full_mean
     kernel, splits_kernel = specs
     m = p.outer * p.inner
-    partial = cupy.empty(p.splits * m, acc) if p.splits > 1 else dst
-    one = acc.type(1)
+    scale = divisor if p.splits == 1 else acc.type(1)
     if p.kind == "rows":
-        runtime.launch(kernel, p.grid, K.ROW_BLOCK, dst, partial, src, np.int64(p.outer), np.int64(p.n),
-                       np.int64(p.per_split), divisor if p.splits == 1 else one)
+        first = runtime.Launcher(kernel, p.grid, K.ROW_BLOCK, 3, np.int64(p.outer), np.int64(p.n),
+                                 np.int64(p.per_split), scale)
     else:
-        runtime.launch(kernel, p.grid, (32, K.COL_ROWS), dst, partial, src, np.int64(p.n), np.int64(p.inner),
-                       np.int64(p.per_split), divisor if p.splits == 1 else one)
-    if p.splits > 1:
-        runtime.launch(splits_kernel, min(math.ceil(m / 256), 65535), 256, dst, partial, np.int64(m),
-                       np.int32(p.splits), divisor)
+        first = runtime.Launcher(kernel, p.grid, (32, K.COL_ROWS), 3, np.int64(p.n), np.int64(p.inner),
+                                 np.int64(p.per_split), scale)
+    if p.splits == 1:
+        return lambda src, dst: first(dst, dst, src)  # ``partial`` unused: any valid pointer
+    add = runtime.Launcher(splits_kernel, min(math.ceil(m / 256), 65535), 256, 2, np.int64(m), np.int32(p.splits),
+                           divisor)
+
+    def split_launch(src, dst):
+        partial = _cupy().empty(p.splits * m, acc)
+        first(dst, partial, src)
+        add(dst, partial)
+    return split_launch
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One (shape, dtype, axis, dtype=, keepdims, alignment, mean) call: the result's shape and dtype and the
+    prepared launch of each pass; calling it only allocates the intermediates and binds the pointers."""
+
+    shape: tuple
+    acc: np.dtype
+    passes: tuple
+    steps: tuple
+
+    def run(self, arr, res) -> None:
+        src = arr
+        for i, (p, step) in enumerate(zip(self.passes, self.steps)):
+            dst = res if i == len(self.steps) - 1 else _cupy().empty(p.outer * p.inner, self.acc)
+            step(src, dst)
+            src = dst
+
+
+@lru_cache(maxsize=1024)
+def _prepared(shape: tuple, axis, dtype_name: str, dtype, keepdims: bool, mean: bool, aligned: bool) -> Prepared:
+    acc_name = _result_dtype(dtype_name, dtype, mean)
+    passes, specs, res_shape = _call_plan(shape, axis, len(shape), dtype_name, acc_name, aligned, keepdims)
+    acc = np.dtype(acc_name)
+    count = math.prod(p.n for p in passes)
+    steps = []
+    for i, p in enumerate(passes):
+        last = i == len(passes) - 1
+        # a mean divides once, in the last pass; integer sums never divide
+        divisor = acc.type(count) if mean and last else acc.type(1)
+        steps.append(_pass_launch(p, specs[i], dtype_name if i == 0 else acc_name, acc, divisor))
+    return Prepared(res_shape, acc, passes, tuple(steps))
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _cupy():
+    import cupy
+
+    return cupy
 
 
 def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
     """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
     arr = as_device_array(x, "x", R.DTYPES, contiguous=True)
-    import cupy
-
-    acc_name = _result_dtype(arr, dtype, mean)
-    aligned = arr.data.ptr % R.VECTOR_BYTES == 0
     key_axis = tuple(axis) if isinstance(axis, list) else axis
-    try:
-        hash(key_axis)
-    except TypeError:  # unhashable (an array, a list inside a tuple): the same one-line error as any bad axis
+    if not _hashable(key_axis):  # an array, a list inside a tuple: the same one-line error as any bad axis
         if isinstance(key_axis, tuple):
             normalize_axis(key_axis, arr.ndim)
-        raise InputTypeError(f"axis: expected an int or a tuple of ints, got {type(axis).__name__}") from None
-    passes, specs, shape = _call_plan(arr.shape, key_axis, arr.ndim, arr.dtype.name, acc_name, aligned, bool(keepdims))
-    acc = np.dtype(acc_name)
-    res = check_out(out, shape, acc) if out is not None else cupy.empty(shape, acc)
+        raise InputTypeError(f"axis: expected an int or a tuple of ints, got {type(axis).__name__}")
+    if not _hashable(dtype):
+        raise InputTypeError(f"dtype: {dtype!r} is not a dtype")
+    prep = _prepared(arr.shape, key_axis, arr.dtype.name, dtype, bool(keepdims), mean,
+                     arr.data.ptr % R.VECTOR_BYTES == 0)
+    res = check_out(out, prep.shape, prep.acc) if out is not None else _cupy().empty(prep.shape, prep.acc)
     if arr.size == 0:  # nothing to read: NumPy's sum of nothing is 0, its mean NaN
         res.fill(np.nan if mean else 0)
         return res
-    count = math.prod(p.n for p in passes)
-    src = arr
-    for i, p in enumerate(passes):
-        last = i == len(passes) - 1
-        dst = res if last else cupy.empty(p.outer * p.inner, acc)
-        # a mean divides once, in the last pass; integer sums never divide
-        _run_pass(p, specs[i], src, dst, acc.type(count) if mean and last else acc.type(1), acc)
-        src = dst
+    prep.run(arr, res)
     return res
 
 
