@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: environment, kernel report, GPU tests, compute-sanitizer, tuning, benchmark.
 # Usage: tools/gpu_check.sh [STAGE ...]   (default: env kernels tests sanitize bench)
-#   env kernels tests bench quick      as named (tests: TESTS_K filters; bench/quick: BENCH_ARGS)
+#   env kernels tests bench quick      as named (tests: TESTS_K filters, TESTS_ARGS adds; bench/quick: BENCH_ARGS)
 #   bench:EXP,EXP...                   gpumemlab bench --only EXP... into $OUT/bench-EXP (e.g. bench:reduce,transpose)
 #   tune:FAMILY                        gpumemlab tune FAMILY --install: this device's result and cache in $OUT/tune,
 #                                      the package's table with it merged in as $OUT/tuned-FAMILY.json; TUNE_ARGS
@@ -11,6 +11,7 @@
 #   profile                            ncu on cuBLAS and PROFILE_CONFIGS (register_blocked names) at 4096^3
 #   clocks                             log SM clock, power and temperature every 0.5 s to $OUT/clocks.csv until the end
 #   extra:<cmd>                        any command
+#   limit:SECONDS                      the stages after it each stop after SECONDS (timeout; 0: no limit)
 # Logs go to $OUT (or ./gpu-check-out). Run from the repository root; uses PYTHONPATH=src.
 set -u -o pipefail
 OUT=${OUT:-gpu-check-out}
@@ -21,7 +22,8 @@ export GPUMEMLAB_REQUIRE_GPU=1  # tests/sanitize: no GPU found is a failure here
 PY=${PY:-python3}
 status=0
 stage() { echo; echo "===== $1 ($(date +%T))"; }
-run_logged() { local name=$1; shift; "$@" 2>&1 | tee "$OUT/$name.log"; local rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || { echo "!!! $name exited $rc"; status=1; }; }
+limit=0
+run_logged() { local name=$1; shift; [ "$limit" = 0 ] || set -- timeout "$limit" "$@"; "$@" 2>&1 | tee "$OUT/$name.log"; local rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || { echo "!!! $name exited $rc"; status=1; }; }
 stages=("$@"); [ ${#stages[@]} -gt 0 ] || stages=(env kernels tests sanitize bench)
 for s in "${stages[@]}"; do
   case "$s" in
@@ -29,16 +31,17 @@ for s in "${stages[@]}"; do
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu --format=csv
       $PY -c "import cupy, cuda.core, numpy, sys; print(sys.version.split()[0], 'cupy', cupy.__version__, 'cuda.core', cuda.core.__version__, 'numpy', numpy.__version__)" ;;
     kernels) stage kernels; run_logged kernels $PY -m gpumemlab kernels ;;
-    tests) stage tests; run_logged tests $PY -m pytest -q --maxfail=20 -p no:cacheprovider tests ${TESTS_K:+-k "$TESTS_K"} ;;
+    tests) stage tests; run_logged tests $PY -m pytest -q --maxfail=20 -p no:cacheprovider tests ${TESTS_ARGS:-} ${TESTS_K:+-k "$TESTS_K"} ;;
+    limit:*) limit=${s#limit:} ;;
     sanitize) stage sanitize
       for tool in memcheck racecheck synccheck; do
         run_logged "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
-          $PY tools/sanitize_kernels.py ${SANITIZE_GROUPS:-}
+          --report-api-errors no $PY tools/sanitize_kernels.py ${SANITIZE_GROUPS:-}
       done ;;
     sanitize:tests) stage "$s"
       for tool in memcheck racecheck synccheck; do
         run_logged "sanitize-tests-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
-          $PY -m pytest -q -x -p no:cacheprovider ${SANITIZE_TESTS:-tests/gpu} -k "${SANITIZE_K:-not experiment and not ceilings and not timer}"
+          --report-api-errors no $PY -m pytest -q -x -p no:cacheprovider ${SANITIZE_TESTS:-tests/gpu} -k "${SANITIZE_K:-not experiment and not ceilings and not timer}"
       done ;;
     tune:*) stage "$s"; fam=${s#tune:}
       run_logged "tune-$fam" $PY -m gpumemlab tune "$fam" --out "$OUT/tune" --install ${TUNE_ARGS:-}
