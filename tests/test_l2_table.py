@@ -183,13 +183,17 @@ def test_without_an_entry_the_rule_decides():
     assert ops.choose_hit_ratio(120 * MIB, 30 * MIB, other, t) == (0.25, "rule")
 
 
-def test_an_unreadable_or_foreign_table_means_no_entries(tmp_path, monkeypatch):
-    for text in ("not json", json.dumps(dict(format=1, family="matmul", about="", metric="gbps", devices={}))):
-        path = tmp_path / "l2_persist.json"
-        path.write_text(text)
-        monkeypatch.setattr(ops, "TUNED_PATH", path)
-        ops.measured_table.cache_clear()
-        assert ops.measured_table() == {}
+def test_an_unreadable_or_foreign_table_or_a_damaged_entry_means_no_entries(tmp_path, monkeypatch, installed):
+    damaged = json.loads(json.dumps(installed))
+    name = next(iter(damaged["devices"]))
+    for bad in ([], {"1": "hit_ratio 1.0"}, {"one": {"policy": ops.HIT1}}, {"1": {"policy": "half"}}):
+        damaged["devices"][name]["decisions"] = bad
+        for text in ("not json", json.dumps(dict(installed, family="matmul")), json.dumps(damaged)):
+            path = tmp_path / "l2_persist.json"
+            path.write_text(text)
+            monkeypatch.setattr(ops, "TUNED_PATH", path)
+            ops.measured_table.cache_clear()
+            assert name not in ops.measured_table()
     ops.measured_table.cache_clear()
 
 

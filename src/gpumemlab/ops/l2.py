@@ -50,8 +50,11 @@ def measured_table() -> dict:
 
     out = {}
     for name, e in read_devices(TUNED_PATH, "l2_persist").items():
-        decisions = sorted((float(s), d["policy"]) for s, d in e.get("decisions", {}).items()
-                           if d.get("policy") in (HIT1, TUNED))
+        try:
+            decisions = sorted((float(s), d["policy"]) for s, d in e.get("decisions", {}).items()
+                               if d.get("policy") in (HIT1, TUNED) and float(s) > 0)
+        except (AttributeError, TypeError, ValueError):  # a hand-damaged entry: as if absent
+            continue
         if decisions:
             out[name] = dict(device=e["device"], decisions=decisions)
     return out
