@@ -69,9 +69,25 @@ def test_shape_table_file_is_well_formed():
 
 def test_gemv_kernels_are_in_the_catalog():
     assert set(K.GEMV_KERNELS) <= set(K.KERNELS)
-    assert K.gemv_cols(4, True).name == "gemv_cols<4, true>"
+    assert K.gemv_cols(4, True).name == "gemv_cols<4, true, 1>"
+    assert [K.skinny_rows(m) for m in range(1, 9)] == [1, 2, 4, 4, 8, 8, 8, 8]
     with pytest.raises(ValueError, match="gemv vec is 4 or 1"):
         K.gemv_rows(2)
+    with pytest.raises(ValueError, match="gemv_cols takes M <= 8, got 9"):
+        K.skinny_rows(9)
+
+
+def test_gemv_launch_sends_few_rows_to_gemv_cols_and_one_column_to_gemv_rows():
+    g = ops.gemv_launch(8, 8192, 8192, True, 132)
+    assert g.spec == K.gemv_cols(4, True, 8) and g.scalars[:3] == (8, 8192, 8192)
+    assert g.grid == (64, g.splits) and g.splits == 17  # 64 column blocks; 17 k ranges reach 8 blocks per SM
+    g = ops.gemv_launch(3, 1001, 37, True, 132)
+    assert g.spec == K.gemv_cols(1, False, 4) and g.vec == 1  # N not a multiple of 4; K too short to split
+    g = ops.gemv_launch(4096, 1, 4096, True, 132)
+    assert g.spec == K.gemv_rows(4) and g.grid == (512, 1) and g.scalars == (4096, 4096)
+    assert ops.is_gemv(8, 4096) and ops.is_gemv(4096, 1) and not ops.is_gemv(9, 4096)
+    with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
+        ops.gemv_launch(9, 3, 4, True, 132)
 
 
 def test_matmul_shapes_experiment_is_registered():

@@ -152,7 +152,7 @@ def lesson_kernels(rng):
 
 
 def gemv_kernels(rng):
-    """The M = 1 and N = 1 paths: float4 and scalar loads, one k range and split k ranges, partial blocks."""
+    """The N = 1 and M <= 8 paths: float4 and scalar loads, one k range and split k ranges, partial blocks."""
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
@@ -160,7 +160,7 @@ def gemv_kernels(rng):
     from gpumemlab.ops import matmul as ops
 
     for m, n, k in ((1, 1000, 3000), (1, 1001, 37), (1, 8, 4096), (1, 4096, 8), (1, 1, 1), (333, 1, 1000),
-                    (7, 1, 37), (1, 260, 100_003)):
+                    (7, 1, 37), (1, 260, 100_003), (2, 1001, 37), (3, 4096, 1000), (8, 8192, 1024), (5, 3, 5)):
         a = device_random_nonzero((m, k), np.float32, 1)
         b = device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, n), cupy.float32)

@@ -271,12 +271,13 @@ def test_matmul_orders_against_the_callers_stream(cp):
 
 
 GEMV_SHAPES = [(1, 1000, 3000), (1, 1001, 37), (1, 4096, 4096), (1, 8, 4096), (1, 1, 1), (333, 1, 1000),
-               (7, 1, 37), (4096, 1, 4096), (1, 260, 100_003)]
+               (7, 1, 37), (4096, 1, 4096), (1, 260, 100_003),
+               (2, 1001, 37), (3, 4096, 4096), (5, 1000, 3000), (8, 8192, 1024), (8, 3, 5)]  # a few rows of A
 
 
 @pytest.mark.parametrize("m,n,k", GEMV_SHAPES)
 def test_matrix_vector_path_against_float64(cp, m, n, k):
-    """M = 1 or N = 1 goes to the gemv kernels (float4 or scalar, one or split k ranges); FP32 accuracy."""
+    """N = 1 or M <= 8 goes to the gemv kernels (float4 or scalar, one or split k ranges); FP32 accuracy."""
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops import matmul as ops
@@ -300,5 +301,5 @@ def test_matrix_vector_splits_k_when_the_row_is_short(cp):
     a, b = operands(cp, 1, 4096, 4096)
     p = ops.gemv_plan(a, b, cp.empty((1, 4096), cp.float32), sms=132)
     assert p.splits == 32  # 32 column blocks x 32 k ranges of 128 rows: 8 blocks per SM on 132 SMs
-    with pytest.raises(Exception, match="gemv needs M == 1 or N == 1; got M=2, N=3"):
-        ops.gemv_plan(*operands(cp, 2, 3, 4), cp.empty((2, 3), cp.float32))
+    with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
+        ops.gemv_plan(*operands(cp, 9, 3, 4), cp.empty((9, 3), cp.float32))

@@ -525,44 +525,57 @@ __device__ __forceinline__ void load_vec(float (&y)[VEC], const float* p) {
     }
 }
 
-// gemv_cols (M = 1): c[j] = a . B[:, j]. A block is 32 x 8 threads: the 32 lanes of a warp read VEC
-// adjacent columns each of one row of B (a warp reads 128 or 512 contiguous bytes), the 8 warps take
-// every 8th row of the block's k range, then add their partial sums through shared memory in a fixed
-// order. SPLIT: block row blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk) and adds into c
-// with atomicAdd (c zeroed first), so that a short row of columns still spreads over every SM; the order
-// of those few additions is not fixed (last-bit differences between runs, as with split-K above).
-template <int VEC, bool SPLIT>
-__global__ void __launch_bounds__(256) gemv_cols(float* __restrict__ c, const float* __restrict__ a,
-                                                 const float* __restrict__ B, int N, int K, int k_chunk) {
+// gemv_cols (M <= ROWS, ROWS <= 8): C[i][j] = A[i, :] . B[:, j] for the M rows of A. A block is 32 x 8
+// threads: the 32 lanes of a warp read VEC adjacent columns each of one row of B (a warp reads 128 or 512
+// contiguous bytes), the 8 warps take every 8th row of the block's k range, and each element of B read
+// serves all M rows of A (B is read once: the skinny product stays memory-bound like M = 1); then the warps
+// add their partial sums through shared memory in a fixed order, one row of C at a time. SPLIT: block row
+// blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk) and adds into C with atomicAdd (C zeroed
+// first), so that a short row of columns still spreads over every SM; the order of those few additions is
+// not fixed (last-bit differences between runs, as with split-K above).
+// No __launch_bounds__: with it ptxas on sm_100 capped gemv_cols<4, false, 4> at 48 registers and spilled.
+template <int VEC, bool SPLIT, int ROWS>
+__global__ void gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N,
+                          int K, int k_chunk) {
     __shared__ float part[8][32 * VEC];
     const int lane = threadIdx.x, r = threadIdx.y;
     const int col = (blockIdx.x * 32 + lane) * VEC;
     const int kb = SPLIT ? blockIdx.y * k_chunk : 0;
     const int kend = SPLIT ? min(K, kb + k_chunk) : K;
-    float acc[VEC];
+    float acc[ROWS][VEC];
 #pragma unroll
-    for (int q = 0; q < VEC; ++q) acc[q] = 0.0f;
+    for (int i = 0; i < ROWS; ++i)
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) acc[i][q] = 0.0f;
     if (col < N) {
 #pragma unroll 4
         for (int k = kb + r; k < kend; k += 8) {
-            const float x = __ldg(a + k);
             float y[VEC];
             load_vec<VEC>(y, B + (long long)k * N + col);
 #pragma unroll
-            for (int q = 0; q < VEC; ++q) acc[q] = fmaf(x, y[q], acc[q]);
+            for (int i = 0; i < ROWS; ++i) {
+                const float x = i < M ? __ldg(a + (long long)i * K + k) : 0.0f;  // one address per warp: a broadcast
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) acc[i][q] = fmaf(x, y[q], acc[i][q]);
+            }
         }
     }
 #pragma unroll
-    for (int q = 0; q < VEC; ++q) part[r][lane * VEC + q] = acc[q];
-    __syncthreads();  // every warp's partial sums are in shared memory
-    for (int i = r * 32 + lane; i < 32 * VEC; i += 256) {
-        float s = part[0][i];
+    for (int i = 0; i < ROWS; ++i) {
+        if (i >= M) break;  // uniform over the block: every thread reaches the same barriers
 #pragma unroll
-        for (int w = 1; w < 8; ++w) s += part[w][i];
-        const int j = blockIdx.x * 32 * VEC + i;
-        if (j < N) {
-            if (SPLIT) atomicAdd(c + j, s);
-            else c[j] = s;
+        for (int q = 0; q < VEC; ++q) part[r][lane * VEC + q] = acc[i][q];
+        __syncthreads();  // every warp's partial sums of row i are in shared memory
+        for (int t = r * 32 + lane; t < 32 * VEC; t += 256) {
+            float s = part[0][t];
+#pragma unroll
+            for (int w = 1; w < 8; ++w) s += part[w][t];
+            const int j = blockIdx.x * 32 * VEC + t;
+            if (j < N) {
+                if (SPLIT) atomicAdd(c + (long long)i * N + j, s);
+                else c[(long long)i * N + j] = s;
+            }
         }
+        __syncthreads();  // part is rewritten for the next row
     }
 }

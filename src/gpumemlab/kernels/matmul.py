@@ -215,14 +215,28 @@ def gemv_rows(vec: int) -> KernelSpec:
     return KernelSpec(SRC, f"gemv_rows<{vec}>")
 
 
-def gemv_cols(vec: int, split: bool) -> KernelSpec:
-    """M = 1: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row, atomic epilogue."""
+SKINNY_ROWS = (1, 2, 4, 8)  # gemv_cols instantiations: M up to 8 rows of A share each read of B
+
+
+def skinny_rows(m: int) -> int:
+    """The gemv_cols instantiation for M rows of A: the smallest of SKINNY_ROWS that holds them."""
+    for rows in SKINNY_ROWS:
+        if m <= rows:
+            return rows
+    raise ValueError(f"gemv_cols takes M <= {SKINNY_ROWS[-1]}, got {m}")
+
+
+def gemv_cols(vec: int, split: bool, rows: int = 1) -> KernelSpec:
+    """M <= ``rows``: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row, atomic epilogue."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
-    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}>")
+    if rows not in SKINNY_ROWS:
+        raise ValueError(f"gemv_cols rows is one of {SKINNY_ROWS}")
+    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}>")
 
 
-GEMV_KERNELS = [gemv_rows(v) for v in (4, 1)] + [gemv_cols(v, s) for v in (4, 1) for s in (False, True)]
+GEMV_KERNELS = ([gemv_rows(v) for v in (4, 1)]
+                + [gemv_cols(v, s, r) for v in (4, 1) for s in (False, True) for r in SKINNY_ROWS])
 
 
 # --- the variant table: one row per rung (kernel, launch geometry, layout of B, reuse for the OP/B model) ---

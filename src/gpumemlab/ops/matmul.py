@@ -254,27 +254,51 @@ def gemv_splits(n: int, k: int, vec: int, sms: int) -> tuple[int, int]:
     return split_chunk(k, 8, want)
 
 
+@dataclass(frozen=True)
+class GemvLaunch:
+    """One launch of the memory-bound path; ``scalars`` follow the ``c, a, b`` pointers; ``splits > 1``: C is
+    zeroed first (split k ranges are added into it)."""
+
+    spec: KernelSpec
+    grid: tuple
+    block: tuple
+    scalars: tuple
+    vec: int
+    splits: int = 1
+
+
+def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int) -> GemvLaunch:
+    """N = 1 (``gemv_rows``: A times a column vector) or M <= 8 (``gemv_cols``: a few rows of A share each read
+    of B). ``aligned``: A, B and C are 16-byte aligned."""
+    if n == 1:
+        vec = 4 if k % 4 == 0 and aligned else 1
+        return GemvLaunch(K.gemv_rows(vec), (math.ceil(m / 8), 1), (256, 1), (m, k), vec)
+    if m > K.SKINNY_ROWS[-1]:
+        raise UsageError(f"matmul: the gemv path needs M <= {K.SKINNY_ROWS[-1]} or N == 1; got M={m}, N={n}")
+    vec = 4 if n % 4 == 0 and aligned else 1
+    chunk, splits = gemv_splits(n, k, vec, sms)
+    return GemvLaunch(K.gemv_cols(vec, splits > 1, K.skinny_rows(m)), (math.ceil(n / (32 * vec)), splits), (32, 8),
+                      (m, n, k, chunk), vec, splits)
+
+
+def is_gemv(m: int, n: int) -> bool:
+    """Shapes the auto path sends to the memory-bound GEMV kernels instead of the tiles."""
+    return n == 1 or m <= K.SKINNY_ROWS[-1]
+
+
 def gemv_plan(a, b, out, sms: int | None = None) -> Plan:
-    """M = 1 (``gemv_cols``: a row vector times B) or N = 1 (``gemv_rows``: A times a column vector)."""
+    """The plan of :func:`gemv_launch` for these operands."""
     from ..gpu import runtime
 
     m, k = a.shape
     n = b.shape[1]
-    if n == 1:
-        vec = 4 if k % 4 == 0 and _aligned16(a, b) else 1
-        kernel, grid = runtime.get_kernel(K.gemv_rows(vec)), math.ceil(m / 8)
-        return Plan("gemv", lambda: runtime.launch(kernel, grid, 256, out, a, b, m, k), vec=vec)
-    if m != 1:
-        raise UsageError(f"matmul: gemv needs M == 1 or N == 1; got M={m}, N={n}")
     if sms is None:
         sms = int(runtime.device_info()["sm_count"])
-    vec = 4 if n % 4 == 0 and _aligned16(a, b, out) else 1
-    chunk, splits = gemv_splits(n, k, vec, sms)
-    kernel = runtime.get_kernel(K.gemv_cols(vec, splits > 1))
-    grid = (math.ceil(n / (32 * vec)), splits)
+    g = gemv_launch(m, n, k, _aligned16(a, b) if n == 1 else _aligned16(a, b, out), sms)
+    kernel = runtime.get_kernel(g.spec)
 
     def launch():
-        runtime.launch(kernel, grid, (32, 8), out, a, b, n, k, chunk)
+        runtime.launch(kernel, g.grid, g.block, out, a, b, *g.scalars)
 
     def zero_then_launch():  # split k ranges are added into C
         import cupy
@@ -282,7 +306,7 @@ def gemv_plan(a, b, out, sms: int | None = None) -> Plan:
         cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         launch()
 
-    return Plan("gemv", zero_then_launch if splits > 1 else launch, vec=vec, splits=splits)
+    return Plan("gemv", zero_then_launch if g.splits > 1 else launch, vec=g.vec, splits=g.splits)
 
 
 _SMEM_SET: set = set()
@@ -308,8 +332,8 @@ def plan(variant: str, a, b, out, config: K.RBConfig | None = None) -> Plan:
     from ..gpu import runtime
 
     if variant == "auto":
-        if a.shape[0] == 1 or (b is not None and b.shape[1] == 1):
-            return gemv_plan(a, b, out)  # a matrix-vector product: memory-bound, no tile to fill
+        if b is not None and is_gemv(a.shape[0], b.shape[1]):
+            return gemv_plan(a, b, out)  # a matrix-vector (or few-row) product: memory-bound, no tile to fill
         variant = "register_blocked"
     v = VARIANTS.get(variant)
     if v is None:
@@ -389,19 +413,14 @@ _FLOAT32 = (np.float32,)
 @lru_cache(maxsize=4096)
 def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str):
     """(prepared launch of ``out, a, b``, split factor) for variant "auto", once per shape, alignment class and
-    device; each call then only writes its three pointers. M = 1 or N = 1: the GEMV kernels (:func:`gemv_plan`'s
-    choices); otherwise the steps of :func:`register_blocked_plan` (choice, vector width, K chunk, kernel,
+    device; each call then only writes its three pointers. N = 1 or M <= 8: the GEMV kernels
+    (:func:`gemv_launch`); otherwise the steps of :func:`register_blocked_plan` (choice, vector width, K chunk, kernel,
     shared-memory opt-in)."""
     from ..gpu import runtime
 
-    if n == 1:  # A times a column vector: a warp per row of A
-        vec = 4 if k % 4 == 0 and aligned else 1
-        return runtime.Launcher(K.gemv_rows(vec), math.ceil(m / 8), 256, 3, m, k), 1
-    if m == 1:  # a row vector times B: column blocks, split k ranges to fill the SMs
-        vec = 4 if n % 4 == 0 and aligned else 1
-        chunk, splits = gemv_splits(n, k, vec, int(runtime.device_info()["sm_count"]))
-        return runtime.Launcher(K.gemv_cols(vec, splits > 1), (math.ceil(n / (32 * vec)), splits), (32, 8), 3,
-                                n, k, chunk), splits
+    if is_gemv(m, n):  # memory-bound: a warp per row of A (N = 1), or columns of B shared by M <= 8 rows
+        g = gemv_launch(m, n, k, aligned, int(runtime.device_info()["sm_count"]))
+        return runtime.Launcher(g.spec, g.grid, g.block, 3, *g.scalars), g.splits
     choice = choose(m, n, k)
     cfg = choice.config
     chunk, splits = split_chunk(k, cfg.bk, choice.splits)
