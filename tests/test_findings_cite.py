@@ -3,7 +3,7 @@
 The rule, checked for each finding of each experiment over a run (the committed H100 results.json and a fake run):
 
 1. Take the finding's number tokens (digits not glued to a letter on their left, so "V100", "float4" and "L2"
-   are names, not numbers), after removing the names of the run's variants ("8 loads in flight" is a label). In a
+   are names, not numbers, and nor is a seed file's number in "seed 002"), after removing the names of the run's variants ("8 loads in flight" is a label). In a
    power "a^b" where one side is quoted, the other side is notation ("2^26.0": 26.0 is the figure; "16384^2": 16384).
 2. Each token must be a token of the printed text of one of the numbers the finding quoted through
    ``experiments._cite`` (each used once; "8.39e+05" prints two), or appear among the number tokens of the
@@ -30,19 +30,22 @@ import pytest
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.stats import summarize
 from gpumemlab.experiments import registry
-from gpumemlab.experiments._cite import Finding, Num, claim, field, q, record_key, sentence
+from gpumemlab.experiments._cite import Finding, Num, claim, field, join, q, record_key, sentence
 
 COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
 TOKEN = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")
 POWER = re.compile(r"(?<![A-Za-z_\d.,])(\d[\d,]*(?:\.\d+)?)\^(\d+(?:\.\d+)?)")
-NOT_CITED = {"l2_persist", "texture", "constant_memory", "matmul", "matmul_sizes", "matmul_shared_ab", "stream_map",
+NOT_CITED = {"l2_persist", "texture", "constant_memory", "matmul_sizes", "matmul_shared_ab", "stream_map",
              "transfer_bandwidth", "transfer_batching", "stream_overlap", "zero_copy", "pitched_copy",
              "occupancy_sweep", "bank_conflicts_global_bound", "block_size_coalescing", "coarsening_pitfalls",
              "library_overhead"}
 
 
+SEED_NAME = re.compile(r"\bseed \d{3}\b")  # "seed 000": a seed file's name, not a figure
+
+
 def tokens(text: str) -> list[str]:
-    return [t.replace(",", "") for t in TOKEN.findall(text)]
+    return [t.replace(",", "") for t in TOKEN.findall(SEED_NAME.sub("seed", text))]
 
 
 def drop_notation(text: str, quoted: list[str]) -> str:
@@ -203,8 +206,17 @@ def test_a_quote_in_exponent_notation_covers_both_of_its_tokens():
         "8 is neither quoted from the run nor in a claim", "05 is neither quoted from the run nor in a claim"]
 
 
+def test_a_joined_finding_keeps_the_quotes_of_its_parts():
+    rec = _rec("x", "v", dict(m=64, n=32), 1e-3, 8000)
+    shape = join("x", (q(field(rec, "params", d), ".0f") for d in ("m", "n")))
+    f = join("; ", [sentence(shape, ": ", q(field(rec, "gbps"), ".3f"), " GB/s"), "a plain part"])
+    assert f == "64x32: 0.008 GB/s; a plain part" and [x.text for x in f.quoted] == ["64", "32", "0.008"]
+    assert problems(f, [rec], CLAIMS) == []
+
+
 def test_names_with_digits_are_not_numbers():
     assert tokens("V100 float4 sm_90 L2 x4: 1,234.5 GB/s at 4/5, 12K and 3M") == ["1234.5", "4", "5", "12", "3"]
+    assert tokens("(seed 000: uncoalesced; seed 004 claimed 30%)") == ["30"]
 
 
 @pytest.mark.parametrize("name", sorted(NOT_CITED))

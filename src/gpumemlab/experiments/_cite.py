@@ -80,6 +80,13 @@ def sentence(*parts) -> Finding:
     """Join strings and :class:`Quoted` numbers into a Finding that remembers the numbers it printed."""
     text = "".join(p.text if isinstance(p, Quoted) else str(p) for p in parts)
     out = Finding(text)
-    out.quoted = tuple(p for p in parts if isinstance(p, Quoted)) + tuple(
-        x for p in parts if isinstance(p, Finding) for x in p.quoted)
+    out.quoted = tuple(x for p in parts for x in ((p,) if isinstance(p, Quoted) else getattr(p, "quoted", ())))
     return out
+
+
+def join(sep: str, parts) -> Finding:
+    """``sep.join(parts)`` for strings and Findings, keeping every part's quoted numbers."""
+    items = []
+    for part in parts:
+        items += [sep, part] if items else [part]
+    return sentence(*items)
