@@ -18,7 +18,8 @@ class Num:
 
     ``("field", key, path)``: ``record[path]`` of the record whose (variant, params) is ``key``;
     ``("claim", text)``: a figure as printed in a claim; ``("ratio", a, b)``, ``("scale", a, k)``,
-    ``("mean", (a, ...))``: arithmetic on other Nums."""
+    ``("over", k, a)`` (k / a), ``("sum", a, b)``, ``("diff", a, b)``, ``("mean", (a, ...))``: arithmetic on
+    other Nums (``k``: a plain constant such as 100 for a percentage)."""
 
     value: float
     expr: tuple
@@ -30,6 +31,15 @@ class Num:
         return Num(self.value * k, ("scale", self, k))
 
     __rmul__ = __mul__
+
+    def __rtruediv__(self, k: float) -> "Num":
+        return Num(k / self.value, ("over", k, self))
+
+    def __add__(self, other: "Num") -> "Num":
+        return Num(self.value + other.value, ("sum", self, other))
+
+    def __sub__(self, other: "Num") -> "Num":
+        return Num(self.value - other.value, ("diff", self, other))
 
 
 def record_key(rec) -> tuple:
