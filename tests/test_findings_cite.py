@@ -9,8 +9,8 @@ The rule, checked for each finding of each experiment over a run (the committed 
    ``experiments._cite`` (each used once; "8.39e+05" prints two), or appear among the number tokens of the
    experiment's claims.
 3. Each quoted number must be recomputed from results.json alone: a ``field`` is read again from the record
-   with the same variant and params, a ``claim`` figure must appear in the claims' text, ratios, scales and
-   means are recomputed, and the recomputed value, formatted with the quote's format, must equal the text.
+   with the same variant and params, a ``claim`` figure must appear in the claims' text, a ``constant`` (a named
+   threshold of the analysis) is read again from its experiment module, the arithmetic is recomputed, and the recomputed value, formatted with the quote's format, must equal the text.
 4. Every claim names a non-empty source.
 
 Experiments whose findings are not built with ``_cite`` yet cannot be checked by rule 3; they are listed in
@@ -21,6 +21,7 @@ The negative tests below show that each rule fails on a finding that breaks it.
 from __future__ import annotations
 
 import copy
+import importlib
 import math
 import re
 from pathlib import Path
@@ -30,14 +31,13 @@ import pytest
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.stats import summarize
 from gpumemlab.experiments import registry
-from gpumemlab.experiments._cite import Finding, Num, claim, field, join, q, record_key, sentence
+from gpumemlab.experiments._cite import Finding, Num, claim, constant, field, join, q, record_key, sentence
 
 COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
 TOKEN = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")
 POWER = re.compile(r"(?<![A-Za-z_\d.,])(\d[\d,]*(?:\.\d+)?)\^(\d+(?:\.\d+)?)")
-NOT_CITED = {"l2_persist", "stream_map", "transfer_bandwidth", "transfer_batching", "stream_overlap", "zero_copy",
-             "pitched_copy", "occupancy_sweep", "bank_conflicts_global_bound", "block_size_coalescing",
-             "coarsening_pitfalls", "library_overhead"}
+NOT_CITED = {"l2_persist", "stream_map", "stream_overlap", "zero_copy", "pitched_copy", "occupancy_sweep",
+             "bank_conflicts_global_bound", "block_size_coalescing", "coarsening_pitfalls", "library_overhead"}
 
 
 SEED_NAME = re.compile(r"\bseed \d{3}\b")  # "seed 000": a seed file's name, not a figure
@@ -77,6 +77,13 @@ def evaluate(num: Num, records: dict, claim_tokens: set) -> float:
         return evaluate(num.expr[1], records, claim_tokens) / evaluate(num.expr[2], records, claim_tokens)
     if kind == "scale":
         return evaluate(num.expr[1], records, claim_tokens) * num.expr[2]
+    if kind == "constant":
+        _, module, name = num.expr
+        if not module.startswith("gpumemlab.experiments."):
+            raise Unsourced(f"{module}.{name} is not a constant of an experiment")
+        return float(getattr(importlib.import_module(module), name))
+    if kind == "product":
+        return evaluate(num.expr[1], records, claim_tokens) * evaluate(num.expr[2], records, claim_tokens)
     if kind == "over":
         return num.expr[1] / evaluate(num.expr[2], records, claim_tokens)
     if kind in ("sum", "diff"):
@@ -235,6 +242,16 @@ def test_each_arithmetic_kind_recomputes_from_its_records():
     slower.time_s["median"] = 5e-3
     assert problems(f, [a, slower], CLAIMS) == ["400 recomputes to 500", "+300 recomputes to +400",
                                                 "0.005 recomputes to 0.006"]
+
+
+def test_a_named_constant_is_read_back_from_its_module_and_products_recompute():
+    rec = _rec("x", "v", dict(n=8), 1e-3, 8000)
+    reach = constant("gpumemlab.experiments._transfers", "REACH")
+    f = sentence("reaches ", q(reach * 100, ".0f"), "% of it; ", q(field(rec, "gbps") * field(rec, "bytes"), ".0f"))
+    assert f == "reaches 90% of it; 64" and problems(f, [rec], CLAIMS) == []
+    outside = Num(0.9, ("constant", "gpumemlab.bench.stats", "REACH"))
+    assert problems(sentence(q(outside * 100, ".0f"), "%"), [rec], CLAIMS) == [
+        "gpumemlab.bench.stats.REACH is not a constant of an experiment"]
 
 
 def test_names_with_digits_are_not_numbers():

@@ -18,8 +18,9 @@ class Num:
 
     ``("field", key, path)``: ``record[path]`` of the record whose (variant, params) is ``key``;
     ``("claim", text)``: a figure as printed in a claim; ``("ratio", a, b)``, ``("scale", a, k)``,
-    ``("over", k, a)`` (k / a), ``("sum", a, b)``, ``("diff", a, b)``, ``("mean", (a, ...))``: arithmetic on
-    other Nums (``k``: a plain constant such as 100 for a percentage)."""
+    ``("over", k, a)`` (k / a), ``("product", a, b)``, ``("sum", a, b)``, ``("diff", a, b)``,
+    ``("mean", (a, ...))``: arithmetic on other Nums (``k``: a plain constant such as 100 for a percentage);
+    ``("constant", module, name)``: a named threshold of the analysis (see :func:`constant`)."""
 
     value: float
     expr: tuple
@@ -27,7 +28,9 @@ class Num:
     def __truediv__(self, other: "Num") -> "Num":
         return Num(self.value / other.value, ("ratio", self, other))
 
-    def __mul__(self, k: float) -> "Num":
+    def __mul__(self, k) -> "Num":
+        if isinstance(k, Num):
+            return Num(self.value * k.value, ("product", self, k))
         return Num(self.value * k, ("scale", self, k))
 
     __rmul__ = __mul__
@@ -57,6 +60,14 @@ def field(rec, *path: str) -> Num:
 def claim(text: str) -> Num:
     """A figure as a claim prints it ("3,494", "356"): the test checks it appears in the experiment's claims."""
     return Num(float(text.replace(",", "")), ("claim", text))
+
+
+def constant(module: str, name: str) -> Num:
+    """``module.name``, a threshold the analysis applies ("reaches 90% of the best"): not a measurement, so the test
+    reads it back from the code (a module of gpumemlab.experiments), where a reviewer sees it named."""
+    import importlib
+
+    return Num(float(getattr(importlib.import_module(module), name)), ("constant", module, name))
 
 
 def mean(nums) -> Num:
