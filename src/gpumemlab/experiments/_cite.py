@@ -46,7 +46,8 @@ class Num:
 
 
 def record_key(rec) -> tuple:
-    return rec.variant, tuple(sorted((k, repr(v)) for k, v in rec.params.items()))
+    """(variant, params): what identifies a record in its run (a stand-in record without a variant keys as None)."""
+    return getattr(rec, "variant", None), tuple(sorted((k, repr(v)) for k, v in rec.params.items()))
 
 
 def field(rec, *path: str) -> Num:
