@@ -64,8 +64,9 @@ def claim(text: str) -> Num:
 
 
 def constant(module: str, name: str) -> Num:
-    """``module.name``, a threshold the analysis applies ("reaches 90% of the best"): not a measurement, so the test
-    reads it back from the code (a module of gpumemlab.experiments), where a reviewer sees it named."""
+    """``module.name``, a named constant of the analysis (a threshold such as "reaches 90% of the best", a hardware
+    unit such as the 32-byte sector): not a measurement, so the test reads it back from the code (a module of
+    gpumemlab.experiments), where a reviewer sees it named."""
     import importlib
 
     return Num(float(getattr(importlib.import_module(module), name)), ("constant", module, name))
