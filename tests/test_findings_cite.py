@@ -3,14 +3,16 @@
 The rule, checked for each finding of each experiment over a run (the committed H100 results.json and a fake run):
 
 1. Take the finding's number tokens (digits not glued to a letter on their left, so "V100", "float4" and "L2"
-   are names, not numbers, and so are "seed 002" and "1-D"), after removing the names of the run's variants ("8 loads in flight" is a label). In a
-   power "a^b" where one side is quoted, the other side is notation ("2^26.0": 26.0 is the figure; "16384^2": 16384).
+   are names, not numbers, and so are "seed 002" and "1-D"), after removing the names of the run's variants
+   ("8 loads in flight" is a label). In a power "a^b" where one side is quoted, the other side is notation
+   ("2^26.0": 26.0 is the figure; "16384^2": 16384).
 2. Each token must be a token of the printed text of one of the numbers the finding quoted through
    ``experiments._cite`` (each used once; "8.39e+05" prints two), or appear among the number tokens of the
    experiment's claims.
 3. Each quoted number must be recomputed from results.json alone: a ``field`` is read again from the record
    with the same variant and params, a ``claim`` figure must appear in the claims' text, a ``constant`` (a named
-   threshold of the analysis) is read again from its experiment module, the arithmetic is recomputed, and the recomputed value, formatted with the quote's format, must equal the text.
+   threshold or unit of the analysis) is read again from its experiment module, the arithmetic is recomputed,
+   and the recomputed value, formatted with the quote's format, must equal the text.
 4. Every claim names a non-empty source.
 
 Experiments whose findings are not built with ``_cite`` yet cannot be checked by rule 3; they are listed in
@@ -58,40 +60,43 @@ class Unsourced(Exception):
     """A quoted number that results.json and the claims do not give back."""
 
 
+ARITHMETIC = {"ratio": lambda a, b: a / b, "product": lambda a, b: a * b, "sum": lambda a, b: a + b,
+              "diff": lambda a, b: a - b}
+
+
 def evaluate(num: Num, records: dict, claim_tokens: set) -> float:
-    kind = num.expr[0]
+    kind, args = num.expr[0], num.expr[1:]
+    again = lambda n: evaluate(n, records, claim_tokens)  # noqa: E731
     if kind == "field":
-        _, key, path = num.expr
-        if key not in records:
-            raise Unsourced(f"quoted a record that is not in the run: {key}")
-        value = records[key].to_dict()
-        for p in path:
-            value = value[p]
-        return float(value)
+        return read_field(*args, records)
     if kind == "claim":
-        if num.expr[1].replace(",", "") not in claim_tokens:
-            raise Unsourced(f"{num.expr[1]} is not a figure of the claims")
-        return float(num.expr[1].replace(",", ""))
-    if kind == "ratio":
-        return evaluate(num.expr[1], records, claim_tokens) / evaluate(num.expr[2], records, claim_tokens)
-    if kind == "scale":
-        return evaluate(num.expr[1], records, claim_tokens) * num.expr[2]
+        if args[0].replace(",", "") not in claim_tokens:
+            raise Unsourced(f"{args[0]} is not a figure of the claims")
+        return float(args[0].replace(",", ""))
     if kind == "constant":
-        _, module, name = num.expr
+        module, name = args
         if not module.startswith("gpumemlab.experiments."):
             raise Unsourced(f"{module}.{name} is not a constant of an experiment")
         return float(getattr(importlib.import_module(module), name))
-    if kind == "product":
-        return evaluate(num.expr[1], records, claim_tokens) * evaluate(num.expr[2], records, claim_tokens)
+    if kind in ARITHMETIC:
+        return ARITHMETIC[kind](*map(again, args))
+    if kind == "scale":
+        return again(args[0]) * args[1]
     if kind == "over":
-        return num.expr[1] / evaluate(num.expr[2], records, claim_tokens)
-    if kind in ("sum", "diff"):
-        a, b = (evaluate(n, records, claim_tokens) for n in num.expr[1:])
-        return a + b if kind == "sum" else a - b
+        return args[0] / again(args[1])
     if kind == "mean":
-        parts = [evaluate(n, records, claim_tokens) for n in num.expr[1]]
+        parts = [again(n) for n in args[0]]
         return math.fsum(parts) / len(parts)
     raise Unsourced(f"unknown expression {kind!r}")
+
+
+def read_field(key: tuple, path: tuple, records: dict) -> float:
+    if key not in records:
+        raise Unsourced(f"quoted a record that is not in the run: {key}")
+    value = records[key].to_dict()
+    for p in path:
+        value = value[p]
+    return float(value)
 
 
 def problems(finding, recs: list, claims: list[dict]) -> list[str]:

@@ -48,8 +48,8 @@ def findings(records):
     if "aos_direct" in t and "aos_shared" in t:
         uncoalesced, staged = claim("3,302"), claim("359")
         yield sentence("float3 read directly takes ", q(t["aos_direct"] / t["aos_shared"], ".2f"), "x the time of the "
-                       "shared-memory staged version (seed: ", q(uncoalesced, ",.0f"), " / ", q(staged, ".0f"), " us = ",
-                       q(uncoalesced / staged, ".1f"), "x)")
+                       "shared-memory staged version (seed: ", q(uncoalesced, ",.0f"), " / ", q(staged, ".0f"),
+                       " us = ", q(uncoalesced / staged, ".1f"), "x)")
     if "soa" in t and "aos_direct" in t:
         yield sentence("structure of arrays takes ", q(t["soa"] / t["aos_direct"], ".2f"), "x the time of direct AoS")
     if "soa" in t and "soa_padded" in t:

@@ -79,9 +79,9 @@ def findings(records):
     coalesced = [q(field(r, "params", "block_size"), ".0f") for r in rows if r.model.get("verdict") == "coalesced"]
     if coalesced:
         sector = constant(__name__, "SECTOR_BYTES")
-        yield sentence("analyzer: BLOCK_SIZE ", join(", ", coalesced), " read whole ", q(sector, ".0f"), "-byte sectors "
-                       "(a row of ", q(sector * 0.25, ".0f"), " or more floats per warp row); the seed's answer was "
-                       "multiples of ", q(claim("32"), ".0f"))
+        yield sentence("analyzer: BLOCK_SIZE ", join(", ", coalesced), " read whole ", q(sector, ".0f"),
+                       "-byte sectors (a row of ", q(sector * 0.25, ".0f"), " or more floats per warp row); the seed's "
+                       "answer was multiples of ", q(claim("32"), ".0f"))
     base = next((r for r in records if r.kind == "baseline"), None)
     if rows and base is not None:
         best = max(rows, key=lambda r: r.gflops)

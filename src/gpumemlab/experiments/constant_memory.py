@@ -76,8 +76,8 @@ def findings(records):
     for index in ("uniform", "per_lane"):
         row = [by.get(f"{s} {index}") for s in ("constant", "global", "ldg")]
         if all(row):
-            yield sentence(f"{index} index: ", join(", ", (sentence(f"{r.params['space']} ", q(field(r, "gflops"), ".0f"),
-                                                                     " GFLOP/s") for r in row)))
+            rates = (sentence(f"{r.params['space']} ", q(field(r, "gflops"), ".0f"), " GFLOP/s") for r in row)
+            yield sentence(f"{index} index: ", join(", ", rates))
 
 
 EXPERIMENT = Experiment(

@@ -99,7 +99,8 @@ def findings(records):
         for r in blocks:
             if r.params["block"] in (32, 100, 256):
                 yield sentence("block ", q(field(r, "params", "block"), ".0f"), ": ",
-                               q(100 * (field(r, "gbps") / field(best, "gbps")), ".0f"), f"% of the best ({best.variant})")
+                               q(100 * (field(r, "gbps") / field(best, "gbps")), ".0f"),
+                               f"% of the best ({best.variant})")
     grids = [r for r in records if r.params["sweep"] == "grid_size"]
     if grids:
         best = max(grids, key=lambda r: r.gbps)
@@ -111,9 +112,9 @@ def findings(records):
         def model(key, spec=".0f"):
             return q(field(r, "model", key), spec)
         yield sentence(f"{r.variant}: ", model("registers"), " registers, ", model("spill_store_bytes"),
-                       " B spill stores, ", model("driver_occupancy_pct"), "% occupancy (model ", model("occupancy_pct"),
-                       "%), ", q(field(r, "time_s", "median") / field(regs[NAIVE], "time_s", "median"), ".2f"),
-                       "x the time")
+                       " B spill stores, ", model("driver_occupancy_pct"), "% occupancy (model ",
+                       model("occupancy_pct"), "%), ",
+                       q(field(r, "time_s", "median") / field(regs[NAIVE], "time_s", "median"), ".2f"), "x the time")
 
 
 EXPERIMENT = Experiment(

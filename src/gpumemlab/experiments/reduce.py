@@ -153,8 +153,8 @@ def findings(records):
         best = max(kernels, key=lambda r: r.gbps)
         size = sentence("n=2^", q(field(rs[NAIVE], "params", "log2_n"), ".1f"))
         naive, top = field(rs[NAIVE], "gbps"), field(best, "gbps")
-        yield sentence(size, f": ladder {NAIVE.split()[0]} ", q(naive, ".0f"), f" GB/s -> {best.variant} ", q(top, ".0f"),
-                       " GB/s: ", q(top / naive, ".1f"), "x (Harris: ~", q(harris, ".0f"),
+        yield sentence(size, f": ladder {NAIVE.split()[0]} ", q(naive, ".0f"), f" GB/s -> {best.variant} ",
+                       q(top, ".0f"), " GB/s: ", q(top / naive, ".1f"), "x (Harris: ~", q(harris, ".0f"),
                        "x on G80; How_to_optimize_in_GPU: ~", q(liu, ".0f"), "x on V100)")
         lib = rs["gpumemlab.sum"]
         if lib.pct_of_ceiling is not None:

@@ -188,8 +188,8 @@ def findings(records):
     for w, r in sorted(memcpy.items()):
         # two host copies per byte of x: the host alone caps the staged route at half the memcpy rate
         yield sentence("host memcpy with ", q(field(r, "params", "workers"), ".0f"), " threads: ", x_rate(r),
-                       " GB/s of x; with two host copies per byte the staged route can move x at most at ", x_rate(r, 2),
-                       " GB/s here")
+                       " GB/s of x; with two host copies per byte the staged route can move x at most at ",
+                       x_rate(r, 2), " GB/s here")
 
 
 EXPERIMENT = Experiment(

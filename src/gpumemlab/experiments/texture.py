@@ -213,8 +213,8 @@ def sample2d_bound(coords: str, pct) -> Finding:
     target = constant(__name__, "TARGET_SPEEDUP")
     return sentence(f"bound ({coords}): map_coordinates order=1 moves the least DRAM traffic of this resampling at ",
                     q(pct, ".0f"), "% of the measured copy ceiling, so no implementation can beat it by more than ",
-                    q(100 / pct, ".2f"), "x here (a ", q(target, ".0f"), "x speed-up would need ", q(pct * target, ".0f"),
-                    "% of the ceiling)")
+                    q(100 / pct, ".2f"), "x here (a ", q(target, ".0f"), "x speed-up would need ",
+                    q(pct * target, ".0f"), "% of the ceiling)")
 
 
 def findings(records):
@@ -224,8 +224,8 @@ def findings(records):
     for (variant, section, coords), r in by.items():
         if section == "filter" and "max_abs_error" in r.extra:
             yield sentence(f"{variant}: ", q(field(r, "gbps"), ".0f"), " GB/s, max error ",
-                           q(field(r, "extra", "max_abs_error"), ".2e"), " (rms ", q(field(r, "extra", "rms_error"), ".2e"),
-                           f"; weights: {r.extra['weights']})")
+                           q(field(r, "extra", "max_abs_error"), ".2e"), " (rms ",
+                           q(field(r, "extra", "rms_error"), ".2e"), f"; weights: {r.extra['weights']})")
         if section in ("filter", "sample2d"):
             yield from head_to_head_findings(f"{variant} ({coords})", r)
         if section == "sample2d":

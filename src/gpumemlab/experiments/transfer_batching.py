@@ -69,9 +69,9 @@ def findings(records):
         reach = fraction_size(single, best.gbps)
         where = quoted_size(next(r for r in single if r.params["bytes"] == reach)) if reach else "no size measured"
         yield sentence(f"{d}: one transfer costs at least ", q(field(smallest, "time_s", "median") * 1e6, ".1f"),
-                       " us (", quoted_size(smallest), "); the best single copy reaches ", q(field(best, "gbps"), ".1f"),
-                       " GB/s (", quoted_size(best), "); ", q(constant(_transfers.__name__, "REACH") * 100, ".0f"),
-                       "% of it from ", where)
+                       " us (", quoted_size(smallest), "); the best single copy reaches ",
+                       q(field(best, "gbps"), ".1f"), " GB/s (", quoted_size(best), "); ",
+                       q(constant(_transfers.__name__, "REACH") * 100, ".0f"), "% of it from ", where)
         for r in records:
             if r.params["direction"] == d and r.params["pieces"] > 1:
                 one = next((s for s in single if s.params["bytes"] == r.params["bytes"]), None)

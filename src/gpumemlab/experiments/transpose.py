@@ -86,8 +86,9 @@ def findings(records):
         rs = {r.variant: r for r in records if (r.params["n"], r.params["dtype"]) == key}
         lib = rs["gpumemlab.transpose"]
         shape = sentence(q(field(lib, "params", "n"), ".0f"), f"^2 {key[1]}: gpumemlab.transpose")
-        yield sentence(shape, " ", q(field(lib, "gbps"), ".0f"), " GB/s = ", q(field(lib, "extra", "pct_of_copy_in_run"),
-                       ".1f"), "% of the best copy of the same bytes in this run")
+        yield sentence(shape, " ", q(field(lib, "gbps"), ".0f"), " GB/s = ",
+                       q(field(lib, "extra", "pct_of_copy_in_run"), ".1f"),
+                       "% of the best copy of the same bytes in this run")
         t = {v: field(rs[v], "time_s", "median") for v in (NAIVE, K.COALESCED.name, K.PADDED.name)}
         tile = q(field(rs[K.PADDED.name], "extra", "tile"), ".0f")
         yield sentence("padding the tile (", tile, f"x{rs[K.PADDED.name].extra['tile'] + 1}) vs ", tile, "x", tile,
