@@ -70,15 +70,15 @@ def test_persist_l2_rejects_host_arrays():
         persist_l2(np.ones(8))
 
 
-def test_choose_hit_ratio_rule():
-    from gpumemlab.ops.l2 import HIT1_UP_TO, choose_hit_ratio
+def test_rule_hit_ratio():
+    from gpumemlab.ops.l2 import HIT1_UP_TO, rule_hit_ratio
 
     mib = 2**20
-    assert choose_hit_ratio(10 * mib, 30 * mib) == 1.0
-    assert choose_hit_ratio(int(HIT1_UP_TO * 30 * mib), 30 * mib) == 1.0
-    assert choose_hit_ratio(120 * mib, 30 * mib) == 0.25
+    assert rule_hit_ratio(10 * mib, 30 * mib) == 1.0
+    assert rule_hit_ratio(int(HIT1_UP_TO * 30 * mib), 30 * mib) == 1.0
+    assert rule_hit_ratio(120 * mib, 30 * mib) == 0.25
     with pytest.raises(UsageError, match="positive"):
-        choose_hit_ratio(0, 30 * mib)
+        rule_hit_ratio(0, 30 * mib)
 
 
 def test_access_window_validation():
@@ -211,8 +211,9 @@ def test_sample2d_bound_sentence():
 class _FakeL2:
     """Stands in for gpu/l2.py: records the driver calls persist_l2 makes, in order."""
 
-    def __init__(self, monkeypatch, reason=None, fail_set_window_on=()):
+    def __init__(self, monkeypatch, reason=None, fail_set_window_on=(), device=None):
         import gpumemlab.gpu.l2 as real
+        from gpumemlab.gpu import runtime
 
         self.calls, self.limit, self.window = [], 7 << 20, real.NO_WINDOW
         self.fail = set(fail_set_window_on)  # which set_window calls (1-based) raise
@@ -227,6 +228,8 @@ class _FakeL2:
             reset_persisting_lines=lambda: self.calls.append("reset"))
         for name, f in fake.items():
             monkeypatch.setattr(real, name, f)
+        # a GPU no measured table names, unless a test gives one
+        monkeypatch.setattr(runtime, "device_info", lambda: device or dict(name="Test GPU", cc=[0, 1], sm_count=1))
 
     def set_window(self, w, s=None):
         self.calls.append(("window", w.num_bytes, w.hit_ratio))
@@ -245,8 +248,9 @@ def _ctx(nbytes, hit_ratio=None):
     from gpumemlab.ops.l2 import PersistL2
 
     ctx = object.__new__(PersistL2)  # no GPU array here: the fields __init__ would set from one
-    ctx.__dict__.update(array=SimpleNamespace(nbytes=nbytes, data=SimpleNamespace(ptr=4096)), hit_ratio=hit_ratio,
-                        stream=None, window=None, set_aside=None, _saved=None)
+    ctx.__dict__.update(array=SimpleNamespace(nbytes=nbytes, data=SimpleNamespace(ptr=4096)), requested=hit_ratio,
+                        hit_ratio=hit_ratio, hit_ratio_source=None if hit_ratio is None else "given", stream=None,
+                        window=None, set_aside=None, _saved=None)
     return ctx
 
 
@@ -261,7 +265,40 @@ def test_persist_l2_sets_then_restores_and_resets_in_order(monkeypatch):
     fake.calls.clear()
     with _ctx(90 * mib) as c:  # 3x the set-aside: the seed's tuning, set-aside / window
         assert c.set_aside == 30 * mib and c.window.hit_ratio == pytest.approx(1 / 3)
+        assert (c.hit_ratio, c.hit_ratio_source) == (c.window.hit_ratio, "rule")
     assert fake.calls[-2:] == [("limit", 7 * mib), "reset"]
+
+
+def test_persist_l2_takes_the_measured_decision_and_says_so(monkeypatch):
+    import gpumemlab.ops.l2 as ops
+
+    mib = 1 << 20
+    table = {"GPU A": dict(device=dict(name="GPU A", cc=[9, 0], sm_count=132),
+                           decisions=[(0.5, ops.HIT1), (2.0, ops.TUNED)])}
+    monkeypatch.setattr(ops, "measured_table", lambda: table)
+    fake = _FakeL2(monkeypatch, device=dict(name="GPU B", cc=[9, 0], sm_count=132))  # same chip: borrowed
+    with _ctx(90 * mib) as c:  # 3x the 30 MiB set-aside: nearest measured 2.0, the tuned rule at 3x
+        assert (c.hit_ratio, c.hit_ratio_source) == (30 / 90, "measured:GPU A")
+    with _ctx(12 * mib) as c:  # 0.4x: nearest 0.5, hitRatio 1.0
+        assert (c.hit_ratio, c.hit_ratio_source) == (1.0, "measured:GPU A")
+    with _ctx(90 * mib, hit_ratio=0.75) as c:  # a given ratio is never replaced
+        assert (c.hit_ratio, c.hit_ratio_source) == (0.75, "given")
+    assert [w for w in fake.calls if w[0] == "window" and w[1]] == [
+        ("window", 90 * mib, 30 / 90), ("window", 12 * mib, 1.0), ("window", 90 * mib, 0.75)]
+
+
+def test_persist_l2_chooses_again_on_each_entry(monkeypatch):
+    import gpumemlab.ops.l2 as ops
+
+    monkeypatch.setattr(ops, "measured_table", lambda: {})
+    _FakeL2(monkeypatch)
+    ctx = _ctx(90 << 20)
+    with ctx:
+        assert ctx.hit_ratio_source == "rule"
+    monkeypatch.setattr(ops, "measured_table", lambda: {"Test GPU": dict(
+        device=dict(name="Test GPU", cc=[0, 1], sm_count=1), decisions=[(1.0, ops.HIT1)])})
+    with ctx:  # the ratio chosen on the first entry is not taken for a caller's
+        assert (ctx.hit_ratio, ctx.hit_ratio_source) == (1.0, "measured:Test GPU")
 
 
 def test_persist_l2_restores_limit_and_resets_even_when_restoring_the_window_fails(monkeypatch):

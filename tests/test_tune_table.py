@@ -18,7 +18,11 @@ RUNS = sorted((ROOT / "docs" / "notes" / "matmul-runs").glob("*.json"))
 PROBE = [(m, n, k) for m in (256, 1000, 4096, 8192) for n in (256, 1000, 4096) for k in (512, 4096, 8192)]
 
 
-@pytest.mark.parametrize("path", sorted(TUNED.glob("*.json")), ids=lambda p: p.name)
+SHAPE_SWEEPS = {"matmul_shapes.json"}  # tools/matmul_zoo.py's winners per shape, not `gpumemlab tune` tables
+
+
+@pytest.mark.parametrize("path", sorted(p for p in TUNED.glob("*.json") if p.name not in SHAPE_SWEEPS),
+                         ids=lambda p: p.name)
 def test_committed_tuned_files_are_valid(path):
     data = json.loads(path.read_text())
     assert table.problems(data) == []
@@ -28,6 +32,22 @@ def test_committed_tuned_files_are_valid(path):
         for shape, c in e["chosen"].items():  # the chosen point is the fastest of its round at that shape
             pool = [p for p in e["points"] if p["shape"] == shape and p["round"] == c["round"] and p["verified"]]
             assert c["name"] == max(pool, key=lambda p: p[data["metric"]])["name"], (dev, shape)
+
+
+def test_the_shape_sweep_table_names_known_configurations_and_the_chooser_returns_its_winners():
+    from gpumemlab.kernels import matmul as K
+
+    data = json.loads((TUNED / "matmul_shapes.json").read_text())
+    known = {c.name for c in K.CANDIDATES}
+    loaded = ops.shape_table()
+    assert set(loaded) == set(data["devices"]) and data["devices"]
+    for dev, e in data["devices"].items():
+        assert e["winners"] and set(loaded[dev]) == set(e["winners"]), dev
+        for shape, w in e["winners"].items():
+            assert w["config"] in known and 1 <= w["splits"] <= ops.SWEEP_SPLITS[-1], (dev, shape)
+            m, n, k = (int(x) for x in shape.split("x"))
+            got = ops.choose(m, n, k, device=e["device"], winners=loaded[dev])  # a measured shape: its own winner
+            assert (got.config.name, got.splits) == (w["config"], w["splits"]), (dev, shape)
 
 
 def test_the_matmul_table_gives_the_chooser_the_recorded_choice_for_every_tuned_shape():

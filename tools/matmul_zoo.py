@@ -140,7 +140,7 @@ def main(argv) -> int:
             if m > 1 and n > 1 and flops <= args.max_sweep_flops:
                 sweep = {}
                 for cfg in cfgs:
-                    for s in (1, 2, 3, 4, 6, 8, 12, 16):
+                    for s in ops.SWEEP_SPLITS:
                         if s > 1 and (k // s < 128 or ops._tiles(cfg, m, n) * s > 4 * occ[cfg.name] * sms):
                             continue
                         p = ops.register_blocked_plan(a, b, cout, cfg, None, s)

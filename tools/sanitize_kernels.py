@@ -96,7 +96,7 @@ def matmul_kernels(rng, rb_only: bool):
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops import matmul as ops
 
@@ -156,7 +156,7 @@ def gemv_kernels(rng):
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.matmul import Reference
+    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops import matmul as ops
 
     for m, n, k in ((1, 1000, 3000), (1, 1001, 37), (1, 8, 4096), (1, 4096, 8), (1, 1, 1), (333, 1, 1000),

@@ -62,6 +62,22 @@ def test_persist_l2_restores_limit_and_window_also_on_exception(cp, persisting):
     assert (l2.persisting_limit(), l2.get_window()) == (limit0, window0)
 
 
+def test_persist_l2_sets_the_ratio_it_reports_and_says_who_chose_it(cp, persisting):
+    import gpumemlab
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops.l2 import choose_hit_ratio, measured_entry
+
+    lim, info = persisting.limits(), runtime.device_info()
+    a = cp.ones(lim["max_set_aside"] // 2, cp.uint32)  # twice the set-aside in bytes
+    want = choose_hit_ratio(min(a.nbytes, lim["max_window"]), lim["max_set_aside"], info)
+    with gpumemlab.persist_l2(a) as ctx:
+        assert (ctx.hit_ratio, ctx.hit_ratio_source) == want
+        assert persisting.get_window().hit_ratio == pytest.approx(ctx.hit_ratio)  # the driver keeps a float
+    assert want[1].startswith("measured:") == (measured_entry(info) is not None)
+    with gpumemlab.persist_l2(a, hit_ratio=0.25) as ctx:
+        assert (ctx.hit_ratio_source, persisting.get_window().hit_ratio) == ("given", pytest.approx(0.25))
+
+
 def test_persist_l2_nesting_and_arguments(cp, persisting):
     import gpumemlab
     from gpumemlab.errors import UsageError
@@ -294,6 +310,10 @@ def test_l2_persist_experiment_leaves_the_device_as_found(cp, persisting):
     # with the set-aside reserved, the window pays off at the set-aside (the seed's comparison)
     assert at["set-aside, no window"] / at["hit_ratio 1.0"] > 1.1
     assert any("after the reset" in f for f in exp.describe(recs)["findings"])
+    windows = [r for r in recs if r.variant in ("hit_ratio 1.0", "tuned hit_ratio")]
+    chosen = [r.params["region_over_set_aside"] for r in windows if r.extra["persist_l2"]["chosen"]]
+    assert sorted(chosen) == sorted({r.params["region_over_set_aside"] for r in windows})  # one window per ratio
+    assert any(f.startswith("persist_l2's hitRatio") for f in exp.describe(recs)["findings"])
 
 
 def test_constant_memory_experiment_broadcast_beats_serialized(cp):

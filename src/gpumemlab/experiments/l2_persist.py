@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from ..errors import GpumemlabError, VerificationError
 from ..gpu import l2, runtime
 from ..kernels import blocks_for
 from ..kernels import l2 as K
+from ..ops.l2 import HIT1, TUNED
+from ._cite import Finding, Num, Quoted, field, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, seed
+from ._model import record_verdict
 
 MIB = 2**20
-POLICIES = ("no window", "set-aside, no window", "hit_ratio 1.0", "tuned hit_ratio")
+POLICIES = ("no window", "set-aside, no window", HIT1, TUNED)  # the last two: the windows persist_l2 chooses from
 AFTER = "no window, after reset"
+VALUE = attrgetter("value")  # orders quoted Nums by what they quote
 
 
 def window_for(policy: str, base_ptr: int, region: int, set_aside: int, max_window: int) -> l2.AccessWindow:
@@ -20,7 +26,7 @@ def window_for(policy: str, base_ptr: int, region: int, set_aside: int, max_wind
     the set-aside, hitRatio = set-aside / region, both capped at the region)."""
     if "no window" in policy:
         return l2.NO_WINDOW
-    if policy == "hit_ratio 1.0":
+    if policy == HIT1:
         return l2.persisting_window(base_ptr, min(region, max_window), 1.0)
     return l2.persisting_window(base_ptr, min(region, set_aside, max_window), min(1.0, set_aside / region))
 
@@ -121,11 +127,55 @@ def cases(session, params):
     yield after
 
 
+def measured_choices(records) -> list[dict]:
+    """Per persisting region / set-aside ratio, ascending: which of the two windows was faster (median), the
+    other's time over its time (``speedup``), the verdict of the faster against the other from their p10-p90
+    spreads, and the ``policy`` persist_l2 takes there: the tuned hitRatio only when it is faster beyond the
+    noise, else hitRatio 1.0 (the simpler one); ``hit_ratio`` is that window's measured value and
+    ``vs_no_window`` the speed of that window against the device as found (no window's time over its time)."""
+    by = {(r.variant, r.params["region_over_set_aside"]): r for r in records if r.verified}
+    out = []
+    for ratio in sorted({f for v, f in by if v == HIT1} & {f for v, f in by if v == TUNED}):
+        hit1, tuned = by[(HIT1, ratio)], by[(TUNED, ratio)]
+        fast, slow = (tuned, hit1) if tuned.median_s < hit1.median_s else (hit1, tuned)
+        verdict = record_verdict(fast, slow)
+        policy = TUNED if fast is tuned and verdict == "faster" else HIT1
+        chosen = by[(policy, ratio)]
+        base = by.get(("no window", ratio))
+        out.append(dict(ratio=ratio, fastest=fast.variant, speedup=slow.median_s / fast.median_s, verdict=verdict,
+                        policy=policy, hit_ratio=chosen.extra["window"]["hit_ratio"],
+                        vs_no_window=base.median_s / chosen.median_s if base else None,
+                        vs_no_window_verdict=record_verdict(chosen, base) if base else None))
+    return out
+
+
 def derive(records, session):
     before = {r.params["region_mib"]: r for r in records if r.variant == "no window"}
     for r in records:
         if r.variant == AFTER and r.params["region_mib"] in before:
             r.extra["vs_before_pct"] = 100.0 * before[r.params["region_mib"]].median_s / r.median_s
+    choice = {c["ratio"]: c for c in measured_choices(records)}
+    for r in records:  # what persist_l2 would take at this ratio if this run were its table
+        c = choice.get(r.params["region_over_set_aside"])
+        if c and r.variant in (HIT1, TUNED):
+            r.extra["persist_l2"] = dict(policy=c["policy"], hit_ratio=c["hit_ratio"], verdict=c["verdict"],
+                                         chosen=r.variant == c["policy"])
+
+
+def _joined(parts) -> Finding:
+    """Findings joined with ", " into one (their quoted numbers kept)."""
+    out = []
+    for i, p in enumerate(parts):
+        out += [", ", p] if i else [p]
+    return sentence(*out)
+
+
+def _median(rec) -> Num:
+    return field(rec, "time_s", "median")
+
+
+def _at(rec) -> Quoted:
+    return q(field(rec, "params", "region_over_set_aside"), ".2f")
 
 
 def findings(records):
@@ -133,27 +183,47 @@ def findings(records):
     regions = sorted({r.params["region_over_set_aside"]: r.params["region_mib"] for r in records}.items())
 
     def gains(policy, baseline):
-        return [(f, by[(baseline, mib)].median_s / by[(policy, mib)].median_s) for f, mib in regions
+        """[(record of policy, its speed over baseline's as a Num)] in region order."""
+        return [(by[(policy, mib)], _median(by[(baseline, mib)]) / _median(by[(policy, mib)])) for _, mib in regions
                 if (policy, mib) in by and (baseline, mib) in by]
 
     def span(pairs):
-        return ", ".join(f"{f:.2f}x set-aside: {g:.2f}x" for f, g in pairs)
+        return _joined(sentence(_at(r), "x set-aside: ", q(g, ".2f"), "x") for r, g in pairs)
 
     reserved = gains("set-aside, no window", "no window")
     if reserved:
-        yield "reserving the whole set-aside without a window, speed vs the limit as found: " + span(reserved)
+        yield sentence("reserving the whole set-aside without a window, speed vs the limit as found: ", span(reserved))
     for baseline, what in (("set-aside, no window", "the seed's setting (set-aside reserved, no window)"),
                            ("no window", "the limit as found, no window")):
-        for policy in ("hit_ratio 1.0", "tuned hit_ratio"):
+        for policy in (HIT1, TUNED):
             pairs = gains(policy, baseline)
             if pairs:
-                inside = [g for f, g in pairs if f <= 1.0]
-                yield (f"{policy} vs {what}: " + span(pairs) +
-                       (f"; at or below the set-aside {min(inside):.2f}-{max(inside):.2f}x" if inside else ""))
+                inside = [g for r, g in pairs if r.params["region_over_set_aside"] <= 1.0]
+                tail = (("; at or below the set-aside ", q(min(inside, key=VALUE), ".2f"), "-",
+                         q(max(inside, key=VALUE), ".2f"), "x") if inside else ())
+                yield sentence(f"{policy} vs {what}: ", span(pairs), *tail)
+    chosen = list(_choice_sentences(records))
+    if chosen:
+        yield sentence("persist_l2's hitRatio if this run were its table (tools/l2_table.py), per region / set-aside: ",
+                       _joined(chosen))
     for r in records:
-        if r.variant == AFTER and "vs_before_pct" in r.extra:
-            yield (f"after the reset (limit {r.extra['limit_after']} B, window {r.extra['window_after']['num_bytes']} "
-                   f"B) the no-window run takes {100 / r.extra['vs_before_pct'] * 100:.1f}% of its earlier time")
+        if r.variant == AFTER and ("no window", r.params["region_mib"]) in by and "limit_after" in r.extra:
+            before = by[("no window", r.params["region_mib"])]
+            yield sentence("after the reset (limit ", q(field(r, "extra", "limit_after"), ".0f"), " B, window ",
+                           q(field(r, "extra", "window_after", "num_bytes"), ".0f"),
+                           " B) the no-window run takes ", q(_median(r) / _median(before) * 100, ".1f"),
+                           "% of its earlier time")
+
+
+def _choice_sentences(records):
+    """Per measured ratio: the window persist_l2 takes, the faster window and by how much, tie or not."""
+    by = {(r.variant, r.params["region_over_set_aside"]): r for r in records if r.verified}
+    for c in measured_choices(records):
+        fast = by[(c["fastest"], c["ratio"])]
+        slow = by[(TUNED if c["fastest"] == HIT1 else HIT1, c["ratio"])]
+        yield sentence(_at(fast), "x: ", c["policy"], " (", c["fastest"], " faster by ",
+                       q(_median(slow) / _median(fast), ".3f"), "x, ",
+                       "a tie within the noise" if c["verdict"] == "tie" else "beyond the noise", ")")
 
 
 EXPERIMENT = Experiment(

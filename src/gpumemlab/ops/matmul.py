@@ -67,6 +67,9 @@ class Choice:
 
 
 MIN_SPLIT_DEPTH = 256  # a split-K slice shorter than this spends more on its prologue than it saves
+# split-K factors the shape sweep measures: up to 64, since one 64x64 tile with K = 65536 needs ~that many blocks
+# to fill an H100's 132 SMs
+SWEEP_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
 
 def split_chunk(k: int, bk: int, splits: int) -> tuple[int, int]:
@@ -123,7 +126,7 @@ def nearest_measured(m: int, n: int, k: int, winners: dict) -> Choice | None:
         return None
     _, cfg, splits, k0 = best
     depth = k0 / splits  # the measured slice depth; a deeper K keeps it by splitting more
-    return Choice(cfg, max(1, min(16, round(k / depth))) if splits > 1 else 1)
+    return Choice(cfg, max(1, min(SWEEP_SPLITS[-1], round(k / depth))) if splits > 1 else 1)
 
 
 def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None,
