@@ -40,7 +40,7 @@ def findings(records):
     for config in dict.fromkeys(r.params["config"] for r in records):
         t = {r.variant: field(r, "time_s", "median") for r in records if r.params["config"] == config}
         if "chunked" in t and "interleaved" in t:
-            yield sentence(f"{config} configuration: interleaved access is ", q(t["chunked"] / t["interleaved"], ".1f"),
+            yield sentence(f"{config} configuration: interleaved access is ", q(t['chunked'] / t['interleaved'], ".1f"),
                            "x faster (seed: ", q(claim("15"), ".0f"), "x)")
 
 
