@@ -8,6 +8,7 @@ quoted number from results.json alone and reject one that came from nowhere (tes
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ class Num:
 
     ``("field", key, path)``: ``record[path]`` of the record whose (variant, params) is ``key``;
     ``("claim", text)``: a figure as printed in a claim; ``("ratio", a, b)``, ``("scale", a, k)``,
-    ``("over", k, a)`` (k / a), ``("product", a, b)``, ``("sum", a, b)``, ``("diff", a, b)``,
+    ``("over", k, a)`` (k / a), ``("log2", a)``, ``("product", a, b)``, ``("sum", a, b)``, ``("diff", a, b)``,
     ``("mean", (a, ...))``: arithmetic on other Nums (``k``: a plain constant such as 100 for a percentage);
     ``("constant", module, name)``: a named threshold of the analysis (see :func:`constant`)."""
 
@@ -70,6 +71,11 @@ def constant(module: str, name: str) -> Num:
     import importlib
 
     return Num(float(getattr(importlib.import_module(module), name)), ("constant", module, name))
+
+
+def log2(num: Num) -> Num:
+    """log2 of a Num ("n=2^26.0" prints log2 of the record's n)."""
+    return Num(math.log2(num.value), ("log2", num))
 
 
 def mean(nums) -> Num:

@@ -111,9 +111,9 @@ def findings(records):
     for r in regs.values():
         def model(key, spec=".0f"):
             return q(field(r, "model", key), spec)
+        analyzer = ("(model ", model("occupancy_pct"), "%), ") if "occupancy_pct" in r.model else ("",)
         yield sentence(f"{r.variant}: ", model("registers"), " registers, ", model("spill_store_bytes"),
-                       " B spill stores, ", model("driver_occupancy_pct"), "% occupancy (model ",
-                       model("occupancy_pct"), "%), ",
+                       " B spill stores, ", model("driver_occupancy_pct"), "% occupancy ", *analyzer,
                        q(field(r, "time_s", "median") / field(regs[NAIVE], "time_s", "median"), ".2f"), "x the time")
 
 

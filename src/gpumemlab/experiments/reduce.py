@@ -17,7 +17,7 @@ from ..gpu import runtime
 from ..gpu.compile import runs_on
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
-from ._cite import claim, field, q, sentence
+from ._cite import claim, field, log2, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, outside, seed
 from ._library import library_vs_baselines, versus_baselines
 from ._model import predict_global, predict_shared
@@ -151,7 +151,7 @@ def findings(records):
         rs = {r.variant: r for r in records if r.params["n"] == n}
         kernels = [r for r in rs.values() if r.kind == "kernel" and r.variant != "gpumemlab.sum"]
         best = max(kernels, key=lambda r: r.gbps)
-        size = sentence("n=2^", q(field(rs[NAIVE], "params", "log2_n"), ".1f"))
+        size = sentence("n=2^", q(log2(field(rs[NAIVE], "params", "n")), ".1f"))
         naive, top = field(rs[NAIVE], "gbps"), field(best, "gbps")
         yield sentence(size, f": ladder {NAIVE.split()[0]} ", q(naive, ".0f"), f" GB/s -> {best.variant} ",
                        q(top, ".0f"), " GB/s: ", q(top / naive, ".1f"), "x (Harris: ~", q(harris, ".0f"),
