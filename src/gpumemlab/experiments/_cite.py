@@ -8,6 +8,7 @@ quoted number from results.json alone and reject one that came from nowhere (tes
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -18,7 +19,9 @@ class Num:
 
     ``("field", key, path)``: ``record[path]`` of the record whose (variant, params) is ``key``;
     ``("claim", text)``: a figure as printed in a claim; ``("ratio", a, b)``, ``("scale", a, k)``,
-    ``("mean", (a, ...))``: arithmetic on other Nums."""
+    ``("over", k, a)`` (k / a), ``("log2", a)``, ``("product", a, b)``, ``("sum", a, b)``, ``("diff", a, b)``,
+    ``("mean", (a, ...))``: arithmetic on other Nums (``k``: a plain constant such as 100 for a percentage);
+    ``("constant", module, name)``: a named threshold of the analysis (see :func:`constant`)."""
 
     value: float
     expr: tuple
@@ -26,14 +29,26 @@ class Num:
     def __truediv__(self, other: "Num") -> "Num":
         return Num(self.value / other.value, ("ratio", self, other))
 
-    def __mul__(self, k: float) -> "Num":
+    def __mul__(self, k) -> "Num":
+        if isinstance(k, Num):
+            return Num(self.value * k.value, ("product", self, k))
         return Num(self.value * k, ("scale", self, k))
 
     __rmul__ = __mul__
 
+    def __rtruediv__(self, k: float) -> "Num":
+        return Num(k / self.value, ("over", k, self))
+
+    def __add__(self, other: "Num") -> "Num":
+        return Num(self.value + other.value, ("sum", self, other))
+
+    def __sub__(self, other: "Num") -> "Num":
+        return Num(self.value - other.value, ("diff", self, other))
+
 
 def record_key(rec) -> tuple:
-    return rec.variant, tuple(sorted((k, repr(v)) for k, v in rec.params.items()))
+    """(variant, params): what identifies a record in its run (a stand-in record without a variant keys as None)."""
+    return getattr(rec, "variant", None), tuple(sorted((k, repr(v)) for k, v in rec.params.items()))
 
 
 def field(rec, *path: str) -> Num:
@@ -47,6 +62,20 @@ def field(rec, *path: str) -> Num:
 def claim(text: str) -> Num:
     """A figure as a claim prints it ("3,494", "356"): the test checks it appears in the experiment's claims."""
     return Num(float(text.replace(",", "")), ("claim", text))
+
+
+def constant(module: str, name: str) -> Num:
+    """``module.name``, a named constant of the analysis (a threshold such as "reaches 90% of the best", a hardware
+    unit such as the 32-byte sector): not a measurement, so the test reads it back from the code (a module of
+    gpumemlab.experiments), where a reviewer sees it named."""
+    import importlib
+
+    return Num(float(getattr(importlib.import_module(module), name)), ("constant", module, name))
+
+
+def log2(num: Num) -> Num:
+    """log2 of a Num ("n=2^26.0" prints log2 of the record's n)."""
+    return Num(math.log2(num.value), ("log2", num))
 
 
 def mean(nums) -> Num:
@@ -80,6 +109,13 @@ def sentence(*parts) -> Finding:
     """Join strings and :class:`Quoted` numbers into a Finding that remembers the numbers it printed."""
     text = "".join(p.text if isinstance(p, Quoted) else str(p) for p in parts)
     out = Finding(text)
-    out.quoted = tuple(p for p in parts if isinstance(p, Quoted)) + tuple(
-        x for p in parts if isinstance(p, Finding) for x in p.quoted)
+    out.quoted = tuple(x for p in parts for x in ((p,) if isinstance(p, Quoted) else getattr(p, "quoted", ())))
     return out
+
+
+def join(sep: str, parts) -> Finding:
+    """``sep.join(parts)`` for strings and Findings, keeping every part's quoted numbers."""
+    items = []
+    for part in parts:
+        items += [sep, part] if items else [part]
+    return sentence(*items)

@@ -34,11 +34,13 @@ def library_vs_baselines(session, x, make: Callable, library: tuple[str, Callabl
     return [ours] + bases
 
 
-def versus_baselines(label: str, lib, records: dict) -> list[str]:
+def versus_baselines(label, lib, records: dict) -> list:
     """Sentences comparing the library's record with each baseline of its group (separately timed medians), then
-    the interleaved head-to-heads the runner stored on it."""
+    the interleaved head-to-heads the runner stored on it (``label``: a str or a Finding)."""
+    from ._cite import field, q, sentence
     from ._model import head_to_head_findings
 
-    out = [f"{label} = {lib.gbps / r.gbps:.2f}x {name} ({r.gbps:.0f} GB/s)"
+    out = [sentence(label, " = ", q(field(lib, "gbps") / field(r, "gbps"), ".2f"), f"x {name} (",
+                    q(field(r, "gbps"), ".0f"), " GB/s)")
            for name, r in records.items() if r.kind == "baseline" and "(ceiling)" not in name]
     return out + head_to_head_findings(label, lib)

@@ -27,12 +27,18 @@ def predict_shared(access: str, decl: str, **kw) -> dict | None:
     return {"access": access, "decl": decl, **{k: res.get(k) for k in KEYS_SHARED}}
 
 
-def head_to_head_findings(label: str, rec) -> list[str]:
-    """Sentences for the interleaved comparisons stored in ``rec.extra["head_to_head"]``."""
+def head_to_head_findings(label, rec) -> list:
+    """Sentences for the interleaved comparisons stored in ``rec.extra["head_to_head"]`` (``label``: a str or a
+    Finding)."""
+    from ._cite import field, q, sentence
+
     out = []
     for name, h in (rec.extra.get("head_to_head") or {}).items():
-        out.append(f"{label} vs {name}, interleaved samples: {100 * h['speedup']:.1f}% of its speed "
-                   f"(p10-p90 {100 * h['p10']:.1f}-{100 * h['p90']:.1f}%, {h['rounds']} rounds): {verdict(h)}")
+        def pct(key, name=name):
+            return q(100 * field(rec, "extra", "head_to_head", name, key), ".1f")
+        out.append(sentence(label, f" vs {name}, interleaved samples: ", pct("speedup"), "% of its speed (p10-p90 ",
+                            pct("p10"), "-", pct("p90"), "%, ", q(field(rec, "extra", "head_to_head", name, "rounds"),
+                                                                  ".0f"), f" rounds): {verdict(h)}"))
     return out
 
 

@@ -24,11 +24,27 @@ def log_sizes(lo: int, hi: int, factor: int = 4) -> list[int]:
     return out if out[-1] == hi else out + [hi]
 
 
-def size_label(nbytes: int) -> str:
+REACH = 0.9  # "reaches 90% of the best from <size>": the fraction the findings report
+
+
+def _unit(nbytes: int) -> tuple[str, int]:
     for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
         if nbytes >= scale and nbytes % scale == 0:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes} B"
+            return unit, scale
+    return "B", 1
+
+
+def size_label(nbytes: int) -> str:
+    unit, scale = _unit(nbytes)
+    return f"{nbytes // scale} {unit}"
+
+
+def quoted_size(rec, key: str = "bytes"):
+    """size_label of ``rec.params[key]`` as a Finding whose figure is quoted from the record."""
+    from ._cite import field, q, sentence
+
+    unit, scale = _unit(rec.params[key])
+    return sentence(q(field(rec, "params", key) * (1 / scale), ".0f"), f" {unit}")
 
 
 def host_buffer(stack: ExitStack, memory: str, n: int, dtype=np.int32) -> np.ndarray:
@@ -67,7 +83,7 @@ def d2h_check(run, host_out: np.ndarray, want, scratch, what: str):
     return verify
 
 
-def fraction_size(records, best_gbps: float, fraction: float = 0.9):
+def fraction_size(records, best_gbps: float, fraction: float = REACH):
     """The smallest ``params['bytes']`` whose record reaches ``fraction`` of ``best_gbps`` (None if none)."""
     hits = sorted(r.params["bytes"] for r in records if r.gbps and r.gbps >= fraction * best_gbps)
     return hits[0] if hits else None

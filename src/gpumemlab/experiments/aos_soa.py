@@ -8,6 +8,7 @@ from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import blocks_for
 from ..kernels import coalescing as K
+from ._cite import claim, field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global
 
@@ -43,15 +44,18 @@ def cases(session, params):
 
 
 def findings(records):
-    t = {r.variant: r.median_s for r in records}
+    t = {r.variant: field(r, "time_s", "median") for r in records}
     if "aos_direct" in t and "aos_shared" in t:
-        yield (f"float3 read directly takes {t['aos_direct'] / t['aos_shared']:.2f}x the time of the shared-memory "
-               f"staged version (seed: 3,302 / 359 us = 9.2x)")
+        uncoalesced, staged = claim("3,302"), claim("359")
+        yield sentence("float3 read directly takes ", q(t["aos_direct"] / t["aos_shared"], ".2f"), "x the time of the "
+                       "shared-memory staged version (seed: ", q(uncoalesced, ",.0f"), " / ", q(staged, ".0f"),
+                       " us = ", q(uncoalesced / staged, ".1f"), "x)")
     if "soa" in t and "aos_direct" in t:
-        yield f"structure of arrays takes {t['soa'] / t['aos_direct']:.2f}x the time of direct AoS"
+        yield sentence("structure of arrays takes ", q(t["soa"] / t["aos_direct"], ".2f"), "x the time of direct AoS")
     if "soa" in t and "soa_padded" in t:
-        yield (f"staggering the SoA rows (row pitch not a large power-of-two multiple) changes its time by "
-               f"{t['soa'] / t['soa_padded']:.2f}x: above 1 means the three streams were camping on the same DRAM channels")
+        yield sentence("staggering the SoA rows (row pitch not a large power-of-two multiple) changes its time by ",
+                       q(t["soa"] / t["soa_padded"], ".2f"), "x: above one means the three streams were camping on the "
+                       "same DRAM channels")
 
 
 EXPERIMENT = Experiment(

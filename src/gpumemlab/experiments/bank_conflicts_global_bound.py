@@ -11,6 +11,7 @@ from ..bench.verify import device_random_nonzero
 from ..errors import UsageError
 from ..gpu import runtime
 from ..kernels import banks as K
+from ._cite import field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._model import overlap, predict_shared
 
@@ -83,12 +84,14 @@ def findings(records):
         base = next(r for r in rows if r.params["stride"] == 1)
         parts = []
         for r in rows:
-            ratio = r.time_s["median"] / base.time_s["median"]
+            ratio = field(r, "time_s", "median") / field(base, "time_s", "median")
             tie = ", a tie (p10-p90 overlap)" if r is not base and overlap(r, base) else ""
-            parts.append(f"{r.params['ways']}-way {ratio:.2f}x ({r.extra.get('model_bound', '?')}-bound by the "
-                         f"model{tie})")
-        yield (f"{reps} shared round trip(s) per float, time vs conflict-free: " + ", ".join(parts)
-               + f"; conflict-free at {base.pct_of_ceiling or 0:.0f}% of the copy ceiling")
+            parts.append(sentence(q(field(r, "params", "ways"), ".0f"), "-way ", q(ratio, ".2f"),
+                                  f"x ({r.extra.get('model_bound', '?')}-bound by the model{tie})"))
+        ceiling = (("; conflict-free at ", q(field(base, "pct_of_ceiling"), ".0f"), "% of the copy ceiling")
+                   if base.pct_of_ceiling is not None else ())
+        yield sentence(q(field(base, "params", "reps"), ".0f"), " shared round trip(s) per float, time vs "
+                       "conflict-free: ", join(", ", parts), *ceiling)
 
 
 EXPERIMENT = Experiment(

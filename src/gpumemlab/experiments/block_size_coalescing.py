@@ -12,11 +12,13 @@ from ..bench.verify import device_random_nonzero
 from ..errors import UsageError
 from ..gpu import runtime
 from ..kernels import matmul as K
+from ._cite import Finding, claim, constant, field, join, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, seed
 from ._matmul import FEW_SAMPLES, Operands
 from ._model import overlap, predict_global
 
 # the tile loads of tiled<TILE> at phase 0, as the analyzer reads them (row-major A: M x K, B: K x N)
+SECTOR_BYTES = 32  # the unit a global request is served in (compute capability 6.0 and later): 8 floats
 A_LOAD = "A[(blockIdx.y*T + threadIdx.y)*K + threadIdx.x]"
 B_LOAD = "B[threadIdx.y*N + blockIdx.x*T + threadIdx.x]"
 
@@ -64,23 +66,31 @@ def derive(records, session):
             r.extra["pct_of_cublas"] = 100.0 * r.gflops / base.gflops
 
 
+def row(r) -> Finding:
+    """One block size: the analyzer's sectors per request and use of fetched bytes, and the GFLOP/s it reached."""
+    return sentence(q(field(r, "params", "block_size"), ".0f"), ": ", q(field(r, "model", "sectors_per_request"), "g"),
+                    " sectors/request (", q(field(r, "model", "efficiency_pct"), ".0f"),
+                    f"% of fetched bytes used, {r.model['verdict']}), ", q(field(r, "gflops"), ",.0f"), " GFLOP/s")
+
+
 def findings(records):
     rows = sorted((r for r in records if r.kind == "kernel"), key=lambda r: r.params["block_size"])
-    yield "; ".join(f"{r.params['block_size']}: {r.model['sectors_per_request']:g} sectors/request "
-                    f"({r.model['efficiency_pct']:.0f}% of fetched bytes used, {r.model['verdict']}), "
-                    f"{r.gflops:,.0f} GFLOP/s" for r in rows)
-    coalesced = [r.params["block_size"] for r in rows if r.model.get("verdict") == "coalesced"]
+    yield join("; ", (row(r) for r in rows))
+    coalesced = [q(field(r, "params", "block_size"), ".0f") for r in rows if r.model.get("verdict") == "coalesced"]
     if coalesced:
-        yield (f"analyzer: BLOCK_SIZE {', '.join(map(str, coalesced))} read whole 32-byte sectors (a row of 8 or more "
-               "floats per warp row); the seed's answer was multiples of 32")
+        sector = constant(__name__, "SECTOR_BYTES")
+        yield sentence("analyzer: BLOCK_SIZE ", join(", ", coalesced), " read whole ", q(sector, ".0f"),
+                       "-byte sectors (a row of ", q(sector * 0.25, ".0f"), " or more floats per warp row); the seed's "
+                       "answer was multiples of ", q(claim("32"), ".0f"))
     base = next((r for r in records if r.kind == "baseline"), None)
     if rows and base is not None:
         best = max(rows, key=lambda r: r.gflops)
         side = "a tie with" if overlap(best, base) else ("faster than" if best.median_s < base.median_s else
                                                           "slower than")
-        yield (f"fastest: BLOCK_SIZE {best.params['block_size']}, {side} cuBLAS SGEMM by p10-p90 ranges (cuBLAS's "
-               f"own p10-p90 spread {100 * base.time_s['rel_spread']:.0f}% of its median: at this size both are a "
-               "few tens of microseconds)")
+        yield sentence("fastest: BLOCK_SIZE ", q(field(best, "params", "block_size"), ".0f"), f", {side} cuBLAS SGEMM "
+                       "by p10-p90 ranges (cuBLAS's own p10-p90 spread ",
+                       q(field(base, "time_s", "rel_spread") * 100, ".0f"), "% of its median: at this size both are a "
+                       "few tens of microseconds)")
 
 
 EXPERIMENT = Experiment(

@@ -11,6 +11,7 @@ import numpy as np
 from ..bench.verify import device_random_nonzero
 from ..errors import UsageError
 from ..kernels import matmul as K
+from ._cite import Finding, field, join, q, sentence
 from ._declare import Claim, Experiment, Plot, seed
 from ._matmul import FEW_SAMPLES, Operands
 from ._model import overlap, predict_occupancy
@@ -42,18 +43,26 @@ def cases(session, params):
             yield case
 
 
+def factor(r) -> Finding:
+    return sentence("C=", q(field(r, "params", "coarse"), ".0f"))
+
+
 def findings(records):
     for size in dict.fromkeys(r.params["size"] for r in records):
         rows = [r for r in records if r.params["size"] == size and r.kind == "kernel"]
         base = next(r for r in rows if r.params["coarse"] == 1)
         parts = []
         for r in rows:
-            speed = r.speedup_vs_naive
+            if not r.speedup_vs_naive:
+                parts.append(sentence(factor(r), ": -"))
+                continue
             tie = " (a tie: p10-p90 overlap)" if r is not base and overlap(r, base) else ""
-            parts.append(f"C={r.params['coarse']}: {speed:.2f}x{tie}, {r.extra['blocks']} blocks for "
-                         f"{r.extra['resident_slots']} slots, {r.model['registers']} regs, "
-                         f"{r.model['driver_occupancy_pct']:.0f}% occupancy" if speed else f"C={r.params['coarse']}: -")
-        yield f"{size}^3, speed vs C=1: " + "; ".join(parts)
+            parts.append(sentence(factor(r), ": ", q(field(r, "speedup_vs_naive"), ".2f"), f"x{tie}, ",
+                                  q(field(r, "extra", "blocks"), ".0f"), " blocks for ",
+                                  q(field(r, "extra", "resident_slots"), ".0f"), " slots, ",
+                                  q(field(r, "model", "registers"), ".0f"), " regs, ",
+                                  q(field(r, "model", "driver_occupancy_pct"), ".0f"), "% occupancy"))
+        yield sentence(q(field(base, "params", "size"), ".0f"), "^3, speed vs ", factor(base), ": ", join("; ", parts))
 
 
 EXPERIMENT = Experiment(

@@ -10,6 +10,7 @@ from ..gpu import runtime
 from ..gpu.constant import write_symbol
 from ..kernels import blocks_for
 from ..kernels import constant as K
+from ._cite import field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, outside, seed
 from ._model import predict_global
 
@@ -68,13 +69,15 @@ def findings(records):
     by = {r.variant: r for r in records}
     if "constant uniform" in by and "constant per_lane" in by:
         u, p = by["constant uniform"], by["constant per_lane"]
-        yield (f"__constant__ taps: lane-dependent index {p.median_s / u.median_s:.1f}x slower than the uniform "
-               f"index (analyzer: {p.model.get('requests_per_warp')} vs {u.model.get('requests_per_warp')} "
-               f"requests per warp)")
+        yield sentence("__constant__ taps: lane-dependent index ",
+                       q(field(p, "time_s", "median") / field(u, "time_s", "median"), ".1f"),
+                       "x slower than the uniform index (analyzer: ", q(field(p, "model", "requests_per_warp"), ".0f"),
+                       " vs ", q(field(u, "model", "requests_per_warp"), ".0f"), " requests per warp)")
     for index in ("uniform", "per_lane"):
         row = [by.get(f"{s} {index}") for s in ("constant", "global", "ldg")]
         if all(row):
-            yield f"{index} index: " + ", ".join(f"{r.params['space']} {r.gflops:.0f} GFLOP/s" for r in row)
+            rates = (sentence(f"{r.params['space']} ", q(field(r, "gflops"), ".0f"), " GFLOP/s") for r in row)
+            yield sentence(f"{index} index: ", join(", ", rates))
 
 
 EXPERIMENT = Experiment(

@@ -13,6 +13,7 @@ import numpy as np
 from ..gpu import runtime
 from ..kernels import blocks_for
 from ..kernels import divergence as K
+from ._cite import field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
 
 UNIFORM = K.SLIDE[1].name
@@ -74,15 +75,24 @@ def derive(records, session):
 
 def findings(records):
     rs = {r.variant: r for r in records}
-    base = rs[UNIFORM].median_s
+    base = field(rs[UNIFORM], "time_s", "median")
+
+    def warps(r):
+        return (q(field(r, "model", "divergent_warps_per_block"), ".0f"), " of ",
+                q(field(r, "model", "warps_per_block"), ".0f"))
+
+    def slowdown(r):
+        return q(field(r, "time_s", "median") / base, ".2f"), "x"
+
+    def model(r):
+        return "model ", q(field(r, "model", "predicted_slowdown"), "g"), "x)"
+
     slide = rs[K.SLIDE[0].name]
-    yield (f"`if (threadIdx.x > 2)`: {slide.median_s / base:.2f}x the time of "
-           f"`if (threadIdx.x / WARP_SIZE > 2)` ({slide.model['divergent_warps_per_block']} of "
-           f"{slide.model['warps_per_block']} warps per block diverge; model {slide.model['predicted_slowdown']:g}x)")
+    yield sentence("`if (threadIdx.x > 2)`: ", *slowdown(slide), " the time of `if (threadIdx.x / WARP_SIZE > 2)` (",
+                   *warps(slide), " warps per block diverge; ", *model(slide))
     worst = max((r for r in records if r.extra.get("divergent")), key=lambda r: r.median_s)
-    yield (f"{worst.variant}: {worst.median_s / base:.2f}x (both paths serialized in "
-           f"{worst.model['divergent_warps_per_block']} of {worst.model['warps_per_block']} warps; "
-           f"model {worst.model['predicted_slowdown']:g}x)")
+    yield sentence(f"{worst.variant}: ", *slowdown(worst), " (both paths serialized in ", *warps(worst), " warps; ",
+                   *model(worst))
 
 
 EXPERIMENT = Experiment(

@@ -14,6 +14,7 @@ from ..bench.verify import to_host
 from ..gpu import runtime
 from ..kernels import blocks_for
 from ..kernels import intrinsics as K
+from ._cite import claim, field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._model import predict_occupancy
 
@@ -96,9 +97,12 @@ def findings(records):
         rs = {r.params["fast"]: r for r in records if r.params["function"] == f.name}
         if True in rs and False in rs:
             fast, slow = rs[True], rs[False]
-            yield (f"{f.label(True)} {slow.median_s / fast.median_s:.1f}x the throughput of {f.name}; max error "
-                   f"{fast.extra['accuracy']['max_ulp']:.3g} vs {slow.extra['accuracy']['max_ulp']:.3g} ulp "
-                   f"(slide: fast but lower accuracy; func() <= 5 ulp)")
+            yield sentence(f"{f.label(True)} ", q(field(slow, "time_s", "median") / field(fast, "time_s", "median"),
+                                                  ".1f"),
+                           f"x the throughput of {f.name}; max error ",
+                           q(field(fast, "extra", "accuracy", "max_ulp"), ".3g"), " vs ",
+                           q(field(slow, "extra", "accuracy", "max_ulp"), ".3g"),
+                           " ulp (slide: fast but lower accuracy; func() <= ", q(claim("5"), ".0f"), " ulp)")
 
 
 EXPERIMENT = Experiment(

@@ -17,6 +17,7 @@ from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import copy as copy_kernels
 from ..kernels import register_pressure as K
+from ._cite import field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._model import predict_occupancy as occupancy
 
@@ -97,18 +98,23 @@ def findings(records):
         best = max(blocks, key=lambda r: r.gbps)
         for r in blocks:
             if r.params["block"] in (32, 100, 256):
-                yield f"block {r.params['block']}: {100 * r.gbps / best.gbps:.0f}% of the best ({best.variant})"
+                yield sentence("block ", q(field(r, "params", "block"), ".0f"), ": ",
+                               q(100 * (field(r, "gbps") / field(best, "gbps")), ".0f"),
+                               f"% of the best ({best.variant})")
     grids = [r for r in records if r.params["sweep"] == "grid_size"]
     if grids:
         best = max(grids, key=lambda r: r.gbps)
         for r in grids:
-            yield f"{r.variant}: {100 * r.gbps / best.gbps:.0f}% of the best grid"
-    regs = [r for r in records if r.params["sweep"] == "registers"]
-    for r in regs:
-        m = r.model or {}
-        yield (f"{r.variant}: {m.get('registers')} registers, {m.get('spill_store_bytes')} B spill stores, "
-               f"{m.get('driver_occupancy_pct', 0):.0f}% occupancy (model {m.get('occupancy_pct', 0):.0f}%), "
-               f"{1 / r.speedup_vs_naive if r.speedup_vs_naive else float('nan'):.2f}x the time")
+            yield sentence(f"{r.variant}: ", q(100 * (field(r, "gbps") / field(best, "gbps")), ".0f"),
+                           "% of the best grid")
+    regs = {r.variant: r for r in records if r.params["sweep"] == "registers"}
+    for r in regs.values():
+        def model(key, spec=".0f"):
+            return q(field(r, "model", key), spec)
+        analyzer = ("(model ", model("occupancy_pct"), "%), ") if "occupancy_pct" in r.model else ("",)
+        yield sentence(f"{r.variant}: ", model("registers"), " registers, ", model("spill_store_bytes"),
+                       " B spill stores, ", model("driver_occupancy_pct"), "% occupancy ", *analyzer,
+                       q(field(r, "time_s", "median") / field(regs[NAIVE], "time_s", "median"), ".2f"), "x the time")
 
 
 EXPERIMENT = Experiment(

@@ -9,6 +9,7 @@ import numpy as np
 from ..bench.verify import device_random_nonzero
 from ..errors import UsageError
 from ..kernels import matmul as K
+from ._cite import Finding, claim, field, join, q, sentence
 from ._declare import Claim, Experiment, seed
 from ._matmul import FEW_SAMPLES, Operands, vs_cublas
 from ._model import head_to_head_findings
@@ -50,32 +51,36 @@ def cases(session, params):
         yield ops.rung("register_blocked", head_to_head=True)
 
 
+def rung(r) -> Finding:
+    """One rung of the ladder: GFLOP/s, % of cuBLAS, the model's OP/B and the gain over the rung before."""
+    gain = ((", x", q(field(r, "extra", "speedup_vs_previous"), ".2f"), " vs previous rung")
+            if "speedup_vs_previous" in r.extra else ())
+    return sentence(f"{r.variant} ", q(field(r, "gflops"), ",.0f"), " GFLOP/s = ",
+                    q(field(r, "extra", "pct_of_cublas"), ".1f"), "% of cuBLAS (OP/B ",
+                    q(field(r, "model", "op_per_byte"), "g"), *gain, ")")
+
+
 def findings(records):
     base = next(r for r in records if r.kind == "baseline")
-    yield f"cuBLAS SGEMM (FP32): {base.gflops:,.0f} GFLOP/s at {base.params['m']}^3"
+    yield sentence("cuBLAS SGEMM (FP32): ", q(field(base, "gflops"), ",.0f"), " GFLOP/s at ",
+                   q(field(base, "params", "m"), ".0f"), "^3")
     ladder = [r for r in records if r.params == base.params]
-    rows = []
-    for r in ladder:
-        if r.kind == "baseline":
-            continue
-        rows.append(f"{r.variant} {r.gflops:,.0f} GFLOP/s = {r.extra.get('pct_of_cublas', 0):.1f}% of cuBLAS "
-                    f"(OP/B {r.model['op_per_byte']:g}"
-                    + (f", x{r.extra['speedup_vs_previous']:.2f} vs previous rung" if "speedup_vs_previous" in r.extra else "")
-                    + ")")
-    yield "ladder: " + "; ".join(rows)
+    yield sentence("ladder: ", join("; ", (rung(r) for r in ladder if r.kind != "baseline")))
     for r in records:
         if r.variant == "register_blocked":
-            shape = "x".join(str(r.params[d]) for d in ("m", "n", "k"))
-            yield f"{shape}: register_blocked {r.extra.get('pct_of_cublas', 0):.1f}% of cuBLAS (separate medians)"
-            yield from head_to_head_findings(f"{shape}: register_blocked", r)
-    by = {r.variant: r for r in ladder}
+            shape = join("x", (q(field(r, "params", d), ".0f") for d in SHAPE))
+            yield sentence(shape, ": register_blocked ", q(field(r, "extra", "pct_of_cublas"), ".1f"),
+                           "% of cuBLAS (separate medians)")
+            yield from head_to_head_findings(sentence(shape, ": register_blocked"), r)
+    by = {r.variant: field(r, "time_s", "median") for r in ladder}
     if "naive" in by and "naive_col_major" in by:
-        yield (f"column-major N is {by['naive_col_major'].median_s / by['naive'].median_s:.1f}x slower than row-major "
-               "(seed 000: uncoalesced)")
+        yield sentence("column-major N is ", q(by["naive_col_major"] / by["naive"], ".1f"), "x slower than row-major "
+                       "(seed 000: uncoalesced)")
     if "transposed_b" in by and "naive" in by:
-        t = by["transposed_b"]
-        yield (f"transposed_b takes {t.median_s / by['naive'].median_s:.2f}x the naive time, of which the transpose is "
-               f"{100 * t.extra.get('transpose_s', 0) / t.median_s:.2g}% (seed 004 claimed 30% faster)")
+        t = next(r for r in ladder if r.variant == "transposed_b")
+        yield sentence("transposed_b takes ", q(by["transposed_b"] / by["naive"], ".2f"), "x the naive time, of which "
+                       "the transpose is ", q(100 * (field(t, "extra", "transpose_s") / by["transposed_b"]), ".2g"),
+                       "% (seed 004 claimed ", q(claim("30"), ".0f"), "% faster)")
 
 
 EXPERIMENT = Experiment(

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..bench.verify import device_random_nonzero
 from ..kernels.matmul import TILE_DIM
+from ._cite import claim, field, join, q, sentence
 from ._declare import Claim, Experiment, outside, seed
 from ._matmul import Operands
 
@@ -35,13 +36,19 @@ def cases(session, params):
 
 def findings(records):
     by = {r.variant: r for r in records}
+
+    def bandwidths(variants):
+        return join(" / ", (q(field(by[v], "gbps"), ",.1f") for v in variants))
     if all(v in by for v in AB):
-        yield ("effective bandwidth simple / coalesced / shared_ab: "
-               + " / ".join(f"{by[v].gbps:,.1f}" for v in AB) + " GB/s (V100 in the guide: 119.9 / 144.4 / 195.5)")
+        guide = join(" / ", (q(claim(x), ".1f") for x in ("119.9", "144.4", "195.5")))
+        yield sentence("effective bandwidth simple / coalesced / shared_ab: ", bandwidths(AB),
+                       " GB/s (V100 in the guide: ", guide, ")")
     if all(v in by for v in AAT):
-        yield ("A A^T simple / shared (32x32) / padded (32x33): "
-               + " / ".join(f"{by[v].gbps:,.1f}" for v in AAT) + " GB/s; padding removes the 32-way bank conflict "
-               f"({by['aat_shared'].median_s / by['aat_padded'].median_s:.2f}x)")
+        tile = q(field(by["aat_shared"], "params", "k"), ".0f")  # the tile is TILE_DIM = k square
+        yield sentence("A A^T simple / shared (", tile, "x", tile, ") / padded (", tile,
+                       f"x{by['aat_shared'].params['k'] + 1}): ", bandwidths(AAT), " GB/s; padding removes the ", tile,
+                       "-way bank conflict (", q(field(by["aat_shared"], "time_s", "median") /
+                                                 field(by["aat_padded"], "time_s", "median"), ".2f"), "x)")
 
 
 EXPERIMENT = Experiment(

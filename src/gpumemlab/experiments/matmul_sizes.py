@@ -7,6 +7,7 @@ import numpy as np
 
 from ..bench.verify import device_random_nonzero
 from ..kernels import matmul as K
+from ._cite import claim, field, join, q, sentence
 from ._declare import Claim, Experiment, Plot, seed
 from ._matmul import FEW_SAMPLES, Operands, vs_cublas
 
@@ -27,13 +28,17 @@ def cases(session, params):
 
 
 def findings(records):
-    sizes = sorted({r.params["size"] for r in records})
     for variant in ("naive", "tiled_32", "register_blocked"):
-        pts = [(r.params["size"], r.extra.get("pct_of_cublas")) for r in records if r.variant == variant]
+        pts = [sentence(q(field(r, "params", "size"), ".0f"), ": ", q(field(r, "extra", "pct_of_cublas"), ".0f"), "%")
+               for r in records if r.variant == variant and r.extra.get("pct_of_cublas") is not None]
         if pts:
-            yield f"{variant}: " + ", ".join(f"{s}: {p:.0f}%" for s, p in pts if p is not None) + " of cuBLAS"
-    if sizes:
-        yield f"sizes {sizes[0]} ... {sizes[-1]}; seed 002: coalesced ~9% and tiled ~12% of cuBLAS at large sizes, near parity at 128"
+            yield sentence(f"{variant}: ", join(", ", pts), " of cuBLAS")
+    if records:
+        ends = (min(records, key=lambda r: r.params["size"]), max(records, key=lambda r: r.params["size"]))
+        size = [q(field(r, "params", "size"), ".0f") for r in ends]
+        yield sentence("sizes ", size[0], " ... ", size[1], "; seed 002: coalesced ~", q(claim("9"), ".0f"),
+                       "% and tiled ~", q(claim("12"), ".0f"), "% of cuBLAS at large sizes, near parity at ",
+                       q(claim("128"), ".0f"))
 
 
 EXPERIMENT = Experiment(

@@ -11,6 +11,7 @@ import numpy as np
 from ..bench.verify import device_random_nonzero
 from ..gpu import host, runtime
 from ..kernels import host as K
+from ._cite import field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._model import predict_global
 from ._transfers import MIB
@@ -68,15 +69,21 @@ def cases(session, params):
 def findings(records):
     for cols in sorted({r.params["cols"] for r in records}):
         g = {r.variant: r for r in records if r.params["cols"] == cols}
-        lay = g["row_scale pitched"].extra
         pit, pac = g["row_scale pitched"], g["row_scale packed"]
-        yield (f"{cols} floats per row ({lay['row_bytes']} B): cudaMallocPitch chose a pitch of {lay['pitch_bytes']} B "
-               f"(+{lay['pad_bytes']} B, a multiple of {lay['pitch_alignment']}); the analyzer predicts "
-               f"{pit.model['sectors_per_request']:g} sectors per request at a pitched row start vs "
-               f"{pac.model['sectors_per_request']:g} packed")
-        yield (f"{cols} floats per row: row_scale {pit.gbps:.0f} GB/s pitched vs {pac.gbps:.0f} GB/s packed "
-               f"({100 * pac.gbps / pit.gbps:.0f}%); upload: cudaMemcpy2D {g['cudaMemcpy2D H2D into pitched'].gbps:.1f}"
-               f" GB/s vs 1-D {g['cudaMemcpy H2D packed'].gbps:.1f} GB/s")
+
+        def layout(key):
+            return q(field(pit, "extra", key), ".0f")
+        per_row = (q(field(pit, "params", "cols"), ".0f"), " floats per row")
+        yield sentence(*per_row, " (", layout("row_bytes"), " B): cudaMallocPitch chose a pitch of ",
+                       layout("pitch_bytes"), " B (+", layout("pad_bytes"), " B, a multiple of ",
+                       layout("pitch_alignment"), "); the analyzer predicts ",
+                       q(field(pit, "model", "sectors_per_request"), "g"), " sectors per request at a pitched row "
+                       "start vs ", q(field(pac, "model", "sectors_per_request"), "g"), " packed")
+        yield sentence(*per_row, ": row_scale ", q(field(pit, "gbps"), ".0f"), " GB/s pitched vs ",
+                       q(field(pac, "gbps"), ".0f"), " GB/s packed (",
+                       q(100 * (field(pac, "gbps") / field(pit, "gbps")), ".0f"), "%); upload: cudaMemcpy2D ",
+                       q(field(g["cudaMemcpy2D H2D into pitched"], "gbps"), ".1f"), " GB/s vs 1-D ",
+                       q(field(g["cudaMemcpy H2D packed"], "gbps"), ".1f"), " GB/s")
 
 
 EXPERIMENT = Experiment(

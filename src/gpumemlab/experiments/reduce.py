@@ -17,6 +17,7 @@ from ..gpu import runtime
 from ..gpu.compile import runs_on
 from ..kernels import reduce as K
 from ..ops import reduce as ops_reduce
+from ._cite import claim, field, log2, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, outside, seed
 from ._library import library_vs_baselines, versus_baselines
 from ._model import predict_global, predict_shared
@@ -145,17 +146,21 @@ def cases(session, params):
 
 
 def findings(records):
+    harris, liu = claim("30"), claim("5")
     for n in sorted({r.params["n"] for r in records}):
         rs = {r.variant: r for r in records if r.params["n"] == n}
         kernels = [r for r in rs.values() if r.kind == "kernel" and r.variant != "gpumemlab.sum"]
         best = max(kernels, key=lambda r: r.gbps)
-        size = f"n=2^{math.log2(n):.1f}"
-        yield (f"{size}: ladder {NAIVE.split()[0]} {rs[NAIVE].gbps:.0f} GB/s -> {best.variant} {best.gbps:.0f} GB/s: "
-               f"{best.gbps / rs[NAIVE].gbps:.1f}x (Harris: ~30x on G80; How_to_optimize_in_GPU: ~5x on V100)")
+        size = sentence("n=2^", q(log2(field(rs[NAIVE], "params", "n")), ".1f"))
+        naive, top = field(rs[NAIVE], "gbps"), field(best, "gbps")
+        yield sentence(size, f": ladder {NAIVE.split()[0]} ", q(naive, ".0f"), f" GB/s -> {best.variant} ",
+                       q(top, ".0f"), " GB/s: ", q(top / naive, ".1f"), "x (Harris: ~", q(harris, ".0f"),
+                       "x on G80; How_to_optimize_in_GPU: ~", q(liu, ".0f"), "x on V100)")
         lib = rs["gpumemlab.sum"]
         if lib.pct_of_ceiling is not None:
-            yield f"{size}: gpumemlab.sum {lib.gbps:.0f} GB/s = {lib.pct_of_ceiling:.0f}% of the read ceiling"
-        yield from versus_baselines(f"{size}: gpumemlab.sum", lib, rs)
+            yield sentence(size, ": gpumemlab.sum ", q(field(lib, "gbps"), ".0f"), " GB/s = ",
+                           q(field(lib, "pct_of_ceiling"), ".0f"), "% of the read ceiling")
+        yield from versus_baselines(sentence(size, ": gpumemlab.sum"), lib, rs)
 
 
 EXPERIMENT = Experiment(

@@ -7,6 +7,7 @@ import numpy as np
 from ..bench.verify import device_random_nonzero
 from ..gpu import runtime
 from ..kernels import squares_sum as K
+from ._cite import claim, field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global
 
@@ -37,9 +38,10 @@ def cases(session, params):
 
 def findings(records):
     for config in dict.fromkeys(r.params["config"] for r in records):
-        t = {r.variant: r.median_s for r in records if r.params["config"] == config}
+        t = {r.variant: field(r, "time_s", "median") for r in records if r.params["config"] == config}
         if "chunked" in t and "interleaved" in t:
-            yield f"{config} configuration: interleaved access is {t['chunked'] / t['interleaved']:.1f}x faster (seed: 15x)"
+            yield sentence(f"{config} configuration: interleaved access is ", q(t['chunked'] / t['interleaved'], ".1f"),
+                           "x faster (seed: ", q(claim("15"), ".0f"), "x)")
 
 
 EXPERIMENT = Experiment(

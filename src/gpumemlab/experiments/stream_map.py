@@ -19,6 +19,7 @@ from ..bench.timer import TimerConfig
 from ..errors import UsageError, VerificationError
 from ..gpu.host import host_array
 from ..ops.stream_map import copy_rows, stream_map
+from ._cite import Finding, field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, seed
 
 HOST_TIMER = TimerConfig(warmup=1, min_samples=10, min_time_s=0.0, max_time_s=0.0)  # gigabytes per call: 10 are plenty
@@ -144,6 +145,29 @@ def derive(records, session):
             r.extra["wall_over_bound"] = r.median_s / prof["bound_s"]
 
 
+def x_rate(r, copies: int = 1):
+    """GB/s of x: the record's bytes count x twice (in and out); ``copies`` passes over each byte share the time."""
+    return q(field(r, "bytes") * (0.5 / copies) / field(r, "time_s", "median") * 1e-9, ".1f")
+
+
+def profile_line(lib) -> Finding:
+    """Wall time against the GPU overlap bound, and the route balance where the profile has one."""
+    p = lib.extra["profile"]
+
+    def prof(key, scale=1e3, spec=".0f"):
+        return q(field(lib, "extra", "profile", key) * scale, spec)
+    parts = ["; wall ", q(field(lib, "time_s", "median") * 1e3, ".0f"), " ms = ",
+             q(field(lib, "extra", "wall_over_bound"), ".2f"), "x the GPU overlap bound max(H2D ", prof("h2d_s"),
+             ", fn ", prof("fn_s"), ", D2H ", prof("d2h_s"), " ms)"]
+    if "routes" in p:
+        routes = join(", ", (sentence(f"{k!r}: ", q(field(lib, "extra", "profile", "routes", k), ".0f"))
+                             for k in p["routes"]))
+        parts += ["; chunks by route {", routes, "}, pinner busy ", prof("pin_s"), " ms"]
+    if p.get("register_share") is not None:
+        parts += [", measured balance: register ", prof("register_share", 100), "% of the input"]
+    return sentence(*parts)
+
+
 def findings(records):
     h2d = next(r for r in records if r.variant.startswith("pinned H2D"))
     memcpy = {r.params["workers"]: r for r in records if r.variant.startswith("host memcpy")}
@@ -152,26 +176,20 @@ def findings(records):
         runs = [r for r in records if r.params.get("fn") == fn and r.variant == "gpumemlab.stream_map"]
         naive = next(r for r in records if r.params.get("fn") == fn and r.variant == "naive loop")
         lib = min(runs, key=lambda r: r.median_s)
-        rate = lib.bytes / 2 / lib.median_s / 1e9
-        line = (f"{fn} fn, {lib.params['gib']:g} GiB: stream_map ({route(lib)} route) moves x at {rate:.1f} "
-                f"GB/s = {lib.extra['pct_of_pinned_h2d']:.0f}% of pinned H2D ({h2d.gbps:.1f} GB/s), "
-                f"{naive.median_s / lib.median_s:.1f}x the naive loop")
-        if "wall_over_bound" in lib.extra:
-            p = lib.extra["profile"]
-            line += (f"; wall {lib.median_s * 1e3:.0f} ms = {lib.extra['wall_over_bound']:.2f}x the GPU overlap bound "
-                     f"max(H2D {p['h2d_s'] * 1e3:.0f}, fn {p['fn_s'] * 1e3:.0f}, D2H {p['d2h_s'] * 1e3:.0f} ms)")
-            if "routes" in p:
-                line += f"; chunks by route {p['routes']}, pinner busy {p['pin_s'] * 1e3:.0f} ms"
-            if p.get("register_share") is not None:
-                line += f", measured balance: register {100 * p['register_share']:.0f}% of the input"
-        yield line
+        yield sentence(f"{fn} fn, ", q(field(lib, "params", "gib"), "g"), f" GiB: stream_map ({route(lib)} route) "
+                       "moves x at ", x_rate(lib), " GB/s = ", q(field(lib, "extra", "pct_of_pinned_h2d"), ".0f"),
+                       "% of pinned H2D (", q(field(h2d, "gbps"), ".1f"), " GB/s), ",
+                       q(field(naive, "time_s", "median") / field(lib, "time_s", "median"), ".1f"), "x the naive loop",
+                       profile_line(lib) if "wall_over_bound" in lib.extra else "")
         if len(runs) > 1:
-            yield f"{fn} fn: stream_map by route / host threads: " + ", ".join(
-                f"{route(r)}/{r.params['workers']}: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s" for r in runs)
+            yield sentence(f"{fn} fn: stream_map by route / host threads: ", join(", ", (
+                sentence(f"{route(r)}/", q(field(r, "params", "workers"), ".0f") if r.params["workers"] else "None",
+                         ": ", x_rate(r), " GB/s") for r in runs)))
     for w, r in sorted(memcpy.items()):
         # two host copies per byte of x: the host alone caps the staged route at half the memcpy rate
-        yield (f"host memcpy with {w} threads: {r.bytes / 2 / r.median_s / 1e9:.1f} GB/s of x; with two host copies "
-               f"per byte the staged route can move x at most at {r.bytes / 4 / r.median_s / 1e9:.1f} GB/s here")
+        yield sentence("host memcpy with ", q(field(r, "params", "workers"), ".0f"), " threads: ", x_rate(r),
+                       " GB/s of x; with two host copies per byte the staged route can move x at most at ",
+                       x_rate(r, 2), " GB/s here")
 
 
 EXPERIMENT = Experiment(

@@ -14,6 +14,7 @@ from ..gpu import host, runtime
 from ..kernels import blocks_for
 from ..kernels import host as K
 from ..model.overlap import sequential_time, staged_time
+from ._cite import field, join, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, seed
 from ._transfers import MIB, check_close_device, require_equal
 
@@ -259,30 +260,39 @@ def derive(records, session):
             r.extra["vs_model_pct"] = 100.0 * r.median_s / predicted
 
 
+def ms(r):
+    return q(field(r, "time_s", "median") * 1e3, ".2f")
+
+
+def of_model(r):
+    return q(field(r, "extra", "vs_model_pct"), ".0f")
+
+
 def findings(records):
     staged = [r for r in records if r.variant == "copy + kernel"]
     for cost in sorted({r.params["cost"] for r in staged}):
         mine = sorted((r for r in staged if r.params["cost"] == cost), key=lambda r: r.params["n_streams"])
-        m = mine[0].model
+        first, m = mine[0], mine[0].model
         worst = max(mine, key=lambda r: abs(r.extra["vs_model_pct"] - 100))
-        yield (f"{m['regime']} (tE = {1e3 * m['t_exec_s']:.2f} ms, tT = {1e3 * m['t_transfer_s']:.2f} ms): staged "
-               + ", ".join(f"{r.params['n_streams']}: {1e3 * r.median_s:.2f} ms ({r.extra['vs_model_pct']:.0f}% of "
-                           f"{m['formula']})" for r in mine)
-               + f"; furthest from the model: {worst.extra['vs_model_pct'] - 100:+.1f}% at nStreams = "
-                 f"{worst.params['n_streams']}")
+        t, predicted = field(worst, "time_s", "median"), field(worst, "model", "predicted_s")
+        rows = join(", ", (sentence(q(field(r, "params", "n_streams"), ".0f"), ": ", ms(r), " ms (", of_model(r),
+                                    f"% of {m['formula']})") for r in mine))
+        yield sentence(f"{m['regime']} (tE = ", q(field(first, "model", "t_exec_s") * 1e3, ".2f"), " ms, tT = ",
+                       q(field(first, "model", "t_transfer_s") * 1e3, ".2f"), " ms): staged ", rows,
+                       "; furthest from the model: ", q((t - predicted) / predicted * 100, "+.1f"), "% at nStreams = ",
+                       q(field(worst, "params", "n_streams"), ".0f"))
     three = [r for r in records if r.variant == "copy + kernel + D2H"]
     if three:
         best = min(three, key=lambda r: r.median_s)
         one = next(r for r in three if r.params["n_streams"] == 1 and r.params["cost"] == best.params["cost"])
-        yield (f"H2D + kernel + D2H with {best.extra['copy_engines']} copy engines: {1e3 * best.median_s:.2f} ms on "
-               f"{best.params['n_streams']} streams vs {1e3 * one.median_s:.2f} ms on one "
-               f"({best.extra['vs_model_pct']:.0f}% of {best.model['formula']})")
+        yield sentence("H2D + kernel + D2H with ", q(field(best, "extra", "copy_engines"), ".0f"), " copy engines: ",
+                       ms(best), " ms on ", q(field(best, "params", "n_streams"), ".0f"), " streams vs ", ms(one),
+                       " ms on one (", of_model(best), f"% of {best.model['formula']})")
     cpu = {r.variant: r for r in records if "cpuFunction" in r.variant}
     if len(cpu) == 3:
         a, b = cpu["GPU, then cpuFunction"], cpu["GPU with cpuFunction overlapped"]
-        yield (f"cpuFunction ({1e3 * cpu['cpuFunction alone'].median_s:.2f} ms) after the GPU work: "
-               f"{1e3 * a.median_s:.2f} ms; overlapped with it: {1e3 * b.median_s:.2f} ms "
-               f"({b.extra['vs_model_pct']:.0f}% of max(tGPU, tCPU))")
+        yield sentence("cpuFunction (", ms(cpu["cpuFunction alone"]), " ms) after the GPU work: ", ms(a),
+                       " ms; overlapped with it: ", ms(b), " ms (", of_model(b), "% of max(tGPU, tCPU))")
 
 
 EXPERIMENT = Experiment(

@@ -9,8 +9,10 @@ import numpy as np
 
 from ..gpu import host
 from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
+from . import _transfers
+from ._cite import Finding, constant, field, q, sentence
 from ._transfers import GIB, KIB, MEMORIES, MIB, copier, d2h_check, fraction_size, host_buffer, log_sizes, \
-    reference, require_equal, size_label
+    quoted_size, reference, require_equal, size_label
 
 CEILING = "pcie_theoretical_gbps"
 DIRECTIONS = ("H2D", "D2H")
@@ -122,30 +124,41 @@ def derive(records, session):
             r.extra["s_per_gib"] = r.median_s * GIB / r.params["bytes"]
 
 
+def reaching(recs, best) -> Finding:
+    """'reaches 90% of it from <size>': the smallest size whose copy reaches REACH of the best one."""
+    reach = fraction_size(recs, best.gbps)
+    where = (sentence("from ", quoted_size(next(r for r in recs if r.params["bytes"] == reach))) if reach
+             else "at no size measured")
+    return sentence("reaches ", q(constant(_transfers.__name__, "REACH") * 100, ".0f"), "% of it ", where)
+
+
 def findings(records):
     link = next((r.pct_of_ceiling for r in records if r.pct_of_ceiling), None)
-    yield ("PCIe link rate unknown (nvidia-ml-py not installed or NVML silent): no theoretical ceiling"
-           if link is None else "percentages of the theoretical PCIe rate are in each record (pct_of_ceiling)")
+    yield sentence("PCIe link rate unknown (nvidia-ml-py not installed or NVML silent): no theoretical ceiling"
+                   if link is None else "percentages of the theoretical PCIe rate are in each record (pct_of_ceiling)")
     for d in DIRECTIONS:
         recs = [r for r in records if r.params["direction"] == d]
-        best = max(r.gbps for r in recs)
+        best = max(recs, key=lambda r: r.gbps)
         top = max(r.params["bytes"] for r in recs)
         for m in MEMORIES:
             mine = [r for r in recs if r.params["memory"] == m]
             at_top = next(r for r in mine if r.params["bytes"] == top)
-            reach = fraction_size(mine, best)
-            yield (f"{d} {m}: {at_top.gbps:.1f} GB/s at {at_top.params['size']} = {100 * at_top.gbps / best:.0f}% of "
-                   f"the best {d} copy ({best:.1f} GB/s); reaches 90% of it "
-                   + (f"from {size_label(reach)}" if reach else "at no size measured"))
+            yield sentence(f"{d} {m}: ", q(field(at_top, "gbps"), ".1f"), " GB/s at ", quoted_size(at_top), " = ",
+                           q(100 * (field(at_top, "gbps") / field(best, "gbps")), ".0f"), f"% of the best {d} copy (",
+                           q(field(best, "gbps"), ".1f"), " GB/s); ", reaching(mine, best))
     both = max((r for r in records if r.params["direction"] == "both"), key=lambda r: r.params["bytes"])
     one = {d: next(r for r in records if r.variant == f"pinned {d}" and r.params["bytes"] == both.params["bytes"])
            for d in DIRECTIONS}
-    yield (f"bidirectional at {both.params['size']}: {both.gbps:.1f} GB/s in total vs {one['H2D'].gbps:.1f} H2D and "
-           f"{one['D2H'].gbps:.1f} D2H alone ({both.extra['copy_engines']} copy engines)")
+    yield sentence("bidirectional at ", quoted_size(both), ": ", q(field(both, "gbps"), ".1f"), " GB/s in total vs ",
+                   q(field(one["H2D"], "gbps"), ".1f"), " H2D and ", q(field(one["D2H"], "gbps"), ".1f"),
+                   " D2H alone (", q(field(both, "extra", "copy_engines"), ".0f"), " copy engines)")
     for r in records:
         if r.params["direction"] == "pinning":
-            yield (f"{r.variant}: {r.extra['s_per_gib']:.3f} s per GiB ({1e3 * r.median_s:.1f} ms for "
-                   f"{r.params['size']}), the time to copy {r.extra['s_per_gib'] * one['H2D'].gbps:.1f} GB pinned")
+            per_gib = field(r, "extra", "s_per_gib")
+            yield sentence(f"{r.variant}: ", q(per_gib, ".3f"), " s per GiB (", q(field(r, "time_s", "median") * 1e3,
+                                                                                   ".1f"),
+                           " ms for ", quoted_size(r), "), the time to copy ", q(per_gib * field(one["H2D"], "gbps"),
+                                                                                 ".1f"), " GB pinned")
 
 
 EXPERIMENT = Experiment(

@@ -7,7 +7,9 @@ from contextlib import ExitStack
 
 from ..gpu import host
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
-from ._transfers import KIB, MIB, d2h_check, fraction_size, host_buffer, log_sizes, reference, size_label
+from . import _transfers
+from ._cite import constant, field, q, sentence
+from ._transfers import KIB, MIB, d2h_check, fraction_size, host_buffer, log_sizes, quoted_size, reference, size_label
 
 
 def _copies(dst, src, piece: int, count: int, direction: str):
@@ -65,16 +67,20 @@ def findings(records):
         best = max(single, key=lambda r: r.gbps)
         smallest = min(single, key=lambda r: r.params["bytes"])
         reach = fraction_size(single, best.gbps)
-        yield (f"{d}: one transfer costs at least {1e6 * smallest.median_s:.1f} us ({smallest.params['size']}); "
-               f"the best single copy reaches {best.gbps:.1f} GB/s ({best.params['size']}); 90% of it from "
-               + (size_label(reach) if reach else "no size measured"))
+        where = quoted_size(next(r for r in single if r.params["bytes"] == reach)) if reach else "no size measured"
+        yield sentence(f"{d}: one transfer costs at least ", q(field(smallest, "time_s", "median") * 1e6, ".1f"),
+                       " us (", quoted_size(smallest), "); the best single copy reaches ",
+                       q(field(best, "gbps"), ".1f"), " GB/s (", quoted_size(best), "); ",
+                       q(constant(_transfers.__name__, "REACH") * 100, ".0f"), "% of it from ", where)
         for r in records:
             if r.params["direction"] == d and r.params["pieces"] > 1:
                 one = next((s for s in single if s.params["bytes"] == r.params["bytes"]), None)
                 if one is not None:
-                    yield (f"{r.variant}: {1e3 * r.median_s:.3f} ms = {r.median_s / one.median_s:.1f}x one "
-                           f"{size_label(r.params['bytes'])} copy ({1e6 * r.extra['per_transfer_s']:.2f} us per "
-                           f"transfer)")
+                    t = field(r, "time_s", "median")
+                    yield sentence(f"{r.variant}: ", q(t * 1e3, ".3f"), " ms = ", q(t / field(one, "time_s", "median"),
+                                                                                   ".1f"),
+                                   "x one ", quoted_size(r), " copy (", q(field(r, "extra", "per_transfer_s") * 1e6,
+                                                                          ".2f"), " us per transfer)")
 
 
 EXPERIMENT = Experiment(

@@ -14,6 +14,7 @@ from ..kernels import CTYPES
 from ..kernels import transpose as K
 from ..ops import transpose as ops_transpose
 from ._copies import copy_kernel_runner, memcpy_runner
+from ._cite import constant, field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
 from ._library import library_vs_baselines, versus_baselines
 from ._model import predict_global, predict_shared
@@ -21,6 +22,7 @@ from ._model import predict_global, predict_shared
 NAIVE = K.NAIVE.name
 MEMCPY = "cudaMemcpy D2D (ceiling)"
 COPY_KERNEL = "copy_vec float4 x4 (ceiling)"
+TILE = K.PADDED.tile  # the shared tile's side in the padded (and unpadded) kernel
 
 
 def variant_runner(variant: K.TransposeVariant, ctype: str, out, x):
@@ -84,11 +86,16 @@ def findings(records):
     for key in sorted({(r.params["n"], r.params["dtype"]) for r in records}):
         rs = {r.variant: r for r in records if (r.params["n"], r.params["dtype"]) == key}
         lib = rs["gpumemlab.transpose"]
-        yield (f"{key[0]}^2 {key[1]}: gpumemlab.transpose {lib.gbps:.0f} GB/s = {lib.extra['pct_of_copy_in_run']:.1f}% "
-               f"of the best copy of the same bytes in this run")
-        yield (f"padding the tile (32x33) vs 32x32: {rs[K.COALESCED.name].median_s / rs[K.PADDED.name].median_s:.2f}x; "
-               f"shared tile vs naive: {rs[NAIVE].median_s / rs[K.COALESCED.name].median_s:.2f}x")
-        yield from versus_baselines(f"{key[0]}^2 {key[1]}: gpumemlab.transpose", lib, rs)
+        shape = sentence(q(field(lib, "params", "n"), ".0f"), f"^2 {key[1]}: gpumemlab.transpose")
+        yield sentence(shape, " ", q(field(lib, "gbps"), ".0f"), " GB/s = ",
+                       q(field(lib, "extra", "pct_of_copy_in_run"), ".1f"),
+                       "% of the best copy of the same bytes in this run")
+        t = {v: field(rs[v], "time_s", "median") for v in (NAIVE, K.COALESCED.name, K.PADDED.name)}
+        tile = q(constant(__name__, "TILE"), ".0f")
+        yield sentence("padding the tile (", tile, f"x{TILE + 1}) vs ", tile, "x", tile,
+                       ": ", q(t[K.COALESCED.name] / t[K.PADDED.name], ".2f"), "x; shared tile vs naive: ",
+                       q(t[NAIVE] / t[K.COALESCED.name], ".2f"), "x")
+        yield from versus_baselines(shape, lib, rs)
 
 
 EXPERIMENT = Experiment(

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..bench.verify import device_random_nonzero
 from ._copies import BLOCK, copy_kernel_runner, memcpy_runner
+from ._cite import field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global
 
@@ -31,10 +32,12 @@ def cases(session, params):
 def findings(records):
     base = next(r for r in records if r.kind == "baseline")
     best = max((r for r in records if r.kind == "kernel"), key=lambda r: r.gbps)
-    yield f"best copy kernel ({best.variant}) reaches {100 * best.gbps / base.gbps:.1f}% of cudaMemcpy D2D in the same run"
+    memcpy = field(base, "gbps")
+    yield sentence(f"best copy kernel ({best.variant}) reaches ", q(100 * (field(best, "gbps") / memcpy), ".1f"),
+                   "% of cudaMemcpy D2D in the same run")
     for r in records:
         if r.variant.endswith("x1") and r.kind == "kernel":
-            yield f"{r.variant}: {100 * r.gbps / base.gbps:.0f}% of cudaMemcpy"
+            yield sentence(f"{r.variant}: ", q(100 * (field(r, "gbps") / memcpy), ".0f"), "% of cudaMemcpy")
 
 
 EXPERIMENT = Experiment(

@@ -12,6 +12,7 @@ from ..bench.verify import check_equal_device, device_random_nonzero
 from ..gpu import host, runtime
 from ..kernels import blocks_for
 from ..kernels import host as K
+from ._cite import field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, seed
 from ._transfers import MIB, require_equal
 
@@ -119,18 +120,20 @@ def _uva_case(stack, session, mapped, pinned, x_dev, a_dev):
 def findings(records):
     for passes in sorted({r.params["passes"] for r in records if r.params["passes"]}):
         g = {r.variant: r for r in records if r.params["passes"] == passes}
-        zc, cp = g["zero copy (mapped)"], g["copy + kernel"]
-        what = "read once" if passes == 1 else f"each element read {passes} times"
-        yield (f"{what}: zero copy {1e3 * zc.median_s:.2f} ms vs copy + kernel {1e3 * cp.median_s:.2f} ms "
-               f"({cp.median_s / zc.median_s:.2f}x); the kernel on device data alone takes "
-               f"{1e3 * g['kernel on device data'].median_s:.2f} ms")
+        zc, cp = (field(g[v], "time_s", "median") for v in ("zero copy (mapped)", "copy + kernel"))
+        what = (("read once",) if passes == 1 else
+                ("each element read ", q(field(g["copy + kernel"], "params", "passes"), ".0f"), " times"))
+        yield sentence(*what, ": zero copy ", q(zc * 1e3, ".2f"), " ms vs copy + kernel ", q(cp * 1e3, ".2f"), " ms (",
+                       q(cp / zc, ".2f"), "x); the kernel on device data alone takes ",
+                       q(field(g["kernel on device data"], "time_s", "median") * 1e3, ".2f"), " ms")
     uva = next((r for r in records if r.variant == "cudaMemcpyDefault H2D"), None)
     if uva is not None and "pointers" in uva.extra:
         ptrs = uva.extra["pointers"]
-        yield "cudaPointerGetAttributes: " + ", ".join(f"{k} -> {v['memory']}" for k, v in ptrs.items())
-        yield ("under UVA the device address equals the host address for " +
-               (", ".join(k for k, v in ptrs.items() if v["same_address"]) or "no host allocation") +
-               "; it differs for " + (", ".join(k for k, v in ptrs.items() if v["same_address"] is False) or "none"))
+        yield sentence("cudaPointerGetAttributes: " + ", ".join(f"{k} -> {v['memory']}" for k, v in ptrs.items()))
+        yield sentence("under UVA the device address equals the host address for " +
+                       (", ".join(k for k, v in ptrs.items() if v["same_address"]) or "no host allocation") +
+                       "; it differs for " + (", ".join(k for k, v in ptrs.items() if v["same_address"] is False)
+                                              or "none"))
 
 
 EXPERIMENT = Experiment(
