@@ -15,8 +15,7 @@ The rule, checked for each finding of each experiment over a run (the committed 
    and the recomputed value, formatted with the quote's format, must equal the text.
 4. Every claim names a non-empty source.
 
-Experiments whose findings are not built with ``_cite`` yet cannot be checked by rule 3; they are listed in
-NOT_CITED, and the test fails when that list is not exactly the unconverted ones (so it can only shrink).
+Every experiment's findings are built with ``_cite`` (a plain-string finding fails the committed-run test).
 The negative tests below show that each rule fails on a finding that breaks it.
 """
 
@@ -33,13 +32,13 @@ import pytest
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.stats import summarize
 from gpumemlab.experiments import registry
-from gpumemlab.experiments._cite import Finding, Num, claim, constant, field, join, log2, q, record_key, sentence
+from gpumemlab.experiments._cite import (Finding, Num, claim, constant, count, field, geomean, join, log2, q, record_key,
+                                         sentence)
 
 COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
 TOKEN = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")
 POWER = re.compile(r"(?<![A-Za-z_\d.,])(\d[\d,]*(?:\.\d+)?)\^(\d+(?:\.\d+)?)")
 NAMES = re.compile(r"\bseed \d{3}\b|\b[123]-D\b")  # "seed 000" (a seed file), "1-D" (a dimension): names
-NOT_CITED = {"library_overhead"}
 
 
 def tokens(text: str) -> list[str]:
@@ -87,6 +86,14 @@ def evaluate(num: Num, records: dict, claim_tokens: set) -> float:
     if kind == "mean":
         parts = [again(n) for n in args[0]]
         return math.fsum(parts) / len(parts)
+    if kind == "geomean":
+        parts = [math.log(again(n)) for n in args[0]]
+        return math.exp(math.fsum(parts) / len(parts))
+    if kind == "count":
+        missing = [k for k in args[0] if k not in records]
+        if missing or len(set(args[0])) != len(args[0]):
+            raise Unsourced(f"counted records that are not in the run (or twice): {missing[:2]}")
+        return float(len(args[0]))
     raise Unsourced(f"unknown expression {kind!r}")
 
 
@@ -142,7 +149,7 @@ def check_run(res: RunResults) -> dict:
 
 def test_committed_run_findings_quote_only_the_run_and_the_claims():
     found = check_run(RunResults.load(COMMITTED))
-    assert {n for n, (cited, _) in found.items() if not cited} == NOT_CITED & set(found)
+    assert {n for n, (cited, _) in found.items() if not cited} == set()
     bad = {n: p for n, (cited, p) in found.items() if cited and p}
     assert not bad, bad
     assert {"offset_copy", "stride_copy", "coalescing_patterns"} <= {n for n, (cited, _) in found.items() if cited}
@@ -264,9 +271,13 @@ def test_names_with_digits_are_not_numbers():
     assert tokens("cudaMemcpy2D 54.2 GB/s vs 1-D 55.0 GB/s, 2-D textures, 3-way") == ["54.2", "55.0", "3"]
 
 
-@pytest.mark.parametrize("name", sorted(NOT_CITED))
-def test_not_cited_lists_only_registered_experiments(name):
-    assert name in registry()
+def test_counts_and_geometric_means_recompute_from_the_run():
+    a, b = _rec("x", "a", dict(n=8), 1e-3, 8000), _rec("x", "b", dict(n=8), 4e-3, 8000)
+    f = sentence(q(count([a, b]), ".0f"), " records, geometric mean ",
+                 q(geomean([field(a, "time_s", "median"), field(b, "time_s", "median")]) * 1e3, ".1f"), " ms")
+    assert f == "2 records, geometric mean 2.0 ms" and problems(f, [a, b], CLAIMS) == []
+    assert problems(f, [a], CLAIMS) == [f"counted records that are not in the run (or twice): {[record_key(b)]}",
+                                        f"quoted a record that is not in the run: {record_key(b)}"]
 
 
 def test_a_power_keeps_its_quoted_side_only():

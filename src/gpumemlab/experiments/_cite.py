@@ -20,7 +20,8 @@ class Num:
     ``("field", key, path)``: ``record[path]`` of the record whose (variant, params) is ``key``;
     ``("claim", text)``: a figure as printed in a claim; ``("ratio", a, b)``, ``("scale", a, k)``,
     ``("over", k, a)`` (k / a), ``("log2", a)``, ``("product", a, b)``, ``("sum", a, b)``, ``("diff", a, b)``,
-    ``("mean", (a, ...))``: arithmetic on other Nums (``k``: a plain constant such as 100 for a percentage);
+    ``("mean", (a, ...))``, ``("geomean", (a, ...))``: arithmetic on other Nums (``k``: a plain constant such as 100
+    for a percentage); ``("count", (key, ...))``: how many records those are (each key must be in the run);
     ``("constant", module, name)``: a named threshold of the analysis (see :func:`constant`)."""
 
     value: float
@@ -81,6 +82,17 @@ def log2(num: Num) -> Num:
 def mean(nums) -> Num:
     nums = tuple(nums)
     return Num(statistics.fmean(n.value for n in nums), ("mean", nums))
+
+
+def geomean(nums) -> Num:
+    nums = tuple(nums)
+    return Num(math.exp(statistics.fmean(math.log(n.value) for n in nums)), ("geomean", nums))
+
+
+def count(records) -> Num:
+    """How many ``records`` a finding counts ("46 shapes", "7 faster"): the test finds each of them in the run."""
+    keys = tuple(record_key(r) for r in records)
+    return Num(float(len(keys)), ("count", keys))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
+from ._cite import field, q, sentence
 from ._declare import Case, Check, Claim, Experiment, outside, seed
 
 BURST_TIMER = TimerConfig(warmup=2, min_samples=15, max_samples=200, min_time_s=0.05, max_time_s=1.0,
@@ -98,9 +99,10 @@ def findings(records):
         group = [r for r in records if r.params["function"] == fn]
         ours = next(r for r in group if r.kind == "kernel")
         base = next(r for r in group if r.kind == "baseline")
-        yield (f"{fn} ({ours.params['shapes']}): gpumemlab.{fn} {ours.extra['us_per_call']:.1f} us/call, "
-               f"{base.variant} {base.extra['us_per_call']:.1f} us/call (host clock, {ours.params['calls']} calls back "
-               f"to back): {base.median_s / ours.median_s:.2f}x CuPy's speed")
+        yield sentence(f"{fn}: gpumemlab.{fn} ", q(field(ours, "extra", "us_per_call"), ".1f"), f" us/call, {base.variant} ",
+                       q(field(base, "extra", "us_per_call"), ".1f"), " us/call (host clock, ",
+                       q(field(ours, "params", "calls"), ".0f"), " calls back to back): ",
+                       q(field(base, "time_s", "median") / field(ours, "time_s", "median"), ".2f"), "x CuPy's speed")
         yield from head_to_head_findings(f"gpumemlab.{fn}", ours)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
+from ._cite import count, field, geomean, join, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, outside, seed
 from ._library import returning
 from ._matmul import Reference
@@ -70,19 +71,26 @@ def derive(records, session):
             r.extra["verdict"] = verdict(h)
 
 
+def _shape(r):
+    """'MxNxK' of a record, each side quoted from its params."""
+    return join("x", (q(field(r, "params", side), ".0f") for side in ("m", "n", "k")))
+
+
 def findings(records):
     ours = [r for r in records if r.variant == OURS and r.extra.get("ratio_to_cublas")]
     if not ours:
         return
-    ratios = np.array([r.extra["ratio_to_cublas"] for r in ours])
+    ratios = [field(r, "extra", "ratio_to_cublas") for r in ours]
     worst = min(ours, key=lambda r: r.extra["ratio_to_cublas"])
-    yield (f"{len(ours)} shapes: geometric mean {np.exp(np.log(ratios).mean()):.2f}x cuBLAS, worst "
-           f"{worst.params['shape']} {worst.extra['ratio_to_cublas']:.2f}x; "
-           + ", ".join(f"{v} {sum(r.extra['verdict'] == v for r in ours)}" for v in ("faster", "a tie within the noise", "slower")))
+    tally = []
+    for v in ("faster", "a tie within the noise", "slower"):
+        tally += [", " if tally else "", f"{v} ", q(count(r for r in ours if r.extra["verdict"] == v), ".0f")]
+    yield sentence(q(count(ours), ".0f"), " shapes: geometric mean ", q(geomean(ratios), ".2f"), "x cuBLAS, worst ",
+                   _shape(worst), " ", q(field(worst, "extra", "ratio_to_cublas"), ".2f"), "x; ", *tally)
     for r in ours:
-        gb = f", {r.gbps:.0f} GB/s" if r.params["group"] in MEMORY_BOUND and r.gbps else ""
-        yield (f"{r.params['group']} {r.params['shape']}: {r.extra['ratio_to_cublas']:.2f}x cuBLAS "
-               f"({r.extra['verdict']}){gb}")
+        gb = [", ", q(field(r, "gbps"), ".0f"), " GB/s"] if r.params["group"] in MEMORY_BOUND and r.gbps else []
+        yield sentence(f"{r.params['group']} ", _shape(r), ": ", q(field(r, "extra", "ratio_to_cublas"), ".2f"),
+                       f"x cuBLAS ({r.extra['verdict']})", *gb)
 
 
 EXPERIMENT = Experiment(
