@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..experiments._hardware import MEASURED_ON, SIZES
+
 HIDDEN_PARAMS = {"n", "mib"}  # sizes shown in the section header, not in every row
 
 
@@ -57,6 +59,34 @@ def claim_lines(info: dict) -> list[str]:
         return [f"Seed: {info.get('seed', '')}", f"The seed reported: {info.get('seed_claim', '')}"]
     return [f"{'The seed reported' if c.get('seed') else 'Outside reference'} ({c['source']}): {c['text']}"
             for c in claims]
+
+
+def _run_value(size, device: dict, ceilings: dict, records: list) -> str | None:
+    """This run's value of ``size`` as "label value unit" (a range when the records vary), None if absent."""
+    values = size.read(device, ceilings, records)
+    if not values:
+        return None
+    low, high = format(min(values), size.spec), format(max(values), size.spec)
+    return " ".join(filter(None, (size.label, low if low == high else f"{low}-{high}", size.unit)))
+
+
+def seed_hardware_line(name: str, device: dict, ceilings: dict, records: list) -> str | None:
+    """"Seed hardware: <GPU> (<sizes>: <source>; ...) - this run: <device> (<the same sizes>)" for experiment
+    ``name``: the GPU its seed claims were measured on, each size with its source (seed section or outside
+    fact), next to this run's values read from results.json; None where the seed names no hardware."""
+    measured = MEASURED_ON.get(name)
+    if measured is None:
+        return None
+    by_source: dict = {}  # source -> kind -> the texts it states (one label for several figures of a kind)
+    for f in measured.figures:
+        by_source.setdefault(f.source, {}).setdefault(f.kind, []).append(f.text)
+    seed_side = "; ".join(
+        ", ".join(f"{SIZES[kind].label} {', '.join(texts)}" for kind, texts in by_kind.items())
+        + f": {'' if src.seed else 'outside, '}{src.cite}" for src, by_kind in by_source.items())
+    kinds = dict.fromkeys(f.kind for f in measured.figures)
+    ours = [v for v in (_run_value(SIZES[k], device, ceilings, records) for k in kinds) if v]
+    run_side = f"{device.get('name', '?')} ({', '.join(ours)})" if ours else device.get("name", "?")
+    return f"Seed hardware: {measured.hardware.gpu} ({seed_side}) - this run: {run_side}"
 
 
 SUMMARY_COLUMNS = ("experiment", "variant", "params", "median", "GB/s", "GFLOP/s", "% ceiling",

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..bench.records import RunResults
-from .format import FLAGS_NOTE, SUMMARY_COLUMNS, fmt_num, fmt_time, summary_row
+from .format import FLAGS_NOTE, SUMMARY_COLUMNS, fmt_num, fmt_time, seed_hardware_line, summary_row
 from .markdown import device_line
 
 RECORD_COLUMNS = SUMMARY_COLUMNS[1:] + ("min", "max", "samples")
@@ -122,6 +122,9 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
             first_row.setdefault(r.variant, i)
         items = [f"<li>Seed: {_text(info.get('seed', ''))}</li>",
                  f"<li>The seed reported: {_text(info.get('seed_claim', ''))}</li>"]
+        hardware = seed_hardware_line(name, dev, res.ceilings, recs)
+        if hardware:
+            items.append(f"<li>{_text(hardware)}</li>")
         items += [_finding(f, name, first_row) for f in info.get("findings") or []]
         if info.get("modern_note"):
             items.append(f"<li>Why it differs on modern GPUs: {_text(info['modern_note'])}</li>")

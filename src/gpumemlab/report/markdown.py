@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..bench.records import RunResults
-from .format import FLAGS_NOTE, SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, summary_row
+from .format import FLAGS_NOTE, SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, seed_hardware_line, summary_row
 
 
 def _table(headers, rows) -> str:
@@ -45,6 +45,9 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
         if not recs:
             continue
         lines += [f"## {name}: {info.get('title', '')}", ""] + [f"- {line}" for line in claim_lines(info)]
+        hardware = seed_hardware_line(name, res.device, res.ceilings, recs)
+        if hardware:
+            lines.append(f"- {hardware}")
         for finding in info.get("findings") or []:
             lines.append(f"- Measured here: {finding}")
         if info.get("modern_note"):
