@@ -6,7 +6,7 @@ from gpumemlab.experiments import registry
 
 
 def _rec(variant, kind, median_s, h2h=None):
-    params = dict(function="sum", calls=200, shapes="4096")
+    params = dict(function="sum", calls=200, shapes="4096", dims=[[4096]])
     extra = {"head_to_head": {"cupy.sum": h2h}} if h2h else {}
     return Record(experiment="library_overhead", variant=variant, params=params, bytes=None, flops=None,
                   time_s=dict(median=median_s, min=median_s * 0.9, max=median_s * 1.5, n=20), gbps=None, gflops=None,

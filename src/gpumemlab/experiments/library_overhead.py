@@ -16,7 +16,7 @@ import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
-from ._cite import field, q, sentence
+from ._cite import field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, outside, seed
 
 BURST_TIMER = TimerConfig(warmup=2, min_samples=15, max_samples=200, min_time_s=0.05, max_time_s=1.0,
@@ -70,7 +70,8 @@ def cases(session, params):
         if pair.name not in params["functions"]:
             continue
         args = _inputs(pair.name, params, session.seed)
-        p = dict(function=pair.name, calls=calls, shapes=" ".join("x".join(map(str, a.shape)) for a in args))
+        p = dict(function=pair.name, calls=calls, shapes=" ".join("x".join(map(str, a.shape)) for a in args),
+                 dims=[list(a.shape) for a in args])
         base_box: dict = {}
         base_run = _burst(pair.cupy_op, args, calls, base_box)
         reference = pair.cupy_op(*args)
@@ -92,6 +93,15 @@ def derive(records, session):
                                           r.time_s["max"] / r.params["calls"] * 1e6]
 
 
+def _inputs_text(rec):
+    """' (64x64 64x64)': the input shapes, each side quoted from the record's params (older records: nothing)."""
+    dims = rec.params.get("dims")
+    if not dims:
+        return ""
+    shapes = [join("x", (q(field(rec, "params", "dims", i, j), ".0f") for j in range(len(d)))) for i, d in enumerate(dims)]
+    return sentence(" (", join(" ", shapes), ")")
+
+
 def findings(records):
     from ._model import head_to_head_findings
 
@@ -99,7 +109,8 @@ def findings(records):
         group = [r for r in records if r.params["function"] == fn]
         ours = next(r for r in group if r.kind == "kernel")
         base = next(r for r in group if r.kind == "baseline")
-        yield sentence(f"{fn}: gpumemlab.{fn} ", q(field(ours, "extra", "us_per_call"), ".1f"), f" us/call, {base.variant} ",
+        yield sentence(fn, _inputs_text(ours), f": gpumemlab.{fn} ",
+                       q(field(ours, "extra", "us_per_call"), ".1f"), f" us/call, {base.variant} ",
                        q(field(base, "extra", "us_per_call"), ".1f"), " us/call (host clock, ",
                        q(field(ours, "params", "calls"), ".0f"), " calls back to back): ",
                        q(field(base, "time_s", "median") / field(ours, "time_s", "median"), ".2f"), "x CuPy's speed")
