@@ -61,7 +61,7 @@ def test_h100_vs_h200_table_ratios_equal_the_medians_ratio(run_cli):
     a, b = _records(H100), _records(H200)
     common = [k for k in a if k in b]
     rows = _table_rows(out, "experiment | variant | params")
-    assert len(rows) == len(common) == 128
+    assert len(rows) == len(common) >= 100  # every experiment both runs have, not a handful
     words = {"faster": "B faster", "slower": "B slower", "tie": "tie (within noise)"}
     for row, key in zip(rows, common):
         ra, rb = a[key], b[key]
@@ -101,15 +101,21 @@ def test_ignored_size_params_compare_per_byte(run_cli):
     code, out, _ = run_cli("compare", str(H100), str(H200), "--json", "--ignore-param", "n", "--ignore-param", "mib")
     assert code == 0
     doc = json.loads(out)
-    m = next(m for m in doc["matches"] if m["experiment"] == "offset_copy" and m["params"]["offset"] == 1)
-    ra = next(r for r in json.loads(H100.read_text())["results"]
-              if r["experiment"] == "offset_copy" and r["params"]["offset"] == 1)
-    rb = next(r for r in json.loads(H200.read_text())["results"]
-              if r["experiment"] == "offset_copy" and r["params"]["offset"] == 1)
+    m = next(m for m in doc["matches"] if m["experiment"] == "vector_copy")  # sized from each GPU's L2
+
+    def sized_out(params):
+        return {k: v for k, v in params.items() if k not in ("n", "mib")}
+
+    def record(path):
+        return next(r for r in json.loads(path.read_text())["results"] if r["experiment"] == "vector_copy"
+                    and r["variant"] == m["variant"] and sized_out(r["params"]) == sized_out(m["params"]))
+
+    ra, rb = record(H100), record(H200)
     assert ra["bytes"] != rb["bytes"] and m["per"] == "bytes"
     assert m["ratio"] == pytest.approx((ra["time_s"]["median"] / ra["bytes"]) / (rb["time_s"]["median"] / rb["bytes"]),
                                        rel=1e-12)
-    assert len(doc["matches"]) == 207  # 128 exact + the sweeps sized from each GPU's L2
+    exact = [k for k in _records(H100) if k in _records(H200)]
+    assert len(doc["matches"]) > len(exact)  # the exact pairs plus the sweeps sized from each GPU's L2
 
 
 def _perturbed(factor_for) -> tuple[dict, dict]:
@@ -215,7 +221,7 @@ def test_fleet_flags_the_outlier_and_only_it(tmp_path, run_cli):
     (["compare", str(H100), str(H200), str(H200), "--spread", "min-max"],
      "gpumemlab compare: --spread applies to two runs; a fleet compares medians"),
     (["compare", str(H100), str(H200), "--ignore-param", "offset"],
-     "gpumemlab compare: offset_copy/offset_copy: several records share the parameters {'n': '104857600'} "
+     "gpumemlab compare: offset_copy/seed kernel: several records share the parameters {'n': '104857600'} "
      "once offset are ignored"),
 ])
 def test_bad_input_is_one_line_exit_2(run_cli, argv, message):

@@ -33,10 +33,6 @@ def test_sass_loop_finds_the_loop_and_each_loads_first_use():
     assert s.opcode("@!UP0 UIADD3 UR4, UR4, 0x1, URZ") == "UIADD3"
 
 
-if __name__ == "__main__":
-    pytest.main([__file__])
-
-
 def test_readme_rows_keep_seed_claims_and_outside_references_apart():
     from gpumemlab.bench.records import RunResults
 
@@ -76,3 +72,43 @@ def test_coverage_lists_seed_sections_per_seed_and_outside_works_apart():
     assert lines[4:9] == ["| 000 | (none) | - |", "| 001 | (none) | - |", "| 002 | (none) | - |",
                           "| 003 | 9.2.1.3 | `a`, `b` |", "| 004 | (none) | - |"]
     assert lines[-1] == "Outside works cited next to the seeds (kept apart from seed claims): M. Harris, 'Reduction' (`a`)."
+
+
+def _run(command, experiments, device="GPU A", merged=(), gbps=50.0):
+    from gpumemlab.bench.records import Record, RunResults
+
+    recs = [Record(e, "v", {}, 1000, None, dict(median=1e-6), gbps, None, None, "copy_gbps", True) for e in experiments]
+    return RunResults(meta=dict(command=command, date=f"date of {command}", merged_runs=list(merged)),
+                      device=dict(name=device), ceilings=dict(copy_gbps=dict(value=100.0, unit="GB/s")),
+                      results=recs, experiments={e: dict(title=e) for e in experiments})
+
+
+def test_merge_runs_takes_each_experiment_from_the_first_run_that_has_it_and_keeps_provenance():
+    from gpumemlab.report.format import merged_lines
+
+    tool = load("merge_runs")
+    base = _run("cmd-a", ["x1", "x2"])
+    other = _run("cmd-b", ["x2", "x3", "x4"], merged=[dict(experiments=["x4"], command="cmd-c", date="d-c")], gbps=150.0)
+    out = tool.merge([base, other])
+    assert [(r.experiment, r.gbps) for r in out.results] == [("x1", 50.0), ("x2", 50.0), ("x3", 150.0), ("x4", 150.0)]
+    assert [(m["experiments"], m["command"]) for m in out.meta["merged_runs"]] == [(["x4"], "cmd-c"), (["x3"], "cmd-b")]
+    assert out.meta["command"] == "cmd-a" and out.meta["complete"] is False  # the registry's experiments are missing
+    assert out.ceilings["copy_gbps"]["value"] == 150.0 and out.ceilings["copy_gbps"]["measured_as"] == 100.0
+    assert [r.pct_of_ceiling for r in out.results] == [pytest.approx(100 / 3)] * 2 + [100.0] * 2
+    assert merged_lines(out.meta) == ["x4: from `cmd-c` (d-c)", "x3: from `cmd-b` (date of cmd-b)"]
+    assert merged_lines(dict(merged_runs=[dict(experiments=["a", "b"], command="c<d")]), code=lambda c: f"[{c}]",
+                        escape=str.upper) == ["A, B: FROM [c<d] (DATE NOT RECORDED)"]
+    assert merged_lines({}) == []
+    with pytest.raises(SystemExit, match="different GPUs"):
+        tool.merge([base, _run("cmd-d", ["x5"], device="GPU B")])
+
+
+def test_reports_name_the_merged_runs():
+    from gpumemlab.report import html, markdown
+
+    res = load("merge_runs").merge([_run("cmd-a", ["x1"]), _run("cmd <b>", ["x2"])])
+    line = "Merged from another run of this GPU model: x2: from "
+    assert f"- {line}`cmd <b>` (date of cmd <b>)" in markdown.render(res).splitlines()
+    assert f"<li>{line}<code>cmd &lt;b&gt;</code> (date of cmd &lt;b&gt;)</li>" in html.render(res)
+    readme = load("update_readme").table(res, "docs/results/x/results.json")
+    assert "Records of x2: from `cmd <b>` (date of cmd <b>)." in readme

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..bench.records import RunResults
-from .format import FLAGS_NOTE, SUMMARY_COLUMNS, fmt_num, fmt_time, seed_hardware_line, summary_row
+from .format import FLAGS_NOTE, SUMMARY_COLUMNS, fmt_num, fmt_time, merged_lines, seed_hardware_line, summary_row
 from .markdown import device_line
 
 RECORD_COLUMNS = SUMMARY_COLUMNS[1:] + ("min", "max", "samples")
@@ -100,7 +100,10 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
            f"<ul><li>Device: {html.escape(device_line(dev))}</li>",
            f"<li>Command: <code>{html.escape(str(meta.get('command', '?')))}</code></li>",
            f"<li>Date: {html.escape(str(meta.get('date', '?')))}; gpumemlab {html.escape(str(meta.get('version', '?')))}; "
-           f"wall time {fmt_num(meta.get('wall_s'), 0)} s</li></ul>",
+           f"wall time {fmt_num(meta.get('wall_s'), 0)} s</li>",
+           *(f"<li>Merged from another run of this GPU model: {m}</li>"
+             for m in merged_lines(meta, code=lambda c: f"<code>{html.escape(c)}</code>", escape=html.escape)),
+           "</ul>",
            "<nav><p>" + " | ".join(f'<a href="#exp-{n}">{n}</a>' for n in names) + "</p></nav>"]
     if res.ceilings:
         out += ['<h2 id="ceilings">Ceilings</h2>',

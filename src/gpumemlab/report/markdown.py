@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..bench.records import RunResults
-from .format import FLAGS_NOTE, SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, seed_hardware_line, summary_row
+from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, merged_lines, seed_hardware_line,
+                     summary_row)
 
 
 def _table(headers, rows) -> str:
@@ -27,7 +28,8 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
              f"- Device: {device_line(res.device)}",
              f"- Command: `{meta.get('command', '?')}`",
              f"- Date: {meta.get('date', '?')}; gpumemlab {meta.get('version', '?')}; "
-             f"wall time {fmt_num(meta.get('wall_s'), 0)} s", ""]
+             f"wall time {fmt_num(meta.get('wall_s'), 0)} s"]
+    lines += [f"- Merged from another run of this GPU model: {m}" for m in merged_lines(meta)] + [""]
     if res.ceilings:
         lines += ["## Ceilings", "",
                   _table(("ceiling", "value", "how"),

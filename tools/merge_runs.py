@@ -1,0 +1,81 @@
+"""Merge bench runs of one GPU model into one results.json, each experiment's records from one run.
+
+    python tools/merge_runs.py OUT_DIR BASE.json [MORE.json ...]
+
+Each experiment is taken whole from the first run (in the order given) that has records of it; BASE gives meta,
+device and ceilings, and every other run that contributed is listed in ``meta.merged_runs`` with its command,
+date, ceilings and experiments. Ceilings are then raised to the best record and the findings recomputed, as a
+single run does after each experiment, and the report is rendered into OUT_DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gpumemlab.bench.records import RunResults
+from gpumemlab.experiments import registry
+from gpumemlab.report.write import write_report
+from gpumemlab.suite.ceilings import raise_ceilings
+from gpumemlab.suite.run import _refresh_findings
+
+
+def provenance(run: RunResults, names: list[str], own: bool) -> list[dict]:
+    """Where ``names`` were measured: entries of the run's own ``merged_runs`` keep theirs; the rest are the run's
+    own measurements (listed only when ``own``: the base's are described by meta itself)."""
+    entries, left = [], set(names)
+    for m in run.meta.get("merged_runs", []):
+        taken = sorted(left & set(m.get("experiments", [])))
+        if taken:
+            entries.append(dict(m, experiments=taken))
+            left -= set(taken)
+    if left and own:
+        entries.append(dict(experiments=sorted(left), command=run.meta.get("command"), date=run.meta.get("date"),
+                            ceilings=run.ceilings))
+    return entries
+
+
+def merge(runs: list[RunResults]) -> RunResults:
+    base = runs[0]
+    names = {n.get("name") for n in (r.device for r in runs)}
+    if len(names) != 1:
+        raise SystemExit(f"merge_runs: the runs come from different GPUs: {sorted(map(str, names))}")
+    out = RunResults(meta=dict(base.meta), device=base.device, ceilings=base.ceilings, results=[], experiments={},
+                     errors=[])
+    merged = []
+    for run in runs:
+        mine = sorted({r.experiment for r in run.results} - {r.experiment for r in out.results})
+        if not mine:
+            continue
+        out.results += [r for r in run.results if r.experiment in mine]
+        out.experiments.update({n: run.experiments[n] for n in mine if n in run.experiments})
+        out.errors += [e for e in run.errors if e["experiment"] in mine]
+        merged += provenance(run, mine, own=run is not base)
+    out.meta["merged_runs"] = merged
+    missing = sorted(set(registry()) - {r.experiment for r in out.results} - set(out.experiments))
+    out.meta["complete"] = not missing
+    if missing:
+        print(f"merge_runs: no records of {', '.join(missing)}", file=sys.stderr)
+    order = {n: i for i, n in enumerate(registry())}  # the suite's order, as a single run writes them
+    out.results.sort(key=lambda r: order.get(r.experiment, len(order)))
+    out.experiments = dict(sorted(out.experiments.items(), key=lambda kv: order.get(kv[0], len(order))))
+    raise_ceilings(out.ceilings, out.results)
+    _refresh_findings(out)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path, help="folder for results.json, report.md, report.html and plots")
+    ap.add_argument("runs", type=Path, nargs="+", help="results.json files, the base first")
+    args = ap.parse_args(argv)
+    res = merge([RunResults.load(p) for p in args.runs])
+    write_report(res, args.out)
+    print(f"{args.out}: {len(res.results)} records, "
+          f"{len(res.meta['merged_runs'])} merged run(s), complete={res.meta['complete']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
