@@ -2,7 +2,8 @@
 # One call on a GPU machine: environment, kernel report, GPU tests, compute-sanitizer, tuning, benchmark.
 # Usage: tools/gpu_check.sh [STAGE ...]   (default: env kernels tests sanitize bench)
 #   env kernels tests bench quick      as named (tests: TESTS_K filters, TESTS_ARGS adds; bench/quick: BENCH_ARGS)
-#   bench:EXP,EXP...                   gpumemlab bench --only EXP... into $OUT/bench-EXP (e.g. bench:reduce,transpose)
+#   bench:EXP,EXP...                   gpumemlab bench --only EXP... as bench-EXP-EXP (e.g. bench:reduce,transpose)
+#   bench-skip:EXP,EXP...              gpumemlab bench --skip EXP... as rest-EXP-EXP (the rest of a split run)
 #   tune:FAMILY                        gpumemlab tune FAMILY --install: this device's result and cache in $OUT/tune,
 #                                      the package's table with it merged in as $OUT/tuned-FAMILY.json; TUNE_ARGS
 #   sanitize                           memcheck, racecheck, synccheck over tools/sanitize_kernels.py (every reduce, on-chip,
@@ -13,9 +14,13 @@
 #   extra:<cmd>                        any command
 #   limit:SECONDS                      the stages after it each stop after SECONDS (timeout; 0: no limit)
 # Logs go to $OUT (or ./gpu-check-out). Run from the repository root; uses PYTHONPATH=src.
+# A bench run NAME writes its report under $RUNS (not $OUT: a report is dozens of files) and comes back as
+# $OUT/NAME.tgz; every few seconds its results.json is copied to $OUT/NAME.results.json, so a run cut off by a time
+# limit still returns every experiment it finished (merge runs with tools/merge_runs.py).
 set -u -o pipefail
 OUT=${OUT:-gpu-check-out}
-mkdir -p "$OUT"
+RUNS=${RUNS:-/tmp/gpu-check-runs}
+mkdir -p "$OUT" "$RUNS"
 export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 CUPY_TF32=0
 export GPUMEMLAB_CACHE=${GPUMEMLAB_CACHE:-/tmp/gpumemlab-cache}
 export GPUMEMLAB_REQUIRE_GPU=1  # tests/sanitize: no GPU found is a failure here, not a skip
@@ -24,6 +29,15 @@ status=0
 stage() { echo; echo "===== $1 ($(date +%T))"; }
 limit=0
 run_logged() { local name=$1; shift; [ "$limit" = 0 ] || set -- timeout "$limit" "$@"; "$@" 2>&1 | tee "$OUT/$name.log"; local rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || { echo "!!! $name exited $rc"; status=1; }; }
+snapshot() { [ -f "$RUNS/$1/results.json" ] && cp "$RUNS/$1/results.json" "$OUT/.$1.tmp" && mv "$OUT/.$1.tmp" "$OUT/$1.results.json"; }
+bench_run() {  # NAME BENCH-ARGS...: gpumemlab bench --out $RUNS/NAME, its results.json mirrored into $OUT meanwhile
+  local name=$1; shift
+  rm -rf "$RUNS/$name" "$OUT/$name.results.json"  # nothing from an earlier call on a warm machine passes for this run
+  ( while sleep 5; do snapshot "$name"; done ) & local mirror=$!
+  run_logged "$name" $PY -m gpumemlab bench "$@" --out "$RUNS/$name" ${BENCH_ARGS:-}
+  kill "$mirror" 2>/dev/null; wait "$mirror" 2>/dev/null; snapshot "$name"
+  [ -d "$RUNS/$name" ] && tar -C "$RUNS" -czf "$OUT/$name.tgz" "$name"
+}
 stages=("$@"); [ ${#stages[@]} -gt 0 ] || stages=(env kernels tests sanitize bench)
 for s in "${stages[@]}"; do
   case "$s" in
@@ -48,7 +62,9 @@ for s in "${stages[@]}"; do
       # the package's table with this device's entry merged in: copy it over src/gpumemlab/kernels/tuned/ to keep it
       cp "src/gpumemlab/kernels/tuned/$fam.json" "$OUT/tuned-$fam.json" ;;
     bench:*) stage "$s"; exps=${s#bench:}
-      run_logged "bench-${exps//,/-}" $PY -m gpumemlab bench --only ${exps//,/ } --out "$OUT/bench-${exps//,/-}" ${BENCH_ARGS:-} ;;
+      bench_run "bench-${exps//,/-}" --only ${exps//,/ } ;;
+    bench-skip:*) stage "$s"; exps=${s#bench-skip:}
+      bench_run "rest-${exps//,/-}" --skip ${exps//,/ } ;;
     profile) stage profile  # stall reasons per kernel, then per-instruction samples of the first config
       cfgs=${PROFILE_CONFIGS:-$($PY -c "from gpumemlab.kernels.matmul import DEFAULT; print(DEFAULT.name)")}
       run_logged profile ncu --clock-control none --kernel-name regex:'register_blocked|gemm' \
@@ -61,13 +77,11 @@ for s in "${stages[@]}"; do
     clocks) stage clocks
       nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$OUT/clocks.csv" 2>&1 &
       clocks_pid=$! ;;
-    bench) stage bench; run_logged bench $PY -m gpumemlab bench --out "$OUT/report" ${BENCH_ARGS:-} ;;
-    quick) stage quick; run_logged quick $PY -m gpumemlab bench --quick --out "$OUT/quick" ${BENCH_ARGS:-} ;;
+    bench) stage bench; bench_run report ;;
+    quick) stage quick; bench_run quick --quick ;;
     extra:*) stage "$s"; n_extra=$(( ${n_extra:-0} + 1 )); run_logged "extra$n_extra" bash -c "${s#extra:}" ;;
     *) echo "unknown stage $s"; status=1 ;;
   esac
 done
 [ -n "${clocks_pid:-}" ] && kill "$clocks_pid" 2>/dev/null
-# bring back few files: pack each report folder into one archive
-for d in "$OUT"/report "$OUT"/quick "$OUT"/bench-*; do [ -d "$d" ] && tar -C "$OUT" -czf "$d.tgz" "$(basename "$d")" && rm -rf "$d"; done
 exit $status
