@@ -23,14 +23,16 @@ def test_zoo_covers_every_family_of_shapes():
     assert any(m % 2 and n % 2 for m, n, _ in GROUPS["odd"])
 
 
-def test_gemv_splits_fill_every_sm_with_slices_at_least_64_deep():
-    # 32 float4 column blocks of 1 x 4096 x 4096: 8 x 132 / 32 -> 33 wanted, chunk rounded to 128 rows -> 32 splits
-    assert ops.gemv_splits(4096, 4096, 4, 132) == (128, 32)
-    assert ops.gemv_splits(16384, 16384, 4, 132) == (1824, 9)
-    assert ops.gemv_splits(200_000, 4096, 4, 132) == (4096, 1)  # 1563 column blocks already fill the GPU
-    assert ops.gemv_splits(100_000, 4096, 4, 132) == (2048, 2)  # 782: two k ranges reach 8 blocks per SM
-    assert ops.gemv_splits(8, 100, 1, 132) == (104, 1)          # 100 rows: no slice of 64 to spare
-    chunk, splits = ops.gemv_splits(1001, 3000, 1, 132)
+def test_gemv_splits_fill_the_resident_slots_once_with_slices_at_least_64_deep():
+    slots = 132 * 8  # an H100 with 8 resident blocks per SM (the one-row kernel)
+    # 32 float4 column blocks of 1 x 4096 x 4096: 1056 // 32 -> 33 wanted, chunk rounded to 128 rows -> 32 splits
+    assert ops.gemv_splits(4096, 4096, 4, slots) == (128, 32)
+    assert ops.gemv_splits(16384, 16384, 4, slots) == (2048, 8)     # 128 x 8 = 1024 blocks; 9 would need 1152
+    assert ops.gemv_splits(200_000, 4096, 4, slots) == (4096, 1)  # 1563 column blocks already fill the GPU
+    assert ops.gemv_splits(100_000, 4096, 4, slots) == (4096, 1)  # 782: a second k range would start a second wave
+    assert ops.gemv_splits(8, 100, 1, slots) == (104, 1)          # 100 rows: no slice of 64 to spare
+    assert ops.gemv_splits(8192, 8192, 4, 132 * 2) == (2048, 4)   # eight rows: 2 blocks per SM, 64 x 4 = 256 of 264
+    chunk, splits = ops.gemv_splits(1001, 3000, 1, slots)
     assert chunk % 8 == 0 and (splits - 1) * chunk < 3000 <= splits * chunk
 
 
@@ -78,16 +80,18 @@ def test_gemv_kernels_are_in_the_catalog():
 
 
 def test_gemv_launch_sends_few_rows_to_gemv_cols_and_one_column_to_gemv_rows():
-    g = ops.gemv_launch(8, 8192, 8192, True, 132)
-    assert g.spec == K.gemv_cols(4, True, 8) and g.scalars[:3] == (8, 8192, 8192)
-    assert g.grid == (64, g.splits) and g.splits == 17  # 64 column blocks; 17 k ranges reach 8 blocks per SM
-    g = ops.gemv_launch(3, 1001, 37, True, 132)
+    g = ops.gemv_launch(8, 8192, 8192, True, 132, blocks_per_sm=2)
+    assert g.spec == K.gemv_cols(4, True, 8) and g.scalars == (8, 8192, 8192, 2048)
+    assert g.grid == (64, 4) and g.splits == 4  # 64 column blocks x 4 k ranges fill 256 of the 264 slots
+    g = ops.gemv_launch(2, 8192, 8192, True, 132, blocks_per_sm=8)
+    assert g.spec == K.gemv_cols(4, True, 2) and g.grid == (64, 16)  # 1024 of 1056 slots
+    g = ops.gemv_launch(3, 1001, 37, True, 132, blocks_per_sm=4)
     assert g.spec == K.gemv_cols(1, False, 4) and g.vec == 1  # N not a multiple of 4; K too short to split
-    g = ops.gemv_launch(4096, 1, 4096, True, 132)
+    g = ops.gemv_launch(4096, 1, 4096, True, 132, blocks_per_sm=8)
     assert g.spec == K.gemv_rows(4) and g.grid == (512, 1) and g.scalars == (4096, 4096)
     assert ops.is_gemv(8, 4096) and ops.is_gemv(4096, 1) and not ops.is_gemv(9, 4096)
     with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
-        ops.gemv_launch(9, 3, 4, True, 132)
+        ops.gemv_launch(9, 3, 4, True, 132, blocks_per_sm=8)
 
 
 def test_matmul_shapes_experiment_is_registered():

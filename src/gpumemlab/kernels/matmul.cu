@@ -525,6 +525,21 @@ __device__ __forceinline__ void load_vec(float (&y)[VEC], const float* p) {
     }
 }
 
+// One row k of B (y: this thread's VEC columns) times column k of the M rows of A, into acc.
+template <int VEC, int ROWS>
+__device__ __forceinline__ void gemv_cols_step(float (&acc)[ROWS][VEC], const float (&y)[VEC],
+                                               const float* __restrict__ a, int M, int K, int k) {
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const float x = i < M ? __ldg(a + (long long)i * K + k) : 0.0f;  // one address per warp: a broadcast
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) acc[i][q] = fmaf(x, y[q], acc[i][q]);
+    }
+}
+
+// Rows of B each gemv_cols thread loads before it uses the first (see the launch bounds below).
+constexpr int GEMV_DEPTH = 4;
+
 // gemv_cols (M <= ROWS, ROWS <= 8): C[i][j] = A[i, :] . B[:, j] for the M rows of A. A block is 32 x 8
 // threads: the 32 lanes of a warp read VEC adjacent columns each of one row of B (a warp reads 128 or 512
 // contiguous bytes), the 8 warps take every 8th row of the block's k range, and each element of B read
@@ -533,9 +548,12 @@ __device__ __forceinline__ void load_vec(float (&y)[VEC], const float* p) {
 // blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk) and adds into C with atomicAdd (C zeroed
 // first), so that a short row of columns still spreads over every SM; the order of those few additions is
 // not fixed (last-bit differences between runs, as with split-K above).
-// No __launch_bounds__: with it ptxas on sm_100 capped gemv_cols<4, false, 4> at 48 registers and spilled.
+// __launch_bounds__(256, 2): without it ptxas kept ROWS = 8 at 72 registers by consuming each row of B right after
+// its load (one 512-byte read in flight per warp, the memory-level parallelism that left 8 x 8192 x 8192 at 0.74x of
+// cuBLAS); with it, 110-114 registers and all GEMV_DEPTH rows in flight. A higher block minimum capped registers too
+// low: 3 blocks serialized the loads again, and an earlier bound made sm_100 spill gemv_cols<4, false, 4> at 48.
 template <int VEC, bool SPLIT, int ROWS>
-__global__ void gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N,
+__global__ void __launch_bounds__(256, 2) gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N,
                           int K, int k_chunk) {
     __shared__ float part[8][32 * VEC];
     const int lane = threadIdx.x, r = threadIdx.y;
@@ -548,16 +566,18 @@ __global__ void gemv_cols(float* __restrict__ c, const float* __restrict__ a, co
 #pragma unroll
         for (int q = 0; q < VEC; ++q) acc[i][q] = 0.0f;
     if (col < N) {
-#pragma unroll 4
-        for (int k = kb + r; k < kend; k += 8) {
+        int k = kb + r;
+        for (; k + 8 * (GEMV_DEPTH - 1) < kend; k += 8 * GEMV_DEPTH) {
+            float y[GEMV_DEPTH][VEC];
+#pragma unroll
+            for (int u = 0; u < GEMV_DEPTH; ++u) load_vec<VEC>(y[u], B + (long long)(k + 8 * u) * N + col);
+#pragma unroll
+            for (int u = 0; u < GEMV_DEPTH; ++u) gemv_cols_step<VEC, ROWS>(acc, y[u], a, M, K, k + 8 * u);
+        }
+        for (; k < kend; k += 8) {  // the last rows of the range, fewer than GEMV_DEPTH per warp
             float y[VEC];
             load_vec<VEC>(y, B + (long long)k * N + col);
-#pragma unroll
-            for (int i = 0; i < ROWS; ++i) {
-                const float x = i < M ? __ldg(a + (long long)i * K + k) : 0.0f;  // one address per warp: a broadcast
-#pragma unroll
-                for (int q = 0; q < VEC; ++q) acc[i][q] = fmaf(x, y[q], acc[i][q]);
-            }
+            gemv_cols_step<VEC, ROWS>(acc, y, a, M, K, k);
         }
     }
 #pragma unroll

@@ -243,14 +243,15 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
     return Plan("register_blocked", zero_then_launch if splits > 1 else launch, config=cfg, vec=vec, splits=splits)
 
 
-GEMV_BLOCKS_PER_SM = 8  # 256-thread blocks: 2048 threads, a full H100/A100 SM; the M = 1 grid aims at one such wave
 GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the atomic epilogue than they save
+GEMV_THREADS = 256      # gemv_cols blocks are 32 x 8
 
 
-def gemv_splits(n: int, k: int, vec: int, sms: int) -> tuple[int, int]:
-    """(k_chunk, splits) for ``gemv_cols``: enough k ranges that ceil(N / (32 vec)) column blocks fill every SM."""
+def gemv_splits(n: int, k: int, vec: int, slots: int) -> tuple[int, int]:
+    """(k_chunk, splits) for ``gemv_cols``: as many k ranges as let the ceil(N / (32 vec)) column blocks fill the
+    ``slots`` (SMs x resident blocks of the kernel) once; more would start a second, mostly empty wave."""
     col_blocks = math.ceil(n / (32 * vec))
-    want = max(1, min(math.ceil(GEMV_BLOCKS_PER_SM * sms / col_blocks), k // GEMV_MIN_DEPTH))
+    want = max(1, min(slots // col_blocks, k // GEMV_MIN_DEPTH))
     return split_chunk(k, 8, want)
 
 
@@ -267,17 +268,22 @@ class GemvLaunch:
     splits: int = 1
 
 
-def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int) -> GemvLaunch:
+def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: int | None = None) -> GemvLaunch:
     """N = 1 (``gemv_rows``: A times a column vector) or M <= 8 (``gemv_cols``: a few rows of A share each read
-    of B). ``aligned``: A, B and C are 16-byte aligned."""
+    of B). ``aligned``: A, B and C are 16-byte aligned. ``blocks_per_sm``: resident gemv_cols blocks per SM (None:
+    the driver's occupancy answer for the kernel; 2 for 8 rows, whose registers allow no more)."""
     if n == 1:
         vec = 4 if k % 4 == 0 and aligned else 1
         return GemvLaunch(K.gemv_rows(vec), (math.ceil(m / 8), 1), (256, 1), (m, k), vec)
     if m > K.SKINNY_ROWS[-1]:
         raise UsageError(f"matmul: the gemv path needs M <= {K.SKINNY_ROWS[-1]} or N == 1; got M={m}, N={n}")
-    vec = 4 if n % 4 == 0 and aligned else 1
-    chunk, splits = gemv_splits(n, k, vec, sms)
-    return GemvLaunch(K.gemv_cols(vec, splits > 1, K.skinny_rows(m)), (math.ceil(n / (32 * vec)), splits), (32, 8),
+    vec, rows = (4 if n % 4 == 0 and aligned else 1), K.skinny_rows(m)
+    if blocks_per_sm is None:
+        from ..gpu import runtime
+
+        blocks_per_sm = runtime.max_active_blocks(K.gemv_cols(vec, True, rows), GEMV_THREADS)
+    chunk, splits = gemv_splits(n, k, vec, sms * max(1, blocks_per_sm))
+    return GemvLaunch(K.gemv_cols(vec, splits > 1, rows), (math.ceil(n / (32 * vec)), splits), (32, 8),
                       (m, n, k, chunk), vec, splits)
 
 
