@@ -553,8 +553,8 @@ constexpr int GEMV_DEPTH = 4;
 // cuBLAS); with it, 110-114 registers and all GEMV_DEPTH rows in flight. A higher block minimum capped registers too
 // low: 3 blocks serialized the loads again, and an earlier bound made sm_100 spill gemv_cols<4, false, 4> at 48.
 template <int VEC, bool SPLIT, int ROWS>
-__global__ void __launch_bounds__(256, 2) gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N,
-                          int K, int k_chunk) {
+__global__ void __launch_bounds__(256, 2) gemv_cols(float* __restrict__ c, const float* __restrict__ a,
+                                                    const float* __restrict__ B, int M, int N, int K, int k_chunk) {
     __shared__ float part[8][32 * VEC];
     const int lane = threadIdx.x, r = threadIdx.y;
     const int col = (blockIdx.x * 32 + lane) * VEC;
