@@ -183,14 +183,44 @@ def fake_run() -> RunResults:
         for pattern, slow in (("coalesced", 1.0), ("partial", 1.0), ("permuted", 1.3), ("misaligned", 1.5)):
             recs.append(_rec("coalescing_patterns", pattern, dict(n=n_, size=size, pattern=pattern),
                              4e-4 * scale * slow, 8 * n_))
+    recs += library_shapes_records()
     return RunResults(meta={}, device={}, ceilings={}, results=recs)
+
+
+def library_shapes_records() -> list:
+    """Our records of three library_shapes cases and CuPy's, as derive leaves them."""
+    out = []
+    tie = "a tie within the noise"
+    for i, (fn, dims, axes, ratio, verdict) in enumerate((("sum", [16384, 16384], [0], 1.04, "faster"),
+                                                           ("sum", [256, 512, 512], [0, 2], 0.97, tie),
+                                                           ("mean", [4096, 64], None, 1.01, tie),
+                                                           ("transpose", [3, 70000], None, 0.81, "slower"))):
+        params = dict(index=i, function=fn, shape="x".join(map(str, dims)), dims=dims, axes=axes)
+        base = "cupy.ascontiguousarray(x.T)" if fn == "transpose" else f"cupy.{fn}"
+        ours = _rec("library_shapes", f"gpumemlab.{fn}", params, 1e-3 / ratio, 8 << 20, pct=80.0 + i)
+        ours.extra.update(ratio_to_cupy=ratio, verdict=verdict)
+        out += [ours, _rec("library_shapes", base, params, 1e-3, 8 << 20, pct=80.0)]
+        out[-1].kind = "baseline"
+    return out
+
+
+def test_library_shapes_findings_quote_the_case_and_tally_per_function():
+    recs = library_shapes_records()
+    found = registry()["library_shapes"].describe(recs)["findings"]
+    assert found[0] == ("sum: 2 shapes, geometric mean 1.00x CuPy's speed, worst sum 256x512x512 axes (0, 2) 0.97x; "
+                        "faster 1, a tie within the noise 1, slower 0")
+    assert found[3] == f"sum 16384x16384 axis 0: 1.04x cupy.sum (faster), {recs[0].gbps:.0f} GB/s = 80% of the copy ceiling"
+    assert found[5] == (f"mean 4096x64 over all axes: 1.01x cupy.mean (a tie within the noise), {recs[4].gbps:.0f} GB/s "
+                        "= 82% of the copy ceiling")
+    assert found[6].startswith("transpose 3x70000: 0.81x cupy.ascontiguousarray(x.T) (slower)")
+    assert len(found) == 3 + 4  # a line per function, then one per case
 
 
 def test_fake_run_findings_are_honest_and_say_tie_inside_the_noise():
     res = fake_run()
     found = check_run(res)
     assert found["offset_copy"] == (True, []) and found["stride_copy"] == (True, [])
-    assert found["coalescing_patterns"] == (True, [])
+    assert found["coalescing_patterns"] == (True, []) and found["library_shapes"] == (True, [])
     text = registry()["coalescing_patterns"].describe([r for r in res.results if r.experiment == "coalescing_patterns"])
     first = text["findings"][0]
     assert first.startswith("far above L2 (n = 16777216): time relative to coalesced: partial a tie within the noise, "

@@ -1,0 +1,161 @@
+"""sum, mean and transpose over a set of shapes (issue 11, items 3 and 4), timed as users call them: CUDA events
+on the work stream around the Python call (host dispatch included), interleaved with CuPy's equivalent (and
+PyTorch's where it imports) in the same run.
+
+All three are memory-bound: each is judged by the bytes it must move (the input read once, the output written
+once) against the copy ceiling, L2 flushed between samples. The set holds the cases issue 11 names (a 16384^2
+matrix summed along each axis, a 3-D case, a 16384^2 transpose, thin transposes) and the thin shapes where a
+coalescing mistake shows: a sum along a 3-element axis, column sums of 3 rows, transposes with one side < 32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..bench.verify import device_random_nonzero
+from ._cite import count, field, geomean, join, q, sentence
+from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
+from ._library import library_vs_baselines
+
+BIG = (16384, 16384)
+SUMS = [(BIG, 0), (BIG, 1), (BIG, None), ((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256), 0),
+        ((3, 1 << 24), 0), ((1 << 24, 3), 1), ((1 << 24, 3), 0)]
+MEANS = [(BIG, 0), (BIG, 1)]
+TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 << 20), (1 << 20, 31)]
+# (function, shape, axis) in a fixed order: the records' index
+SHAPES = ([("sum", s, a) for s, a in SUMS] + [("mean", s, a) for s, a in MEANS]
+          + [("transpose", s, None) for s in TRANSPOSES])
+RTOL, ATOL_PER_TERM = 1e-5, 1e-6  # float32 sums against a float64 answer (as library_overhead)
+CUPY = {"sum": "cupy.sum", "mean": "cupy.mean", "transpose": "cupy.ascontiguousarray(x.T)"}
+
+
+def reduced(shape: tuple, axis) -> tuple:
+    """The shape of a reduction of ``shape`` over ``axis`` (None: all; an int or a tuple of ints)."""
+    axes = range(len(shape)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    gone = {a % len(shape) for a in axes}
+    return tuple(s for i, s in enumerate(shape) if i not in gone)
+
+
+def fitted(shape: tuple, elements: int) -> tuple:
+    """``shape`` with its longest side cut so that it holds at most ``elements`` elements (other sides kept)."""
+    total = math.prod(shape)
+    if total <= elements:
+        return tuple(shape)
+    longest = max(range(len(shape)), key=lambda i: shape[i])
+    rest = total // shape[longest]
+    return tuple(max(1, elements // rest) if i == longest else s for i, s in enumerate(shape))
+
+
+def _ops(function: str, axis):
+    """(ours, CuPy's, PyTorch's) as (name, callable) pairs."""
+    import cupy
+
+    import gpumemlab
+
+    if function == "transpose":
+        return (("gpumemlab.transpose", gpumemlab.transpose),
+                (CUPY[function], lambda x: cupy.ascontiguousarray(x.T)),
+                ("torch.t().contiguous()", lambda t: t.t().contiguous()))
+    ours, theirs = getattr(gpumemlab, function), getattr(cupy, function)
+    dim = {} if axis is None else dict(dim=axis)
+    return ((f"gpumemlab.{function}", lambda x: ours(x, axis=axis)), (CUPY[function], lambda x: theirs(x, axis=axis)),
+            (f"torch.{function}", lambda t: getattr(t, function)(**dim)))
+
+
+def _expected(function: str, x, axis):
+    """The answer the check compares with (computed after the run, on the GPU) and its absolute tolerance."""
+    if function == "transpose":
+        return x.T, 0.0
+    terms = x.size // math.prod(reduced(x.shape, axis))  # addends per output
+    f64 = lambda: getattr(x.astype(np.float64), function)(axis=axis)  # noqa: E731
+    return f64, ATOL_PER_TERM * (terms if function == "sum" else 1)
+
+
+def cases(session, params):
+    cap = session.dram_bytes() // 4 if session.quick else None  # quick: about twice L2 per input
+    for i, (function, shape, axis) in enumerate(SHAPES):
+        if function not in params["functions"]:
+            continue
+        # room for x, the float64 copy the check makes and the outputs
+        fit = session.fit_elements(math.prod(shape), 4 + 8 + 8, "library_shapes")
+        dims = fitted(shape, min(fit, cap) if cap else fit)
+        x = device_random_nonzero(dims, np.float32, session.seed + i)
+        expected, atol = _expected(function, x, axis)
+        out_elements = x.size if function == "transpose" else math.prod(reduced(dims, axis))
+        p = dict(index=i, function=function, shape="x".join(map(str, dims)), dims=list(dims),
+                 axes=None if axis is None else list(axis) if isinstance(axis, tuple) else [axis])
+        moved = dict(params=p, reads=x.nbytes, writes=4 * out_elements)
+
+        def make(variant, run, result, reset, kind="kernel", extra=None, expected=expected, atol=atol, **kw):
+            check = Check(result, expected, rtol=0.0 if function == "transpose" else RTOL, atol=atol, reset=reset)
+            return Case(variant, run, check, kind=kind, extra=extra or {}, **moved, **kw)
+
+        yield from library_vs_baselines(session, x, make, *_ops(function, axis))
+
+
+def derive(records, session):
+    """ratio_to_cupy on our records: the interleaved median of t_cupy / t_ours, with its verdict."""
+    from ._model import verdict
+
+    for r in records:
+        h = (r.extra.get("head_to_head") or {}).get(CUPY[r.params["function"]])
+        if r.kind == "kernel" and h:
+            r.extra["ratio_to_cupy"] = h["speedup"]
+            r.extra["verdict"] = verdict(h)
+
+
+def _case(r):
+    """'sum 16384x16384 axis 0' ('axes (0, 2)', 'all axes'), the numbers quoted from the record's params."""
+    shape = join("x", (q(field(r, "params", "dims", i), ".0f") for i in range(len(r.params["dims"]))))
+    axes = r.params.get("axes")
+    if r.params["function"] == "transpose":
+        over = ""
+    elif axes is None:
+        over = " over all axes"
+    else:
+        listed = join(", ", (q(field(r, "params", "axes", i), ".0f") for i in range(len(axes))))
+        over = sentence(" axis ", listed) if len(axes) == 1 else sentence(" axes (", listed, ")")
+    return sentence(f"{r.params['function']} ", shape, over)
+
+
+def findings(records):
+    ours = [r for r in records if r.kind == "kernel" and r.extra.get("ratio_to_cupy")]
+    for function in dict.fromkeys(r.params["function"] for r in ours):
+        group = [r for r in ours if r.params["function"] == function]
+        worst = min(group, key=lambda r: r.extra["ratio_to_cupy"])
+        tally = []
+        for v in ("faster", "a tie within the noise", "slower"):
+            tally += [", " if tally else "", f"{v} ", q(count(r for r in group if r.extra["verdict"] == v), ".0f")]
+        yield sentence(f"{function}: ", q(count(group), ".0f"), " shapes, geometric mean ",
+                       q(geomean([field(r, "extra", "ratio_to_cupy") for r in group]), ".2f"), "x CuPy's speed, worst ",
+                       _case(worst), " ", q(field(worst, "extra", "ratio_to_cupy"), ".2f"), "x; ", *tally)
+    for r in ours:
+        yield sentence(_case(r), ": ", q(field(r, "extra", "ratio_to_cupy"), ".2f"), "x ", CUPY[r.params["function"]], " ",
+                       f"({r.extra['verdict']}), ", q(field(r, "gbps"), ".0f"), " GB/s = ",
+                       q(field(r, "pct_of_ceiling"), ".0f"), "% of the copy ceiling")
+
+
+EXPERIMENT = Experiment(
+    name="library_shapes",
+    title="sum and mean along axes, and transpose, over a set of shapes: the library as users call it, against CuPy",
+    claims=(Claim("A half-warp's coalesced access covers 64, 128 or 256 bytes when each thread reads a 4-, 8- or "
+                  "16-byte word (float, float2, float4).", seed("001", "slide 'Coalescing global memory accesses'")),
+            Claim("Shared memory can be used to avoid non-coalesced access (see the 'Matrix Transpose' SDK example); "
+                  "threads of a half-warp that access the same bank conflict.", seed("001", "slide 'Shared Memory'")),
+            Claim("gpumemlab.transpose ran at 0.92x of a device copy of the same bytes at 16384^2, and on very thin "
+                  "shapes (3 x 70000, 70000 x 3) at 0.7x of the copy and 0.8x of CuPy; gpumemlab.sum had no axis "
+                  "(H200, FP32).", outside("gpumemlab issue 11, 'The library as users call it' (measured by its "
+                                           "author)")),),
+    cases=cases,
+    params=dict(functions=["sum", "mean", "transpose"]),
+    group_by=("index",),
+    plot=Plot(x="index", y="ratio_to_cupy", series="function",
+              title="gpumemlab / CuPy per shape (interleaved, library calls as users time them)"),
+    modern_note="A sum along the contiguous axis reads whole rows per warp; along a strided axis each thread keeps "
+                "one column's partial sum so that a warp still reads consecutive addresses (the coalescing rule).",
+    derive=derive,
+    findings=findings,
+    order=74,
+)
