@@ -207,7 +207,7 @@ def library_shapes_records() -> list:
 def test_library_shapes_findings_quote_the_case_and_tally_per_function():
     recs = library_shapes_records()
     found = registry()["library_shapes"].describe(recs)["findings"]
-    assert found[0] == ("sum: 2 shapes, geometric mean 1.00x CuPy's speed, worst sum 256x512x512 axes (0, 2) 0.97x; "
+    assert found[0] == ("sum, 2 shapes: geometric mean 1.00x CuPy, worst sum 256x512x512 axes (0, 2) 0.97x; "
                         "faster 1, a tie within the noise 1, slower 0")
     assert found[3] == f"sum 16384x16384 axis 0: 1.04x cupy.sum (faster), {recs[0].gbps:.0f} GB/s = 80% of the copy ceiling"
     assert found[5] == (f"mean 4096x64 over all axes: 1.01x cupy.mean (a tie within the noise), {recs[4].gbps:.0f} GB/s "

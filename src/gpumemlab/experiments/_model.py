@@ -49,6 +49,33 @@ def verdict(h: dict) -> str:
     return "faster" if h["p10"] > 1.0 else "slower"
 
 
+VERDICTS = ("faster", "a tie within the noise", "slower")
+
+
+def store_ratios(records, key: str, baseline_of) -> None:
+    """On each of our records timed interleaved against ``baseline_of(record)``: ``extra[key]`` = that speed-up
+    (t_baseline / t_ours, the median of the rounds) and ``extra["verdict"]`` its verdict."""
+    for r in records:
+        h = (r.extra.get("head_to_head") or {}).get(baseline_of(r))
+        if r.kind == "kernel" and h:
+            r.extra[key] = h["speedup"]
+            r.extra["verdict"] = verdict(h)
+
+
+def shape_set_summary(records, key: str, baseline: str, name_of):
+    """'N shapes: geometric mean Rx BASELINE, worst NAME Rx; faster a, a tie within the noise b, slower c' over
+    records that :func:`store_ratios` filled (``name_of(record)``: the worst one's name, a str or a Finding)."""
+    from ._cite import count, field, geomean, q, sentence
+
+    worst = min(records, key=lambda r: r.extra[key])
+    tally = []
+    for v in VERDICTS:
+        tally += [", " if tally else "", f"{v} ", q(count(r for r in records if r.extra["verdict"] == v), ".0f")]
+    return sentence(q(count(records), ".0f"), " shapes: geometric mean ",
+                    q(geomean([field(r, "extra", key) for r in records]), ".2f"), f"x {baseline}, worst ",
+                    name_of(worst), " ", q(field(worst, "extra", key), ".2f"), "x; ", *tally)
+
+
 def record_verdict(rec, base) -> str:
     """"faster", "slower" or "tie" for ``rec`` against ``base`` (separately timed records): the time ratio's range
     runs from rec's p10 over base's p90 to rec's p90 over base's p10; a range that contains 1 is a tie."""

@@ -15,9 +15,10 @@ import math
 import numpy as np
 
 from ..bench.verify import device_random_nonzero
-from ._cite import count, field, geomean, join, q, sentence
+from ._cite import field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
 from ._library import library_vs_baselines
+from ._model import shape_set_summary, store_ratios
 
 BIG = (16384, 16384)
 SUMS = [(BIG, 0), (BIG, 1), (BIG, None), ((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256), 0),
@@ -97,13 +98,7 @@ def cases(session, params):
 
 def derive(records, session):
     """ratio_to_cupy on our records: the interleaved median of t_cupy / t_ours, with its verdict."""
-    from ._model import verdict
-
-    for r in records:
-        h = (r.extra.get("head_to_head") or {}).get(CUPY[r.params["function"]])
-        if r.kind == "kernel" and h:
-            r.extra["ratio_to_cupy"] = h["speedup"]
-            r.extra["verdict"] = verdict(h)
+    store_ratios(records, "ratio_to_cupy", lambda r: CUPY[r.params["function"]])
 
 
 def _case(r):
@@ -124,16 +119,10 @@ def findings(records):
     ours = [r for r in records if r.kind == "kernel" and r.extra.get("ratio_to_cupy")]
     for function in dict.fromkeys(r.params["function"] for r in ours):
         group = [r for r in ours if r.params["function"] == function]
-        worst = min(group, key=lambda r: r.extra["ratio_to_cupy"])
-        tally = []
-        for v in ("faster", "a tie within the noise", "slower"):
-            tally += [", " if tally else "", f"{v} ", q(count(r for r in group if r.extra["verdict"] == v), ".0f")]
-        yield sentence(f"{function}: ", q(count(group), ".0f"), " shapes, geometric mean ",
-                       q(geomean([field(r, "extra", "ratio_to_cupy") for r in group]), ".2f"), "x CuPy's speed, worst ",
-                       _case(worst), " ", q(field(worst, "extra", "ratio_to_cupy"), ".2f"), "x; ", *tally)
+        yield sentence(f"{function}, ", shape_set_summary(group, "ratio_to_cupy", "CuPy", _case))
     for r in ours:
-        yield sentence(_case(r), ": ", q(field(r, "extra", "ratio_to_cupy"), ".2f"), "x ", CUPY[r.params["function"]], " ",
-                       f"({r.extra['verdict']}), ", q(field(r, "gbps"), ".0f"), " GB/s = ",
+        yield sentence(_case(r), ": ", q(field(r, "extra", "ratio_to_cupy"), ".2f"), "x ",
+                       CUPY[r.params["function"]], f" ({r.extra['verdict']}), ", q(field(r, "gbps"), ".0f"), " GB/s = ",
                        q(field(r, "pct_of_ceiling"), ".0f"), "% of the copy ceiling")
 
 

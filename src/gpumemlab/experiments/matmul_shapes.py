@@ -12,11 +12,11 @@ import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
-from ._cite import count, field, geomean, join, q, sentence
+from ._cite import field, join, q, sentence
 from ._declare import Case, Claim, Experiment, Plot, outside, seed
 from ._library import returning
 from ._matmul import Reference
-from ._model import verdict
+from ._model import shape_set_summary, store_ratios
 from ._zoo import ZOO, shape_name
 
 OURS, CUPY = "gpumemlab.matmul", "cupy.matmul"
@@ -64,11 +64,7 @@ def cases(session, params):
 
 def derive(records, session):
     """ratio_to_cublas on our record: the interleaved median of t_cupy / t_ours, with its verdict."""
-    for r in records:
-        h = (r.extra.get("head_to_head") or {}).get(CUPY)
-        if r.variant == OURS and h:
-            r.extra["ratio_to_cublas"] = h["speedup"]
-            r.extra["verdict"] = verdict(h)
+    store_ratios(records, "ratio_to_cublas", lambda r: CUPY)
 
 
 def _shape(r):
@@ -80,13 +76,7 @@ def findings(records):
     ours = [r for r in records if r.variant == OURS and r.extra.get("ratio_to_cublas")]
     if not ours:
         return
-    ratios = [field(r, "extra", "ratio_to_cublas") for r in ours]
-    worst = min(ours, key=lambda r: r.extra["ratio_to_cublas"])
-    tally = []
-    for v in ("faster", "a tie within the noise", "slower"):
-        tally += [", " if tally else "", f"{v} ", q(count(r for r in ours if r.extra["verdict"] == v), ".0f")]
-    yield sentence(q(count(ours), ".0f"), " shapes: geometric mean ", q(geomean(ratios), ".2f"), "x cuBLAS, worst ",
-                   _shape(worst), " ", q(field(worst, "extra", "ratio_to_cublas"), ".2f"), "x; ", *tally)
+    yield shape_set_summary(ours, "ratio_to_cublas", "cuBLAS", _shape)
     for r in ours:
         gb = [", ", q(field(r, "gbps"), ".0f"), " GB/s"] if r.params["group"] in MEMORY_BOUND and r.gbps else []
         yield sentence(f"{r.params['group']} ", _shape(r), ": ", q(field(r, "extra", "ratio_to_cublas"), ".2f"),
