@@ -75,6 +75,12 @@ def test_h100_vs_h200_table_ratios_equal_the_medians_ratio(run_cli):
     ca, cb = (json.loads(p.read_text())["ceilings"] for p in (H100, H200))
     assert ceilings["copy_gbps"][3] == f"{cb['copy_gbps']['value'] / ca['copy_gbps']['value']:.3f}"
     assert "NVIDIA H100 80GB HBM3 (compute capability 9.0" in out and "NVIDIA H200 (compute capability 9.0" in out
+    merged = {r[0]: r for r in _table_rows(out, "")}.get("merged from")  # the H100 file merges runs (meta.merged_runs)
+    runs_a = json.loads(H100.read_text())["meta"].get("merged_runs", [])
+    assert (merged is None) == (not runs_a)
+    if runs_a:
+        first = f"{', '.join(runs_a[0]['experiments'])}: from {runs_a[0]['command']} ("
+        assert merged[1].startswith(first) and merged[2] == "-"
 
 
 def test_h100_vs_h200_json_and_summary(run_cli):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..bench.records import Record, RunResults
 from ..errors import UsageError
-from .format import fmt_num, fmt_time
+from .format import fmt_num, fmt_time, merged_lines
 from .markdown import _table, device_line
 
 SPREADS = {"p10-p90": ("p10", "p90"), "min-max": ("min", "max")}
@@ -239,7 +239,9 @@ META_FIELDS = ("date", "version", "command", "quick")
 def _run_info(run: Run) -> dict:
     meta = run.results.meta
     return dict(label=run.label, path=run.path, device={k: run.results.device.get(k) for k in DEVICE_FIELDS},
-                meta={k: meta.get(k) for k in META_FIELDS}, versions=meta.get("versions") or {})
+                meta={k: meta.get(k) for k in META_FIELDS}, versions=meta.get("versions") or {},
+                merged_runs=[{k: m.get(k) for k in ("experiments", "command", "date")}
+                             for m in meta.get("merged_runs", [])])
 
 
 def _ceiling_rows(runs: list[Run]) -> list[dict]:
@@ -276,6 +278,8 @@ def _header(runs: list[Run]) -> list[str]:
     rows = [("device", *(device_line(r.results.device) for r in runs)),
             ("file", *(r.path for r in runs))]
     rows += [(k, *(str(r.results.meta.get(k, "-")) for r in runs)) for k in META_FIELDS]
+    if any(r.results.meta.get("merged_runs") for r in runs):  # records of some experiments come from other runs
+        rows.append(("merged from", *("; ".join(merged_lines(r.results.meta, code=str)) or "-" for r in runs)))
     for field_ in ("sm_clock_khz", "memory_clock_khz", "memory_bus_width_bits", "driver_version"):
         rows.append((field_, *(str(r.results.device.get(field_, "-")) for r in runs)))
     pkgs = dict.fromkeys(p for r in runs for p in (r.results.meta.get("versions") or {}))
