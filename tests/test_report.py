@@ -82,6 +82,9 @@ def test_report_prints_each_claim_with_its_source(tmp_path):
     assert "- Outside reference (Mark Harris, 'Optimizing Parallel Reduction in CUDA' (NVIDIA)): " in md
     assert "~30x over reduce0 on a G80" not in md.split("Outside reference")[0]  # not presented as seed text
     assert "- Seed: 003" in md  # a run written before claims had sources still renders
+    assert "Run time of the experiment" not in md  # runs before wall_s was recorded say nothing
+    res.experiments["reduce"]["wall_s"] = 12.4
+    assert "- Run time of the experiment: 12 s (checks, warm-up and timing)" in render(res).splitlines()
 
 
 def test_plots_draw_the_ceiling_their_records_use_inside_the_axes(tmp_path, monkeypatch):

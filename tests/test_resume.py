@@ -63,9 +63,12 @@ def test_results_are_on_disk_after_every_experiment(run_cli, fakes, monkeypatch,
         seen.append([r["experiment"] for r in _load(out)["results"]])
         yield from slow.cases(session, params)
     monkeypatch.setitem(fake_suite.EXPERIMENTS, "slow", dataclasses.replace(slow, cases=peek))
+    monkeypatch.setenv("FAKE_SLOW_S", "0.2")
     code, _, err = run_cli("bench", "--out", str(out), "--only", "ok1", "slow", "ok2")
     assert code == 0, err
     assert seen == [["ok1"]]
+    walls = {n: e["wall_s"] for n, e in _load(out)["experiments"].items()}  # each experiment's own time
+    assert set(walls) == {"ok1", "slow", "ok2"} and walls["slow"] >= 0.2 > max(walls["ok1"], walls["ok2"])
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
 
 

@@ -54,6 +54,8 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
             lines.append(f"- Measured here: {finding}")
         if info.get("modern_note"):
             lines.append(f"- Why it differs on modern GPUs: {info['modern_note']}")
+        if info.get("wall_s") is not None:
+            lines.append(f"- Run time of the experiment: {fmt_num(info['wall_s'], 0)} s (checks, warm-up and timing)")
         lines.append("")
         rows = [(r.variant, ", ".join(f"{k}={v}" for k, v in r.params.items()), fmt_time(r.median_s),
                  fmt_time(r.time_s.get("min")), fmt_time(r.time_s.get("max")), r.time_s.get("n"),

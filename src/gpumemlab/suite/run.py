@@ -130,6 +130,7 @@ def _run_one(exp, session, params: dict, res) -> None:
     if reason:  # this GPU cannot run it: recorded as skipped, not as an error
         res.experiments[exp.name] = dict(exp.describe(), skipped=reason)
         return
+    started = time.perf_counter()
     try:
         records = measure_experiment(exp, session, params)
         res.experiments[exp.name] = exp.describe(records)
@@ -141,6 +142,8 @@ def _run_one(exp, session, params: dict, res) -> None:
         res.errors.append(entry)
     finally:
         _free_pools()
+        if exp.name in res.experiments:  # not when a signal stopped it: the experiment is left for --resume
+            res.experiments[exp.name]["wall_s"] = time.perf_counter() - started  # to plan runs split by a time limit
     res.results.extend(session.records[first:])  # a failed experiment's finished variants are kept too
 
 
