@@ -270,6 +270,21 @@ def test_page_locked_x_is_copied_in_place(cp):
     assert st["routes"] == {"pinned": st["chunks"], "registered": 0, "staged": 0}
 
 
+def test_page_locked_out_receives_the_d2h_directly(cp):
+    from gpumemlab.gpu.host import host_array
+
+    x = big_unaligned()
+    with host_array((x.shape[0], 2), np.float64) as buf:  # another dtype and trailing shape than x's
+        buf.array[:] = np.nan
+        got, st = stream_map(lambda c: cp.stack([c, -c], axis=1).astype(cp.float64), x, out=buf.array,
+                             chunk_bytes=ODD_CHUNK, streams=3, profile=True)
+        assert got is buf.array and st["out_route"] == "pinned" and st["chunks"] > 3
+        np.testing.assert_array_equal(got, np.stack([x, -x], axis=1).astype(np.float64))
+    got, st = stream_map(lambda c: c + 1, x, chunk_bytes=ODD_CHUNK, profile=True)  # a new, pageable out
+    assert st["out_route"] == "staged"
+    np.testing.assert_array_equal(got, x + 1)
+
+
 def test_memmapped_and_strided_x_are_staged(cp, tmp_path):
     base = rng_array((600_000, 2), np.float32)
     path = tmp_path / "big.bin"

@@ -15,7 +15,8 @@ Why two routes (docs/notes/stream_map.md): page-locking does not scale with thre
 it is a serial resource next to the copy threads; with ``register=None`` :class:`Balance` registers the share of
 chunks that makes the pinner and the copy threads finish together, from their costs per byte measured during the
 call. Measured on an H100 host, neither registering nor the mix beat staging alone (registration also slowed the
-H2D copies), so staging is the default. ``x`` that is already page-locked is DMAed from directly.
+H2D copies), so staging is the default. ``x`` that is already page-locked is DMAed from directly, and a
+page-locked ``out`` is DMAed into directly: a caller who keeps both pinned pays no host copy at all.
 
 Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept for
 the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
@@ -94,8 +95,9 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
             GPU memory. It must not be written while stream_map runs (its chunks may be DMAed in place);
             ``out=x`` (in place) is fine: each chunk's rows are read before they are written.
         out: a writeable host NumPy array of shape ``(len(x), *trailing)`` and the result's dtype; by default a
-            new one. If ``fn`` raises, the rows of chunks that completed before it are written and the others are
-            undefined.
+            new one. A C-contiguous page-locked ``out`` (``cupyx.empty_pinned``, ``cudaHostAlloc``) receives each
+            chunk's D2H directly, with no host copy. If ``fn`` raises, the rows of chunks that completed before it
+            are written and the others are undefined.
         chunk_bytes: bytes of ``x`` per chunk (default 64 MiB, less when GPU memory is short).
         streams: chunks in flight (default: copy engines + 1, at least 2).
         profile: also return statistics: ``(out, stats)``.
@@ -108,8 +110,8 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
 
     Returns:
         ``out``, or ``(out, stats)`` with ``profile=True``: bytes, wall time, time each stage kept its engine
-        busy (``h2d_s``, ``fn_s``, ``d2h_s``, from CUDA events), host times, chunks per input route and the
-        overlap bound ``max(h2d_s, fn_s, d2h_s)``.
+        busy (``h2d_s``, ``fn_s``, ``d2h_s``, from CUDA events), host times, chunks per input route, the output's
+        route (``out_route``: "pinned" or "staged") and the overlap bound ``max(h2d_s, fn_s, d2h_s)``.
 
     Raises:
         UsageError: ``x`` not a host array or empty, ``fn`` returning a non-array, a wrong leading size or a
@@ -193,7 +195,8 @@ def _file_backed(a: np.ndarray) -> bool:
 
 
 def _input_mode(x: np.ndarray) -> str:
-    """"pinned" (already page-locked: DMA in place), "register" (may be page-locked in place) or "stage"."""
+    """"pinned" (already page-locked: DMA in place), "register" (may be page-locked in place) or "stage" (also
+    asked of ``out``, where only "pinned" matters)."""
     from ..gpu.host import pointer_attributes
 
     if not x.flags.c_contiguous:
@@ -299,6 +302,7 @@ class _Pipeline:
         self.inputs: dict[int, _Input] = {}
         self.slots: list[_Slot] = []
         self.out_dtype = self.out_tail = None
+        self.out_direct = False         # out is page-locked: each chunk's D2H lands in it, no host copy
         self.intervals = {"h2d": [], "fn": [], "d2h": []}
         self.host_s = {"in": 0.0, "out": 0.0, "pin": 0.0}
         self.routes = {"pinned": 0, "registered": 0, "staged": 0}
@@ -441,12 +445,13 @@ class _Pipeline:
         finally:
             self.origin.use()
         ev[2].record(s)
-        if slot.pin_out is None:
+        if self.out_dtype is None:  # the first chunk's result decides the output
             self._make_output_buffers(y)
         _wait_all(slot.copy_out)  # the previous chunk of this slot has left the pinned output buffer
         slot.copy_out = []
         ev[3].record(s)
-        runtime.memcpyAsync(slot.pin_out.ptr, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, s.ptr)
+        dst = self.out.ctypes.data + lo * (y.nbytes // (hi - lo)) if self.out_direct else slot.pin_out.ptr
+        runtime.memcpyAsync(dst, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, s.ptr)
         ev[4].record(s)
         slot.chunk, slot.rows, slot.result, slot.events = k, slice(lo, hi), y, tuple(ev)
 
@@ -461,8 +466,9 @@ class _Pipeline:
                                           cupy.cuda.get_elapsed_time(self.start, ev[b])))
         self._release_input(slot.source)
         r = slot.rows
-        src = _staged(slot.pin_out, self.out_dtype, (r.stop - r.start, *self.out_tail))
-        slot.copy_out = self._copy(self.out[r], src)
+        if not self.out_direct:
+            src = _staged(slot.pin_out, self.out_dtype, (r.stop - r.start, *self.out_tail))
+            slot.copy_out = self._copy(self.out[r], src)
         slot.chunk, slot.result, slot.source = None, None, None
 
     # -------------------------------------------------------------- results
@@ -490,6 +496,10 @@ class _Pipeline:
         elif not self.out.flags.writeable:
             raise UsageError("stream_map: out is read-only")
         row_bytes = self.out_dtype.itemsize * math.prod(self.out_tail)
+        self.out_direct = _input_mode(self.out) == "pinned"
+        if self.out_direct:  # the copy threads have no output to move
+            self.balance.out_per_in = 0.0
+            return
         self.balance.out_per_in = row_bytes / self.row_bytes
         for slot in self.slots:
             slot.pin_out = _take_staging(self.plan.rows * row_bytes)
@@ -516,7 +526,8 @@ class _Pipeline:
                     streams=self.nslots, workers=self.plan.workers, wall_s=self.wall_s,
                     h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"],
                     host_in_s=self.host_s["in"], host_out_s=self.host_s["out"], pin_s=self.host_s["pin"],
-                    routes=dict(self.routes), register_share=self.balance.share(),
+                    routes=dict(self.routes), out_route="pinned" if self.out_direct else "staged",
+                    register_share=self.balance.share(),
                     bound_s=max(busy.values()), gbps_in=bytes_in / self.wall_s / 1e9 if self.wall_s else None)
 
     def close(self, keep_staging: bool = False) -> None:
