@@ -183,8 +183,32 @@ def fake_run() -> RunResults:
         for pattern, slow in (("coalesced", 1.0), ("partial", 1.0), ("permuted", 1.3), ("misaligned", 1.5)):
             recs.append(_rec("coalescing_patterns", pattern, dict(n=n_, size=size, pattern=pattern),
                              4e-4 * scale * slow, 8 * n_))
-    recs += library_shapes_records()
+    recs += library_shapes_records() + stream_map_records()
     return RunResults(meta={}, device={}, ceilings={}, results=recs)
+
+
+def stream_map_records() -> list:
+    """The pinned H2D reference, the naive loop, a staged and a caller-pinned stream_map run (light fn, 1 GiB)."""
+    gib, x = 1.0, 1 << 30
+    common = dict(gib=gib, chunk_mib=64)
+    h2d = _rec("stream_map", "pinned H2D (cudaMemcpyAsync)", common, 0.02, x)
+    naive = _rec("stream_map", "naive loop", dict(common, fn="light"), 1.0, 2 * x)
+    staged = _rec("stream_map", "gpumemlab.stream_map", dict(common, fn="light", route="staged", workers=8), 0.08,
+                  2 * x)
+    pinned = _rec("stream_map", "gpumemlab.stream_map", dict(common, fn="light", route="caller_pinned", workers=None),
+                  0.025, 2 * x)
+    for r in (naive, staged, pinned):
+        r.extra["pct_of_pinned_h2d"] = 100.0 * h2d.median_s / r.median_s
+    return [h2d, naive, staged, pinned]
+
+
+def test_stream_map_reports_the_caller_pinned_route_apart_from_the_pageable_best():
+    found = registry()["stream_map"].describe(stream_map_records())["findings"]
+    assert found[0].startswith("light fn, 1 GiB: stream_map (staged route) moves x at 13.4 GB/s = 25% of pinned H2D")
+    assert found[1] == ("light fn, x and out page-locked by the caller: stream_map moves x at 42.9 GB/s = 80% of "
+                        "pinned H2D, 3.20x its best pageable route (staged)")
+    assert found[2] == ("light fn: stream_map by route / host threads: staged/8: 13.4 GB/s, "
+                        "caller_pinned/None: 42.9 GB/s")
 
 
 def library_shapes_records() -> list:
@@ -209,9 +233,10 @@ def test_library_shapes_findings_quote_the_case_and_tally_per_function():
     found = registry()["library_shapes"].describe(recs)["findings"]
     assert found[0] == ("sum, 2 shapes: geometric mean 1.00x CuPy, worst sum 256x512x512 axes (0, 2) 0.97x; "
                         "faster 1, a tie within the noise 1, slower 0")
-    assert found[3] == f"sum 16384x16384 axis 0: 1.04x cupy.sum (faster), {recs[0].gbps:.0f} GB/s = 80% of the copy ceiling"
-    assert found[5] == (f"mean 4096x64 over all axes: 1.01x cupy.mean (a tie within the noise), {recs[4].gbps:.0f} GB/s "
-                        "= 82% of the copy ceiling")
+    assert found[3] == (f"sum 16384x16384 axis 0: 1.04x cupy.sum (faster), {recs[0].gbps:.0f} GB/s = 80% of the "
+                        "copy ceiling")
+    assert found[5] == (f"mean 4096x64 over all axes: 1.01x cupy.mean (a tie within the noise), {recs[4].gbps:.0f} "
+                        "GB/s = 82% of the copy ceiling")
     assert found[6].startswith("transpose 3x70000: 0.81x cupy.ascontiguousarray(x.T) (slower)")
     assert len(found) == 3 + 4  # a line per function, then one per case
 
@@ -221,6 +246,7 @@ def test_fake_run_findings_are_honest_and_say_tie_inside_the_noise():
     found = check_run(res)
     assert found["offset_copy"] == (True, []) and found["stride_copy"] == (True, [])
     assert found["coalescing_patterns"] == (True, []) and found["library_shapes"] == (True, [])
+    assert found["stream_map"] == (True, [])
     text = registry()["coalescing_patterns"].describe([r for r in res.results if r.experiment == "coalescing_patterns"])
     first = text["findings"][0]
     assert first.startswith("far above L2 (n = 16777216): time relative to coalesced: partial a tie within the noise, "

@@ -129,7 +129,8 @@ def test_merge_runs_takes_each_experiment_from_the_first_run_that_has_it_and_kee
 
     tool = load("merge_runs")
     base = _run("cmd-a", ["x1", "x2"])
-    other = _run("cmd-b", ["x2", "x3", "x4"], merged=[dict(experiments=["x4"], command="cmd-c", date="d-c")], gbps=150.0)
+    other = _run("cmd-b", ["x2", "x3", "x4"], merged=[dict(experiments=["x4"], command="cmd-c", date="d-c")],
+                 gbps=150.0)
     out = tool.merge([base, other])
     assert [(r.experiment, r.gbps) for r in out.results] == [("x1", 50.0), ("x2", 50.0), ("x3", 150.0), ("x4", 150.0)]
     assert [(m["experiments"], m["command"]) for m in out.meta["merged_runs"]] == [(["x4"], "cmd-c"), (["x3"], "cmd-b")]
