@@ -4,8 +4,9 @@
 
 Each experiment is taken whole from the first run (in the order given) that has records of it; BASE gives meta,
 device and ceilings, and every other run that contributed is listed in ``meta.merged_runs`` with its command,
-date, ceilings and experiments. Ceilings are then raised to the best record and the findings recomputed, as a
-single run does after each experiment, and the report is rendered into OUT_DIR.
+date, ceilings and experiments. Ceilings are then raised to the best record, the findings recomputed (as a single
+run does after each experiment) and each experiment's text taken from its current declaration, and the report is
+rendered into OUT_DIR. With one run it re-renders that run with the current findings and texts.
 """
 
 from __future__ import annotations
@@ -62,7 +63,18 @@ def merge(runs: list[RunResults]) -> RunResults:
     out.experiments = dict(sorted(out.experiments.items(), key=lambda kv: order.get(kv[0], len(order))))
     raise_ceilings(out.ceilings, out.results)
     _refresh_findings(out)
+    describe_again(out)
     return out
+
+
+def describe_again(res: RunResults) -> None:
+    """Each measured experiment's text (title, claims, notes, findings) from its current declaration; the records,
+    and what the run itself added to the entry (wall_s, skipped), stay as they were."""
+    reg = registry()
+    for name, info in res.experiments.items():
+        recs = [r for r in res.results if r.experiment == name]
+        if recs and name in reg:
+            info.update(reg[name].describe(recs))
 
 
 def main(argv=None) -> int:
