@@ -9,7 +9,7 @@ from ..bench.verify import device_random_nonzero
 from ..kernels import matmul as K
 from ._cite import claim, field, join, q, sentence
 from ._declare import Claim, Experiment, Plot, seed
-from ._matmul import FEW_SAMPLES, Operands, vs_cublas
+from ._matmul import CUBLAS, FEW_SAMPLES, Operands, vs_cublas
 
 
 def cases(session, params):
@@ -33,6 +33,7 @@ def findings(records):
                for r in records if r.variant == variant and r.extra.get("pct_of_cublas") is not None]
         if pts:
             yield sentence(f"{variant}: ", join(", ", pts), " of cuBLAS")
+    yield from _launch_bound(records)
     if records:
         ends = (min(records, key=lambda r: r.params["size"]), max(records, key=lambda r: r.params["size"]))
         size = [q(field(r, "params", "size"), ".0f") for r in ends]
@@ -40,6 +41,27 @@ def findings(records):
                        "% and tiled ~", q(claim("12"), ".0f"), "% of cuBLAS at large sizes, near parity at ",
                        q(claim("128"), ".0f"))
 
+
+def _launch_bound(records):
+    """Between the two smallest sizes the work grows (s1/s0)^3 times: a time that barely grows is the host's cost
+    per launch, not the kernel's, and a percentage of cuBLAS there compares launch paths (ours, CuPy's cuBLAS call)."""
+    sizes = sorted({r.params["size"] for r in records})[:2]
+    pairs = {}
+    for r in records:
+        if r.params["size"] in sizes:
+            pairs.setdefault(r.variant, {})[r.params["size"]] = r
+    growth = [(v, p[sizes[1]], p[sizes[0]]) for v, p in pairs.items() if len(p) == 2 and v in ("naive", CUBLAS)]
+    if len(sizes) < 2 or not growth:
+        return
+    small, big = (q(field(growth[0][i], "params", "size"), ".0f") for i in (2, 1))
+    work = q(field(growth[0][1], "params", "size") / field(growth[0][2], "params", "size"), ".0f")
+    times = [field(b, "time_s", "median") / field(a, "time_s", "median") for _, b, a in growth]
+    bound = all(t.value < 2 for t in times)  # 8x the flops in under 2x the time
+    verdict = (": launch-bound, so the smallest sizes' percentages of cuBLAS compare the launch paths (ours, cuBLAS "
+               "through CuPy), not the kernels") if bound else ": the time grows with the work"
+    yield sentence(small, " -> ", big, " (", work, "^3 the flops): ",
+                   join(", ", (sentence(f"{v} ", q(t, ".2f"), "x the time") for (v, _, _), t in zip(growth, times))),
+                   verdict)
 
 EXPERIMENT = Experiment(
     name="matmul_sizes",
@@ -54,8 +76,10 @@ EXPERIMENT = Experiment(
     group_by=("size",),
     plot=Plot(x="size", y="gflops", series="variant", logx=True,
               title="matmul: GFLOP/s vs size (square, FP32); cuBLAS measured in the same run"),
-    modern_note="At 128^3 every kernel is launch- and latency-bound (a few microseconds), so all variants look close, "
-                "as in the seed; the gap opens once the grid fills the GPU.",
+    modern_note="At 128^3 and 256^3 a kernel runs for a few microseconds, less than the host spends on one launch: "
+                "the findings check whether the time grows with the work, and where it does not, the percentages of "
+                "cuBLAS there compare launch paths, not kernels. The gap between the rungs opens once the grid fills "
+                "the GPU.",
     findings=findings,
     derive=vs_cublas(("size",)),
     order=71,
