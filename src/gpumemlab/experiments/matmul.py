@@ -99,7 +99,13 @@ EXPERIMENT = Experiment(
     group_by=SHAPE,
     modern_note="L1 and L2 absorb much of what the OP/B model charges to DRAM: the naive kernels are bound by load "
                 "instructions and L1 throughput, not DRAM; only register blocking (many outputs per thread from "
-                "16-byte shared loads) approaches the FP32 FMA rate.",
+                "16-byte shared loads) approaches the FP32 FMA rate. Seed 004's transpose of B cannot pay off on a "
+                "GPU that coalesces per warp: its 'optimized' kernel reads b[tid*n + k], consecutive threads n floats "
+                "apart (gpumemlab analyze: 32 sectors per request, uncoalesced), where its original b[k*n + tid] was "
+                "already coalesced (4 sectors per request). transposed_b runs that access (the column-major kernel "
+                "on B^T, the same per-thread pattern as the seed's one-block-per-row launch) after the seed's "
+                "transpose kernel; the seed's 30% gain would need per-thread contiguity to matter, as on a CPU "
+                "cache, which warp coalescing does not reward.",
     findings=findings,
     derive=vs_cublas(SHAPE),
     order=70,
