@@ -33,7 +33,7 @@ snapshot() { [ -f "$RUNS/$1/results.json" ] && cp "$RUNS/$1/results.json" "$OUT/
 bench_run() {  # NAME BENCH-ARGS...: gpumemlab bench --out $RUNS/NAME, its results.json mirrored into $OUT meanwhile
   local name=$1; shift
   rm -rf "$RUNS/$name" "$OUT/$name.results.json"  # nothing from an earlier call on a warm machine passes for this run
-  ( while sleep 5; do snapshot "$name"; done ) & local mirror=$!
+  ( while :; do sleep 5 & wait $!; snapshot "$name"; done ) > /dev/null 2>&1 & local mirror=$!  # a TERM ends it at once
   run_logged "$name" $PY -m gpumemlab bench "$@" --out "$RUNS/$name" ${BENCH_ARGS:-}
   kill "$mirror" 2>/dev/null; wait "$mirror" 2>/dev/null; snapshot "$name"
   [ -d "$RUNS/$name" ] && tar -C "$RUNS" -czf "$OUT/$name.tgz" "$name"
