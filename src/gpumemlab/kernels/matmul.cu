@@ -548,13 +548,16 @@ constexpr int GEMV_DEPTH = 4;
 // blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk) and adds into C with atomicAdd (C zeroed
 // first), so that a short row of columns still spreads over every SM; the order of those few additions is
 // not fixed (last-bit differences between runs, as with split-K above).
-// __launch_bounds__(256, 2): without it ptxas kept ROWS = 8 at 72 registers by consuming each row of B right after
-// its load (one 512-byte read in flight per warp, the memory-level parallelism that left 8 x 8192 x 8192 at 0.74x of
-// cuBLAS); with it, 110-114 registers and all GEMV_DEPTH rows in flight. A higher block minimum capped registers too
-// low: 3 blocks serialized the loads again, and an earlier bound made sm_100 spill gemv_cols<4, false, 4> at 48.
+// __launch_bounds__: without it ptxas kept ROWS = 8 at 72 registers by consuming each row of B right after its
+// load (one 512-byte read in flight per warp, the memory-level parallelism that left 8 x 8192 x 8192 at 0.74x of
+// cuBLAS). With a minimum of 2 blocks (8 rows), 8 (1 row, float4) or 4 (the rest) per SM every float4 one keeps all
+// GEMV_DEPTH rows in flight on sm_90 (tests/test_tools.py checks the SASS) at 110-114, 56, 64 and 32 registers;
+// 3 blocks for 8 rows capped it at 80 and serialized the loads again; 32 registers made sm_100 spill the scalar
+// 1-row kernel, and a 48-register cap gemv_cols<4, false, 4>.
 template <int VEC, bool SPLIT, int ROWS>
-__global__ void __launch_bounds__(256, 2) gemv_cols(float* __restrict__ c, const float* __restrict__ a,
-                                                    const float* __restrict__ B, int M, int N, int K, int k_chunk) {
+__global__ void __launch_bounds__(256, ROWS == 8 ? 2 : (ROWS == 1 && VEC == 4 ? 8 : 4))
+    gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N, int K,
+              int k_chunk) {
     __shared__ float part[8][32 * VEC];
     const int lane = threadIdx.x, r = threadIdx.y;
     const int col = (blockIdx.x * 32 + lane) * VEC;
