@@ -154,3 +154,8 @@ def test_reports_name_the_merged_runs():
     assert f"<li>{line}<code>cmd &lt;b&gt;</code> (date of cmd &lt;b&gt;)</li>" in html.render(res)
     readme = load("update_readme").table(res, "docs/results/x/results.json")
     assert "Records of x2: from `cmd <b>` (date of cmd <b>)." in readme
+    from gpumemlab.experiments import registry
+
+    # x1 and x2 are no experiments of the suite: every registered one is named as not in this run
+    assert readme.endswith("Not in this run (added to the suite after it): "
+                           + ", ".join(f"`{n}`" for n in registry()) + ".")

@@ -77,6 +77,11 @@ def table(res: RunResults, source: str) -> str:
     lines += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows(res)]
     lines += ["", "Ceilings measured in the same run: " + "; ".join(
         f"{k} {fmt_num(v['value'])} {v['unit']}" for k, v in res.ceilings.items()) + "."]
+    from gpumemlab.experiments import registry
+
+    missing = [n for n in registry() if n not in res.experiments]
+    if missing:  # declared since the run: the table cannot speak for them yet
+        lines += ["", "Not in this run (added to the suite after it): " + ", ".join(f"`{n}`" for n in missing) + "."]
     return "\n".join(lines)
 
 
