@@ -16,7 +16,8 @@ import numpy as np
 
 from ..bench.verify import device_random_nonzero
 from ._cite import field, join, q, sentence
-from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
+from ._claims import COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE
+from ._declare import Case, Check, Claim, Experiment, Plot, outside
 from ._library import library_vs_baselines
 from ._model import shape_set_summary, store_ratios
 
@@ -129,10 +130,7 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="library_shapes",
     title="sum and mean along axes, and transpose, over a set of shapes: the library as users call it, against CuPy",
-    claims=(Claim("A half-warp's coalesced access covers 64, 128 or 256 bytes when each thread reads a 4-, 8- or "
-                  "16-byte word (float, float2, float4).", seed("001", "slide 'Coalescing global memory accesses'")),
-            Claim("Shared memory can be used to avoid non-coalesced access (see the 'Matrix Transpose' SDK example); "
-                  "threads of a half-warp that access the same bank conflict.", seed("001", "slide 'Shared Memory'")),
+    claims=(COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE,
             Claim("gpumemlab.transpose ran at 0.92x of a device copy of the same bytes at 16384^2, and on very thin "
                   "shapes (3 x 70000, 70000 x 3) at 0.7x of the copy and 0.8x of CuPy; gpumemlab.sum had no axis "
                   "(H200, FP32).", outside("gpumemlab issue 11, 'The library as users call it' (measured by its "

@@ -15,7 +15,8 @@ from ..kernels import transpose as K
 from ..ops import transpose as ops_transpose
 from ._copies import copy_kernel_runner, memcpy_runner
 from ._cite import constant, field, q, sentence
-from ._declare import Case, Check, Claim, Experiment, Plot, outside, seed
+from ._claims import SHARED_MEMORY_TRANSPOSE
+from ._declare import Case, Check, Claim, Experiment, Plot, outside
 from ._library import library_vs_baselines, versus_baselines
 from ._model import predict_global, predict_shared
 
@@ -101,8 +102,7 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="transpose",
     title="Matrix transpose: naive -> shared tile -> padded -> coarsened -> vectorized, vs copy, CuPy, PyTorch",
-    claims=(Claim("Shared memory can be used to avoid non-coalesced access (see the 'Matrix Transpose' SDK example); "
-                  "threads of a half-warp that access the same bank conflict.", seed("001", "slide 'Shared Memory'")),
+    claims=(SHARED_MEMORY_TRANSPOSE,
             Claim("Staging a tile in shared memory makes both the read and the write coalesced; padding the tile to "
                   "TILE x (TILE+1) removes the column-read bank conflicts; a good transpose approaches the copy "
                   "bandwidth of the same bytes.",

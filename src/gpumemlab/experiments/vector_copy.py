@@ -7,6 +7,7 @@ import numpy as np
 from ..bench.verify import device_random_nonzero
 from ._copies import BLOCK, copy_kernel_runner, memcpy_runner
 from ._cite import field, q, sentence
+from ._claims import COALESCED_WORDS
 from ._declare import Case, Check, Claim, Experiment, seed
 from ._model import predict_global
 
@@ -43,8 +44,7 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="vector_copy",
     title="Vector copies (float, float2, float4) vs cudaMemcpy D2D",
-    claims=(Claim("A half-warp's coalesced access covers 64, 128 or 256 bytes when each thread reads a 4-, 8- or "
-                  "16-byte word (float, float2, float4).", seed("001", "slide 'Coalescing global memory accesses'")),
+    claims=(COALESCED_WORDS,
             Claim("Batching can help performance: a thread that reads/writes multiple elements increases overlap "
                   "opportunities.", seed("001", "slide 'Global memory optimization'"))),
     cases=cases,
