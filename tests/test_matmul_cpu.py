@@ -79,6 +79,13 @@ def test_space_rejects_what_the_kernel_would_not_compile():
     assert any("shared memory" in p or "threads" in p for p in too_big.problems())
     with pytest.raises(ValueError):
         K.RBConfig.from_name("nope")
+    # any point of the space reads back from its name (a sweep can try it before it is a candidate)
+    points = K.space()
+    assert len(points) > 100 and all(K.RBConfig.from_name(c.name) == c for c in points)
+    skinny = K.RBConfig.from_name("128x32x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1")
+    assert (skinny.bm, skinny.bn, skinny.threads, skinny.order, skinny.pin, skinny.dbuf) == (128, 32, 128, 2, 1, 0)
+    with pytest.raises(ValueError, match="outside the space: 64 threads"):
+        K.RBConfig.from_name("64x32x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1")
     with pytest.raises(ValueError):
         K.DEFAULT.spec(2)
 

@@ -98,7 +98,9 @@ def main(argv) -> int:
     ap.add_argument("out")
     ap.add_argument("--max-sweep-flops", type=float, default=2e11)
     ap.add_argument("--samples", type=int, default=10)
-    ap.add_argument("--configs", default="", help="comma-separated config names (default: every candidate)")
+    ap.add_argument("--configs", default="", help="comma-separated config names (default: every candidate); any "
+                    "valid point of the space by its name, e.g. 128x32x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1 (the chooser "
+                    "uses a winner only once it is in kernels/matmul.py's CANDIDATES)")
     args = ap.parse_args(argv)
     if os.environ.get("CUPY_TF32", "0") != "0":
         print("CUPY_TF32 is set: cuBLAS would not be FP32", file=sys.stderr)

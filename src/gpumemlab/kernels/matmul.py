@@ -9,6 +9,7 @@ timed on the device by ``tools/matmul_tune.py``, which stores the choice per dev
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 from . import KernelSpec
@@ -64,6 +65,10 @@ SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_8
 MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
 
 
+_NAME = re.compile(r"(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)_i(\d+)_t(\d+)x(\d+)_s(\d+)_a(\d+)_b(\d+)(_d1)?(?:_o(\d+))?"
+                   r"(?:_p(\d+))?")  # RBConfig.name, read back
+
+
 @dataclass(frozen=True)
 class RBConfig:
     """One point of the space: block tile BM x BN x BK, warp tile WM x WN, WNITER sub-tiles along N,
@@ -98,10 +103,21 @@ class RBConfig:
 
     @classmethod
     def from_name(cls, name: str) -> "RBConfig":
+        """A candidate by its name, or any valid point of the space written the same way (so a sweep can try a
+        configuration before it is a candidate); ValueError for a name that is neither."""
         for cfg in CANDIDATES:
             if cfg.name == name:
                 return cfg
-        raise ValueError(f"unknown register_blocked config {name!r}")
+        m = _NAME.fullmatch(name)
+        if m is None:
+            raise ValueError(f"unknown register_blocked config {name!r}")
+        bm, bn, bk, wm, wn, wniter, tm, tn, stages, aload, minb, dbuf, order, pin = m.groups()
+        cfg = cls(int(bm), int(bn), int(bk), int(wm), int(wn), int(wniter), int(stages), int(aload), int(minb),
+                  int(tm), int(tn), dbuf=int(bool(dbuf)), order=int(order or 0), pin=int(pin or 0))
+        problems = cfg.problems(4)
+        if problems:
+            raise ValueError(f"register_blocked config {name!r} is outside the space: {'; '.join(problems)}")
+        return cfg
 
     @property
     def threads(self) -> int:
