@@ -99,3 +99,34 @@ def test_matmul_shapes_experiment_is_registered():
 
     exp = registry()["matmul_shapes"]
     assert exp.group_by == ("shape",) and exp.plot.y == "ratio_to_cublas"
+
+
+def test_installing_a_sweep_of_some_groups_keeps_the_other_shapes_winners(tmp_path, monkeypatch, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("matmul_zoo", Path(__file__).resolve().parents[1] / "tools" /
+                                                  "matmul_zoo.py")
+    zoo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zoo)
+    table = tmp_path / "matmul_shapes.json"
+    big, small = K.CANDIDATES[0].name, K.SMALL.name
+    table.write_text(json.dumps(dict(format=1, about="x", devices={"GPU": dict(
+        winners={"1x2x3": dict(config=big, splits=1), "4x5x6": dict(config=big, splits=2)}, occupancy={big: 1})})))
+    monkeypatch.setattr(ops, "SHAPES_PATH", table)
+    skinny = "128x32x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1"
+    sweep = dict(device=dict(name="GPU", sm_count=132), occupancy={small: 4}, groups=["tall_skinny"], shapes=[
+        dict(group="tall_skinny", shape="4x5x6", cublas_kernel_s=[1e-3],
+             sweep_median_s={f"{small}/1": 2e-3, f"{skinny}/2": 1e-3})])
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(sweep))
+    assert zoo.install(str(path)) == 0
+    got = json.loads(table.read_text())["devices"]["GPU"]
+    assert got["winners"]["1x2x3"] == dict(config=big, splits=1)  # not swept: kept
+    assert got["winners"]["4x5x6"]["config"] == skinny and got["winners"]["4x5x6"]["splits"] == 2
+    assert got["occupancy"] == {big: 1, small: 4}
+    assert f"not in kernels/matmul.py's CANDIDATES yet: {skinny}" in capsys.readouterr().err
+    sweep["groups"] = []  # a full sweep replaces the device's entry
+    path.write_text(json.dumps(sweep))
+    zoo.install(str(path))
+    assert set(json.loads(table.read_text())["devices"]["GPU"]["winners"]) == {"4x5x6"}
