@@ -19,7 +19,6 @@ from gpumemlab.bench.records import RunResults
 from gpumemlab.experiments import registry
 from gpumemlab.report.write import write_report
 from gpumemlab.suite.ceilings import raise_ceilings
-from gpumemlab.suite.run import _refresh_findings
 
 
 def provenance(run: RunResults, names: list[str], own: bool) -> list[dict]:
@@ -50,27 +49,26 @@ def merge(runs: list[RunResults]) -> RunResults:
         if not mine:
             continue
         out.results += [r for r in run.results if r.experiment in mine]
-        out.experiments.update({n: run.experiments[n] for n in mine if n in run.experiments})
+        out.experiments.update({n: dict(run.experiments[n]) for n in mine if n in run.experiments})
         out.errors += [e for e in run.errors if e["experiment"] in mine]
         merged += provenance(run, mine, own=run is not base)
     out.meta["merged_runs"] = merged
-    missing = sorted(set(registry()) - {r.experiment for r in out.results} - set(out.experiments))
+    reg = registry()
+    missing = sorted(set(reg) - {r.experiment for r in out.results} - set(out.experiments))
     out.meta["complete"] = not missing
     if missing:
         print(f"merge_runs: no records of {', '.join(missing)}", file=sys.stderr)
-    order = {n: i for i, n in enumerate(registry())}  # the suite's order, as a single run writes them
+    order = {n: i for i, n in enumerate(reg)}  # the suite's order, as a single run writes them
     out.results.sort(key=lambda r: order.get(r.experiment, len(order)))
     out.experiments = dict(sorted(out.experiments.items(), key=lambda kv: order.get(kv[0], len(order))))
     raise_ceilings(out.ceilings, out.results)
-    _refresh_findings(out)
-    describe_again(out)
+    describe_again(out, reg)  # after the ceilings: findings quote percentages of them
     return out
 
 
-def describe_again(res: RunResults) -> None:
+def describe_again(res: RunResults, reg: dict) -> None:
     """Each measured experiment's text (title, claims, notes, findings) from its current declaration; the records,
     and what the run itself added to the entry (wall_s, skipped), stay as they were."""
-    reg = registry()
     for name, info in res.experiments.items():
         recs = [r for r in res.results if r.experiment == name]
         if recs and name in reg:
