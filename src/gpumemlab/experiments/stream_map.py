@@ -121,37 +121,39 @@ def cases(session, params):
         copy = lambda w=workers: host_copy(out, x, w)  # noqa: E731
         yield Case("host memcpy x -> out", copy, chunkwise_check(copy, out, lambda lo, hi: x[lo:hi], rows, "memcpy"),
                    params=dict(common, workers=workers), **moved, kind="baseline", **host)
+    with route_arrays(params["routes"], x, out, max(params["workers"])) as arrays:
+        for name in params["fns"]:
+            fn = fns[name]
+            p = dict(common, fn=name)
+            naive = lambda fn=fn: naive_loop(fn, x, out, rows)  # noqa: E731
+            yield Case("naive loop", naive, chunkwise_check(naive, out, refs[name], rows, "naive loop"), params=p,
+                       **moved, kind="baseline", **host)
+            for route in params["routes"]:
+                src, dst = arrays[route]
+                copies = name == "light" and route != CALLER_PINNED  # host threads matter only where they copy
+                for workers in params["workers"] if copies else (None,):
+                    stats = {}
+
+                    def mapped(fn=fn, stats=stats, workers=workers, route=route, src=src, dst=dst):
+                        stats.update(stream_map(fn, src, out=dst, chunk_bytes=chunk, workers=workers,
+                                                register=ROUTES.get(route, False), profile=True)[1])
+                    yield Case("gpumemlab.stream_map", mapped,
+                               chunkwise_check(mapped, dst, refs[name], rows, f"stream_map {route}"),
+                               params=dict(p, route=route, workers=workers), **moved, **host,
+                               after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
+
+
+@contextlib.contextmanager
+def route_arrays(routes, x: np.ndarray, out: np.ndarray, workers: int):
+    """(input, output) per route: ``x`` and ``out`` themselves, and for the caller-pinned route page-locked copies
+    of them (cudaHostAlloc, filled before any timing; freed on exit)."""
+    arrays = dict.fromkeys(ROUTES, (x, out))
     with contextlib.ExitStack() as held:
-        arrays = dict.fromkeys(ROUTES, (x, out))  # (input, output) per route
-        if CALLER_PINNED in params["routes"]:
-            px, pout = (held.enter_context(host_array(n, np.float32)) for _ in range(2))
-            host_copy(px.array, x, max(params["workers"]))
+        if CALLER_PINNED in routes:
+            px, pout = (held.enter_context(host_array(x.shape[0], x.dtype)) for _ in range(2))
+            host_copy(px.array, x, workers)
             arrays[CALLER_PINNED] = (px.array, pout.array)
-        yield from _fn_cases(params, fns, refs, arrays, x, out, rows, chunk, common, moved, host)
-
-
-def _fn_cases(params, fns, refs, arrays, x, out, rows, chunk, common, moved, host):
-    """Per fn: the naive loop, then stream_map on every route (the light fn also per host-thread count where the
-    route copies on the host)."""
-    for name in params["fns"]:
-        fn = fns[name]
-        p = dict(common, fn=name)
-        naive = lambda fn=fn: naive_loop(fn, x, out, rows)  # noqa: E731
-        yield Case("naive loop", naive, chunkwise_check(naive, out, refs[name], rows, "naive loop"), params=p,
-                   **moved, kind="baseline", **host)
-        for route in params["routes"]:
-            src, dst = arrays[route]
-            copies = name == "light" and route != CALLER_PINNED
-            for workers in params["workers"] if copies else (None,):
-                stats = {}
-
-                def mapped(fn=fn, stats=stats, workers=workers, route=route, src=src, dst=dst):
-                    stats.update(stream_map(fn, src, out=dst, chunk_bytes=chunk, workers=workers,
-                                            register=ROUTES.get(route, False), profile=True)[1])
-                yield Case("gpumemlab.stream_map", mapped,
-                           chunkwise_check(mapped, dst, refs[name], rows, f"stream_map {route}"),
-                           params=dict(p, route=route, workers=workers), **moved, **host,
-                           after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
+        yield arrays
 
 
 def derive(records, session):
