@@ -16,8 +16,8 @@ import numpy as np
 
 from ..bench.verify import device_random_nonzero
 from ._cite import field, join, q, sentence
-from ._claims import COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE
-from ._declare import Case, Check, Claim, Experiment, Plot, outside
+from ._claims import COALESCED_WORDS, ISSUE_11, SHARED_MEMORY_TRANSPOSE
+from ._declare import Case, Check, Claim, Experiment, Plot
 from ._library import library_vs_baselines
 from ._model import shape_set_summary, store_ratios
 
@@ -133,8 +133,7 @@ EXPERIMENT = Experiment(
     claims=(COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE,
             Claim("gpumemlab.transpose ran at 0.92x of a device copy of the same bytes at 16384^2, and on very thin "
                   "shapes (3 x 70000, 70000 x 3) at 0.7x of the copy and 0.8x of CuPy; gpumemlab.sum had no axis "
-                  "(H200, FP32).", outside("gpumemlab issue 11, 'The library as users call it' (measured by its "
-                                           "author)")),),
+                  "(H200, FP32).", ISSUE_11),),
     cases=cases,
     params=dict(functions=["sum", "mean", "transpose"]),
     group_by=("index",),

@@ -13,7 +13,8 @@ import numpy as np
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
 from ._cite import field, join, q, sentence
-from ._declare import Case, Claim, Experiment, Plot, outside, seed
+from ._claims import ISSUE_11
+from ._declare import Case, Claim, Experiment, Plot, seed
 from ._library import returning
 from ._matmul import Reference
 from ._model import shape_set_summary, store_ratios
@@ -90,7 +91,7 @@ EXPERIMENT = Experiment(
                   "matrix size.", seed("002", "blog 'GPU shared memory', Figure 1")),
             Claim("As users call it, the library's matmul reached 0.99x cuBLAS at 8192^3 but 0.66x at 1024^3, 0.39x "
                   "at 512^3, 0.53x at 64 x 4096 x 4096, 0.40x at 256 x 256 x 8192 and 0.24x for M = 1 (H200, FP32).",
-                  outside("gpumemlab issue 11, 'The library as users call it' (measured by its author)")),),
+                  ISSUE_11),),
     cases=cases,
     params=dict(max_flops=1e13, slow_flops=1e12, quick_max_flops=2e10),
     group_by=("shape",),
