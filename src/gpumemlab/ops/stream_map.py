@@ -194,9 +194,9 @@ def _file_backed(a: np.ndarray) -> bool:
     return False
 
 
-def _input_mode(x: np.ndarray) -> str:
-    """"pinned" (already page-locked: DMA in place), "register" (may be page-locked in place) or "stage" (also
-    asked of ``out``, where only "pinned" matters)."""
+def _host_mode(x: np.ndarray) -> str:
+    """How a host array can meet the DMA engines: "pinned" (already page-locked: DMA in place), "register" (may be
+    page-locked in place) or "stage" (through pinned buffers). Asked of ``x`` and of ``out``."""
     from ..gpu.host import pointer_attributes
 
     if not x.flags.c_contiguous:
@@ -288,7 +288,7 @@ class _Pipeline:
 
         self.fn, self.x, self.out, self.plan, self.register = fn, x, out, plan, register
         self.row_bytes = x.dtype.itemsize * math.prod(x.shape[1:])
-        self.mode = _input_mode(x)
+        self.mode = _host_mode(x)
         if register is False and self.mode == "register":
             self.mode = "stage"
         self.origin = cupy.cuda.get_current_stream()
@@ -496,7 +496,7 @@ class _Pipeline:
         elif not self.out.flags.writeable:
             raise UsageError("stream_map: out is read-only")
         row_bytes = self.out_dtype.itemsize * math.prod(self.out_tail)
-        self.out_direct = _input_mode(self.out) == "pinned"
+        self.out_direct = _host_mode(self.out) == "pinned"
         if self.out_direct:  # the copy threads have no output to move
             self.balance.out_per_in = 0.0
             return
