@@ -553,7 +553,7 @@ constexpr int GEMV_DEPTH = 4;
 // cuBLAS). With a minimum of 2 blocks (8 rows), 8 (1 row, float4) or 4 (the rest) per SM every float4 one keeps all
 // GEMV_DEPTH rows in flight on sm_90 (tests/test_tools.py checks the SASS) at 110-114, 56, 64 and 32 registers;
 // 3 blocks for 8 rows capped it at 80 and serialized the loads again; 32 registers made sm_100 spill the scalar
-// 1-row kernel, and a 48-register cap gemv_cols<4, false, 4>.
+// 1-row kernel, and an earlier 48-register cap spilled gemv_cols<4, false, 4> there.
 template <int VEC, bool SPLIT, int ROWS>
 __global__ void __launch_bounds__(256, ROWS == 8 ? 2 : (ROWS == 1 && VEC == 4 ? 8 : 4))
     gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N, int K,
