@@ -550,12 +550,13 @@ constexpr int GEMV_DEPTH = 4;
 // not fixed (last-bit differences between runs, as with split-K above).
 // __launch_bounds__: without it ptxas kept ROWS = 8 at 72 registers by consuming each row of B right after its
 // load (one 512-byte read in flight per warp, the memory-level parallelism that left 8 x 8192 x 8192 at 0.74x of
-// cuBLAS). With a minimum of 2 blocks (8 rows), 8 (1 row, float4) or 4 (the rest) per SM every float4 one keeps all
-// GEMV_DEPTH rows in flight on sm_90 (tests/test_tools.py checks the SASS) at 110-114, 56, 64 and 32 registers;
+// cuBLAS). With a minimum of 2 blocks (8 rows), 3 (4 rows), 6 (1 row, float4) or 4 (the rest) per SM every float4
+// one keeps all GEMV_DEPTH rows in flight on sm_90 (tests/test_tools.py checks the SASS); NVRTC 13.5 did so with 4
+// blocks for 4 rows and 8 for the float4 1-row kernel, but NVRTC 13.0 kept only 2-3 rows in flight there;
 // 3 blocks for 8 rows capped it at 80 and serialized the loads again; 32 registers made sm_100 spill the scalar
 // 1-row kernel, and an earlier 48-register cap spilled gemv_cols<4, false, 4> there.
 template <int VEC, bool SPLIT, int ROWS>
-__global__ void __launch_bounds__(256, ROWS == 8 ? 2 : (ROWS == 1 && VEC == 4 ? 8 : 4))
+__global__ void __launch_bounds__(256, ROWS == 8 ? 2 : ROWS == 4 ? 3 : (ROWS == 1 && VEC == 4 ? 6 : 4))
     gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B, int M, int N, int K,
               int k_chunk) {
     __shared__ float part[8][32 * VEC];
