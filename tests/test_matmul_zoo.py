@@ -114,7 +114,7 @@ def test_installing_a_sweep_of_some_groups_keeps_the_other_shapes_winners(tmp_pa
     table.write_text(json.dumps(dict(format=1, about="x", devices={"GPU": dict(
         winners={"1x2x3": dict(config=big, splits=1), "4x5x6": dict(config=big, splits=2)}, occupancy={big: 1})})))
     monkeypatch.setattr(ops, "SHAPES_PATH", table)
-    skinny = "128x32x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1"
+    skinny = "128x32x16_w32x32_i1_t4x4_s2_a0_b4_o2_p1"  # a point of the space that is no candidate
     sweep = dict(device=dict(name="GPU", sm_count=132), occupancy={small: 4}, groups=["tall_skinny"], shapes=[
         dict(group="tall_skinny", shape="4x5x6", cublas_kernel_s=[1e-3],
              sweep_median_s={f"{small}/1": 2e-3, f"{skinny}/2": 1e-3})])

@@ -57,10 +57,13 @@ def aat_tiled(pad: int) -> KernelSpec:
 
 # --- the register-blocked kernel's parameter space -------------------------------------------------
 TUNE_PARAMS = {
-    "BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16],
+    "BM": [32, 64, 128, 256], "BN": [32, 64, 128, 256], "BK": [8, 16],
     "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
     "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1], "ORDER": [0, 1, 2], "PIN": [0, 1],
 }
+# split-K factors (sweeps, tuning, chooser): up to 64, since one 64x64 tile with K = 65536 needs ~that many blocks
+# to fill an H100's 132 SMs
+SPLIT_FACTORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_80 and sm_90 opt-in limits)
 MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
 
@@ -215,6 +218,9 @@ CANDIDATES = [
     RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1, order=2),
     RBConfig(128, 128, 16, 64, 64, 4, stages=2, aload=1, minb=2, ragged_minb=1, dbuf=1),
     RBConfig(64, 128, 8, 32, 64, 2, stages=3, aload=0, minb=3, order=2, pin=1),
+    # skinny tiles: the H200 shape sweep's fastest point on most shapes with M or N <= 1024 and on large K
+    RBConfig(32, 128, 16, 32, 32, 1, stages=3, aload=0, minb=4, order=2, pin=1),
+    RBConfig(128, 32, 16, 32, 32, 1, stages=3, aload=0, minb=4, order=2, pin=1),
     RBConfig(64, 64, 8, 32, 32, 2, stages=3, aload=0, minb=4, order=2, pin=1),
 ]
 # Used when no tuned entry fits the device: the H100 tuning winner (128 x 256, 8 x 16 per thread, ORDER 2, PIN 1).

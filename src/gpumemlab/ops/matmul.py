@@ -67,9 +67,7 @@ class Choice:
 
 
 MIN_SPLIT_DEPTH = 256  # a split-K slice shorter than this spends more on its prologue than it saves
-# split-K factors the shape sweep measures: up to 64, since one 64x64 tile with K = 65536 needs ~that many blocks
-# to fill an H100's 132 SMs
-SWEEP_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+SWEEP_SPLITS = K.SPLIT_FACTORS  # the split-K factors the shape sweep measures and the chooser may pick
 
 
 def split_chunk(k: int, bk: int, splits: int) -> tuple[int, int]:
@@ -83,7 +81,7 @@ def _split_options(cfg: K.RBConfig, m: int, n: int, k: int, slots: int) -> list[
     """Split-K factors worth trying: only when the tiles fill less than half of one wave."""
     tiles = _tiles(cfg, m, n)
     out = [1]
-    for s in (2, 3, 4, 6, 8):
+    for s in SWEEP_SPLITS[1:]:  # up to 64: the shape sweeps' winners on large K (H100, H200)
         if tiles * s <= slots and k // s >= MIN_SPLIT_DEPTH:
             out.append(s)
     return out

@@ -206,7 +206,7 @@ MATMUL = Family(
     baseline="cuBLAS SGEMM (TF32 off)",
     sources=(KM.SRC,),
     space=Space(
-        params=dict(config=[c.name for c in KM.CANDIDATES], splits=(1, 2, 3, 4, 6, 8)),
+        params=dict(config=[c.name for c in KM.CANDIDATES], splits=KM.SPLIT_FACTORS),
         derive=dict(
             bm=lambda c: KM.RBConfig.from_name(c["config"]).bm,
             bn=lambda c: KM.RBConfig.from_name(c["config"]).bn,
