@@ -415,12 +415,19 @@ def test_result_shape_keepdims():
 
 def test_axis_plans_pick_the_path_from_the_shape():
     rows = reduce_axis.plan((16384, 16384), (1,), 4, 4, True, 1000)
-    assert [(p.kind, p.vec, p.warp, p.splits) for p in rows] == [("rows", True, False, 1)]
+    assert [(p.kind, p.vec, p.tpr, p.splits) for p in rows] == [("rows", True, reduce.ROW_BLOCK, 1)]
     cols = reduce_axis.plan((16384, 16384), (0,), 4, 4, True, 1000)[0]
     assert (cols.kind, cols.width, cols.splits, cols.per_split) == ("cols", 4, 16, 1024)  # 2 waves of 1000 blocks
     assert reduce_axis.plan((16384, 16384), (0,), 4, 4, False, 1000)[0].width == 1  # misaligned: scalar loads
     few = reduce_axis.plan((3, 1 << 24), (1,), 4, 4, True, 1000)[0]
-    assert (few.kind, few.warp, few.splits) == ("rows", False, 667)  # ceil(2 * 1000 / 3) splits of each row
+    assert (few.kind, few.tpr, few.splits) == ("rows", reduce.ROW_BLOCK, 667)  # ceil(2 * 1000 / 3) splits of each row
+    thin = reduce_axis.plan((1 << 24, 3), (1,), 4, 4, True, 1000)[0]  # rows of 12 bytes: a thread each
+    assert (thin.kind, thin.tpr, thin.vec, thin.grid) == ("rows", 1, False, ((1 << 24) // reduce.ROW_BLOCK, 1))
+    widest = reduce_axis.plan((1000, 32), (1,), 4, 4, True, 1000)[0]  # 128 bytes: still a thread, float4 loads
+    assert (widest.tpr, widest.vec, widest.grid) == (1, True, (4, 1))
+    assert reduce_axis.plan((1000, 16), (1,), 8, 8, True, 1000)[0].tpr == 1  # float64: 128 bytes
+    assert reduce_axis.plan((1000, 33), (1,), 4, 4, True, 1000)[0].tpr == 32
+    assert reduce_axis.plan((1000, 17), (1,), 8, 8, True, 1000)[0].tpr == 32
     two = reduce_axis.plan((256, 256, 4096), (0, 2), 4, 8, True, 1000)
     assert [(p.kind, p.outer, p.n, p.inner, p.width) for p in two] == [("rows", 65536, 4096, 1, 4),
                                                                        ("cols", 1, 256, 256, 2)]
@@ -467,15 +474,23 @@ def test_thin_launch_geometry(rows, cols, ctype, short_rows, chunk, pitch):
                                                      if s > 1)
 
 
+@pytest.mark.parametrize("rows,cols,min_blocks,chunk", [
+    (3, 70000, 264, 256), (70000, 3, 264, 256), (31, 517, 264, 32), (3, 1 << 22, 264, 1024), (2, 100, 264, 32)])
+def test_thin_blocks_shrink_until_every_sm_has_some(rows, cols, min_blocks, chunk):
+    t = transpose.thin_launch(rows, cols, "float", min_blocks)
+    assert (t.chunk, t.grid) == (chunk, math.ceil(max(rows, cols) / chunk))
+    assert t.pitch == chunk + -(-32 // min(rows, cols))
+
+
 def test_full_reductions_with_another_accumulator_take_a_split_row():
     default = reduce_axis.plan((1 << 20,), (0,), 4, 4, True, 1000, full_ok=True)[0]
     other = reduce_axis.plan((1 << 20,), (0,), 4, 8, True, 1000, full_ok=False)[0]
     assert default.kind == "full"
-    assert (other.kind, other.outer, other.warp, other.splits) == ("rows", 1, False, 64)  # 2^18 vectors / 4096
+    assert (other.kind, other.outer, other.tpr, other.splits) == ("rows", 1, reduce.ROW_BLOCK, 64)  # 2^18 vectors / 4096
 
 
-@pytest.mark.parametrize("rows,cols,thin", [(3, 1 << 22, True), (1 << 22, 31, True), (3, 70_000, False),
-                                            (32, 1 << 22, False), (1 << 21, 2, True)])
+@pytest.mark.parametrize("rows,cols,thin", [(3, 1 << 22, True), (1 << 22, 31, True), (3, 70_000, True),
+                                            (32, 1 << 22, False), (1 << 21, 2, True), (2, 2, True), (40, 50, False)])
 def test_transpose_thin_path_choice(rows, cols, thin):
     spec = ops_transpose.launch_plan(rows, cols, "float32", True)[0]
     assert spec.name.startswith("transpose_thin") == thin

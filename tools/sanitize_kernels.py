@@ -86,10 +86,11 @@ def transpose_kernels(rng):
                 check(np.array_equal(out.get(), x.T if v.transposes else x), f"{v.name} {ctype} {rows}x{cols}")
         for rows, cols in ((3, 1001), (1001, 3), (31, 517), (517, 31), (1, 9), (6, 2)):  # the thin kernel, both ways
             x = random_nonzero((rows, cols), dtype, rng)
-            out = cupy.empty((cols, rows), dtype)
-            t = T.thin_launch(rows, cols, ctype)
-            runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cupy.asarray(x), rows, cols, *t.args, shmem=t.shmem)
-            check(np.array_equal(out.get(), x.T), f"thin {ctype} {rows}x{cols}")
+            for min_blocks in (1, 264):  # full-size blocks, and the smallest ones (THIN_MIN_CHUNK)
+                out = cupy.empty((cols, rows), dtype)
+                t = T.thin_launch(rows, cols, ctype, min_blocks)
+                runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cupy.asarray(x), rows, cols, *t.args, shmem=t.shmem)
+                check(np.array_equal(out.get(), x.T), f"thin {ctype} {rows}x{cols} chunk {t.chunk}")
 
 
 def matmul_kernels(rng, rb_only: bool):
@@ -181,9 +182,10 @@ def library(rng):
             x = random_nonzero(n, dtype, rng)
             got = float(gpumemlab.sum(cupy.asarray(x)))
             check(abs(got - x.astype(np.float64).sum()) <= 1e-3 * max(1.0, np.abs(x).sum() * 1e-3), f"sum {dtype} {n}")
-    for dtype in ("float32", "float64", "int32"):  # sums along axes: rows (warp, block), columns (split or not)
+    for dtype in ("float32", "float64", "int32"):  # sums along axes: rows (thread, warp, block), columns (split or not)
         for shape, axis in (((7, 5003), 1), ((3, 9001), -1), ((5003, 7), 0), ((2000, 33), 0), ((3, 517, 9), 1),
-                            ((5, 6, 7), (0, 2)), ((2, 70_001), 1), ((3, 5, 7, 9), (1, 3))):
+                            ((5, 6, 7), (0, 2)), ((2, 70_001), 1), ((3, 5, 7, 9), (1, 3)), ((1001, 3), 1),
+                            ((517, 32), 1), ((999, 16), -1)):
             x = random_nonzero(shape, dtype, rng)
             got = gpumemlab.sum(cupy.asarray(x), axis=axis).get()  # (2, 70_001): split rows
             want = x.astype(np.float64).sum(axis=axis)

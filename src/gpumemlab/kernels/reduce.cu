@@ -299,8 +299,10 @@ template <typename Acc> __device__ __forceinline__ Acc hsum(longlong2 v) { retur
 template <typename T, bool VEC> struct Load { typedef T type; };
 template <typename T> struct Load<T, true> { typedef typename Vec16<T>::type type; };
 
-// sum_rows (inner == 1): out[r] = sum of row r (n contiguous elements). TPR threads per row: 32 (a warp; BLOCK/32
-// rows per block) for short rows, BLOCK (the block) for long ones; each thread keeps 4 loads in flight. Few long
+// sum_rows (inner == 1): out[r] = sum of row r (n contiguous elements). TPR threads per row: 1 for rows of at most
+// 128 bytes (a warp reads 32 adjacent rows: each load instruction spans them with stride n, and the lines it brings
+// into L1 serve the row's next loads, so DRAM sees every byte once), 32 (a warp; BLOCK/32 rows per block) for short
+// rows, BLOCK (the block) for long ones; each thread keeps 4 loads in flight. Few long
 // rows: blockIdx.y splits each row into runs of `per_split` vectors (TPR == BLOCK only), each written to
 // partial[split][r] for sum_splits to add in order.
 // No __launch_bounds__ on sum_rows / sum_cols: with it ptxas caps registers low enough to spill some
@@ -324,7 +326,9 @@ __global__ void sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial, const
         }
         for (; i < end; i += TPR) acc += hsum<Acc>(__ldg(row + i));
     }
-    if constexpr (TPR == 32) {
+    if constexpr (TPR == 1) {
+        if (r < rows) out[r] = acc / divisor;
+    } else if constexpr (TPR == 32) {
         acc = warp_sum(acc);  // the whole warp shares one row, so every lane takes part
         if (lane == 0 && r < rows) out[r] = acc / divisor;
     } else {

@@ -142,12 +142,13 @@ TUNING_WAVES = (1, 2, 4, 8)
 
 # ---------------------------------------------------------------- reductions along axes (sum_rows / sum_cols)
 ROW_BLOCK = 256      # threads of a sum_rows block
-WARP_ROW_MAX = 4096  # rows up to this many elements take a warp each, longer ones a block each
+THREAD_ROW_VECTORS = 8  # rows up to this many 16-byte vectors (128 bytes) take a thread each
+WARP_ROW_MAX = 4096  # longer rows up to this many elements take a warp each, longer ones a block each
 COL_ROWS = 8         # RB of sum_cols: warps per block, each taking every 8th row
 
 
-def rows_spec(ctype: str, acc: str, vec: bool, warp: bool) -> KernelSpec:
-    tpr = 32 if warp else ROW_BLOCK
+def rows_spec(ctype: str, acc: str, vec: bool, tpr: int) -> KernelSpec:
+    """``tpr``: threads per row, 1, 32 or ROW_BLOCK."""
     return KernelSpec(SRC, f"sum_rows<{ctype}, {acc}, {str(vec).lower()}, {tpr}, {ROW_BLOCK}>")
 
 
@@ -160,7 +161,7 @@ def splits_spec(acc: str) -> KernelSpec:
 
 
 def _axis_specs(ctype: str, acc: str) -> list[KernelSpec]:
-    return ([rows_spec(ctype, acc, v, w) for v in (False, True) for w in (False, True)]
+    return ([rows_spec(ctype, acc, v, t) for v in (False, True) for t in (1, 32, ROW_BLOCK)]
             + [cols_spec(ctype, acc, v) for v in (False, True)] + [splits_spec(acc)])
 
 

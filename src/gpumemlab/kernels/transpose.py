@@ -111,21 +111,22 @@ class ThinLaunch:
 
 
 THIN_MAX = 31       # the thin path takes shapes with a side up to this
-# ... and at least this many elements: in a same-run comparison on an H100 (library calls as users time them) the
-# thin kernel beat the 32-wide tiles from 4 x 2^22 elements up and lost by a few microseconds at 3..31 x 70000,
-# where the call's host cost dominates; the crossover between those sizes is not measured
-THIN_MIN_ELEMS = 1 << 22
-THIN_ELEMS = 4096   # elements one block moves (16 per thread): 16 KiB of float, 32 KiB of double in its tile
+THIN_ELEMS = 4096   # elements one block moves at most (16 per thread): 16 KiB of float, 32 KiB of double in its tile
+THIN_MIN_CHUNK = 32  # positions of the long side per block at least (one warp's worth)
 THIN_BLOCK = (256,)
 
 
-def thin_launch(rows: int, cols: int, ctype: str) -> ThinLaunch:
-    """The thin kernel's launch for a rows x cols input with min(rows, cols) <= THIN_MAX."""
+def thin_launch(rows: int, cols: int, ctype: str, min_blocks: int = 1) -> ThinLaunch:
+    """The thin kernel's launch for a rows x cols input with min(rows, cols) <= THIN_MAX: blocks of THIN_ELEMS
+    elements, or smaller ones (down to THIN_MIN_CHUNK positions) until there are ``min_blocks`` of them (an H200
+    run of 3 x 70000 had 69 blocks of 1024 positions for 132 SMs: 0.80x CuPy's one-thread-per-element copy)."""
     short_rows = rows <= cols
     s, long = (rows, cols) if short_rows else (cols, rows)
     if not 1 <= s <= THIN_MAX:
         raise ValueError(f"transpose_thin needs a side of 1..{THIN_MAX}, got {rows} x {cols}")
     chunk = 1 << ((THIN_ELEMS // s).bit_length() - 1)  # a power of two, s * chunk <= THIN_ELEMS < 2^16
+    while chunk > THIN_MIN_CHUNK and math.ceil(long / chunk) < min_blocks:
+        chunk //= 2
     pitch = chunk + -(-32 // s)
     size = 8 if ctype == "double" else 4
     spec = KernelSpec(SRC, f"transpose_thin<{ctype}, {str(short_rows).lower()}>")

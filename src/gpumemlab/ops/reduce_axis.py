@@ -2,7 +2,8 @@
 
 The reduced axes of a contiguous array collapse to ``n`` and the kept ones around them to ``outer`` x ``inner``
 (``_axes.collapse``). Whole array: the full reduction of ``ops.reduce`` (reduce7). ``inner == 1`` (row sums:
-each result is a contiguous run): ``sum_rows``, a warp per row up to ``WARP_ROW_MAX`` elements, else a block.
+each result is a contiguous run): ``sum_rows``, a thread per row up to 128 bytes, a warp per row up to
+``WARP_ROW_MAX`` elements, else a block.
 ``inner > 1`` (column sums): ``sum_cols``, threads own adjacent columns so each warp reads a contiguous piece of
 a row (coalesced); when the columns alone give too few blocks for the GPU, the rows are split across blocks and
 ``sum_splits`` adds the splits' partials in order. Reduced axes interleaved with kept ones in memory: a
@@ -49,7 +50,7 @@ class AxisPlan:
     n: int
     inner: int
     vec: bool = False
-    warp: bool = False         # rows: a warp per row
+    tpr: int = 0               # rows: threads per row (1, 32 or K.ROW_BLOCK)
     splits: int = 1            # rows (block per row): splits of each row; cols: splits of the rows
     per_split: int = 0         # rows: vectors per split; cols: rows per split
     width: int = 1             # elements per load
@@ -57,7 +58,9 @@ class AxisPlan:
     @property
     def grid(self):
         if self.kind == "rows":
-            return (math.ceil(self.outer * 32 / K.ROW_BLOCK), 1) if self.warp else (self.outer, self.splits)
+            if self.tpr < K.ROW_BLOCK:  # several rows per block
+                return (math.ceil(self.outer * self.tpr / K.ROW_BLOCK), 1)
+            return (self.outer, self.splits)
         col_blocks = math.ceil(self.inner / (32 * self.width))
         return (col_blocks * self.outer, self.splits)
 
@@ -65,8 +68,7 @@ class AxisPlan:
 def tree_depth(p: AxisPlan) -> int:
     """Longest chain of roundings a reduced element goes through in one pass ``p`` (an upper bound)."""
     if p.kind == "rows":
-        tpr = 32 if p.warp else K.ROW_BLOCK
-        return math.ceil(p.per_split / tpr) + 3 + int(math.log2(p.width)) + int(math.log2(tpr)) + p.splits - 1
+        return math.ceil(p.per_split / p.tpr) + 3 + int(math.log2(p.width)) + int(math.log2(p.tpr)) + p.splits - 1
     if p.kind == "cols":
         return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + p.splits - 1
     return 0
@@ -95,9 +97,10 @@ def rows_plan(rows: int, n: int, width: int, aligned: bool, resident_blocks: int
     w = width if vec else 1
     nv = n // w
     if n <= K.WARP_ROW_MAX:
-        return AxisPlan("rows", rows, n, 1, vec, True, per_split=nv, width=w)
+        tpr = 1 if n <= K.THREAD_ROW_VECTORS * width else 32
+        return AxisPlan("rows", rows, n, 1, vec, tpr, per_split=nv, width=w)
     splits, per = split(math.ceil(WAVES * resident_blocks / rows), nv, MIN_SPLIT_VECTORS)
-    return AxisPlan("rows", rows, n, 1, vec, False, splits, per, width=w)
+    return AxisPlan("rows", rows, n, 1, vec, K.ROW_BLOCK, splits, per, width=w)
 
 
 def cols_plan(outer: int, n: int, inner: int, width: int, aligned: bool, resident_blocks: int) -> AxisPlan:
@@ -156,7 +159,7 @@ def _resident_blocks(spec) -> int:
 
 def _specs(p: AxisPlan, ctype: str, acc: str) -> tuple:
     if p.kind == "rows":
-        return K.rows_spec(ctype, acc, p.vec, p.warp), K.splits_spec(acc)
+        return K.rows_spec(ctype, acc, p.vec, p.tpr), K.splits_spec(acc)
     if p.kind == "cols":
         return K.cols_spec(ctype, acc, p.vec), K.splits_spec(acc)
     return ()

@@ -1,7 +1,7 @@
 """``gpumemlab.transpose``: a new contiguous transpose of a 2-D float32 / float64 / int32 GPU array.
 
-A row or a column is a device copy. Large shapes with a side below 32 take the thin kernel (both sides coalesced
-without a 32-wide tile). Other shapes whose both sides are multiples of the 16-byte vector width (4 floats or
+A row or a column is a device copy. Shapes with a side below 32 take the thin kernel (both sides coalesced
+without a 32-wide tile; blocks made small enough that there are two per SM). Other shapes whose both sides are multiples of the 16-byte vector width (4 floats or
 ints, 2 doubles), with 16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the
 padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
 """
@@ -32,13 +32,16 @@ def choose_variant(rows: int, cols: int, dtype, in_ptr: int, out_ptr: int) -> K.
     return K.LIBRARY_FALLBACK
 
 
+THIN_BLOCKS_PER_SM = 2  # the thin kernel's blocks shrink until there are this many per SM
+
+
 @lru_cache(maxsize=1024)
-def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool):
+def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool, sm_count: int = 132):
     """(kernel spec, grid, block, shared bytes, extra arguments): the thin kernel when a side is at most
     ``THIN_MAX``, else the ladder step of :func:`choose_variant`."""
     ctype = CTYPES[dtype_name]
-    if min(rows, cols) <= K.THIN_MAX and rows * cols >= K.THIN_MIN_ELEMS:
-        t = K.thin_launch(rows, cols, ctype)
+    if min(rows, cols) <= K.THIN_MAX:
+        t = K.thin_launch(rows, cols, ctype, THIN_BLOCKS_PER_SM * sm_count)
         return t.spec, t.grid, K.THIN_BLOCK, t.shmem, t.args
     variant = choose_variant(rows, cols, dtype_name, 0 if aligned else 4, 0)
     return variant.spec(ctype), variant.grid(rows, cols), variant.block, 0, ()
@@ -48,7 +51,7 @@ def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool):
 def _prepared(rows: int, cols: int, dtype: np.dtype, aligned: bool) -> runtime.Launcher:
     """The launch of :func:`launch_plan` with its geometry and scalars packed once; a call binds ``out, x``.
     Keyed by the dtype object: ``dtype.name`` is computed in Python by NumPy, microseconds per call."""
-    spec, grid, block, shmem, extra = launch_plan(rows, cols, dtype.name, aligned)
+    spec, grid, block, shmem, extra = launch_plan(rows, cols, dtype.name, aligned, runtime.device_info()["sm_count"])
     return runtime.Launcher(spec, grid, block, 2, rows, cols, *extra, shmem=shmem)
 
 
