@@ -33,6 +33,9 @@ def resources(cp, release: bool = True):
     from gpumemlab.gpu.host import live_bytes
     from gpumemlab.ops.stream_map import release_staging
 
+    import gc
+
+    gc.collect()  # arrays that earlier tests dropped but did not yet free must not count against this call
     cp.cuda.Device().synchronize()
     if release:
         release_staging()
