@@ -1,5 +1,7 @@
-"""Clocks, temperature and throttle reasons from NVML, when nvidia-ml-py is installed; and the rule that
-marks a measurement as throttled from snapshots taken before and after it."""
+"""Clocks, temperature and throttle reasons from NVML, when nvidia-ml-py is installed; the rule that marks a
+measurement as throttled from snapshots taken before and after it; and the NVLink links between two GPUs.
+
+NVML numbers GPUs its own way (not CUDA's ordinals), so a device is found by its PCI bus id."""
 
 from __future__ import annotations
 
@@ -11,13 +13,24 @@ SLOWDOWN_BITS = {0x4: "sw power cap", 0x8: "hw slowdown", 0x20: "sw thermal slow
 CLOCK_DROP = 0.05  # an SM clock more than 5% lower after the measurement than before it
 
 
+def _handle(ordinal: int | None = None):
+    """(pynvml, handle) of a CUDA device (default: the current one), or None without NVML."""
+    from ..gpu import runtime
+
+    try:
+        bus = runtime.device_info(ordinal).get("pci_bus_id")
+    except Exception:  # no GPU: nothing to ask NVML about
+        return None
+    return _handle_by_bus(bus)
+
+
 @cache
-def _handle():
+def _handle_by_bus(bus: str | None):
     try:
         import pynvml
 
         pynvml.nvmlInit()
-        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
+        return pynvml, (pynvml.nvmlDeviceGetHandleByPciBusId(bus) if bus else pynvml.nvmlDeviceGetHandleByIndex(0))
     except Exception:  # no library, no driver, or no permission: NVML is optional
         return None
 
@@ -65,3 +78,80 @@ def throttling(before: dict | None, after: dict | None) -> list[str]:
     if a and b and b < (1 - CLOCK_DROP) * a:
         reasons.append(f"SM clock {a} -> {b} MHz")
     return reasons
+
+
+# ---------------------------------------------------------------- NVLink
+
+# GB/s per link and direction by NVLink version, where NVML gives no link speed: P100 20, V100 25.78125,
+# A100 25, H100/H200 26.5625 (what `nvidia-smi nvlink -s` prints), B200 53.125
+NVLINK_GBPS = {1: 20.0, 2: 25.78125, 3: 25.0, 4: 26.5625, 5: 53.125}
+REMOTE_GPU, REMOTE_SWITCH = 0, 2  # nvmlIntNvLinkDeviceType_t
+
+
+def _bus(text) -> str:
+    """A PCI bus id as CUDA ("0000:1B:00.0") and NVML ("00000000:1B:00.0") print it, in one form."""
+    text = (text.decode() if isinstance(text, bytes) else str(text)).strip().lower()
+    parts = text.split(":")
+    return f"{int(parts[0], 16):04x}:{':'.join(parts[1:])}" if len(parts) == 3 else text
+
+
+def nvlinks(ordinal: int) -> list[dict] | None:
+    """Active NVLink links of a device: [{link, version, gbps, remote ('gpu' bus id or 'switch')}], None
+    without NVML; [] when the GPU has no active NVLink."""
+    h = _handle(ordinal)
+    if h is None:
+        return None
+    nv, dev = h
+    links = []
+    for link in range(int(getattr(nv, "NVML_NVLINK_MAX_LINKS", 18))):
+        try:
+            if not nv.nvmlDeviceGetNvLinkState(dev, link):
+                continue
+            version = int(nv.nvmlDeviceGetNvLinkVersion(dev, link))
+        except Exception:  # a link NVML does not know (past the last one, or NVLink unsupported)
+            continue
+        try:
+            kind = int(nv.nvmlDeviceGetNvLinkRemoteDeviceType(dev, link))
+        except Exception:
+            kind = REMOTE_GPU
+        remote = "switch"
+        if kind != REMOTE_SWITCH:
+            try:
+                remote = _bus(nv.nvmlDeviceGetNvLinkRemotePciInfo_v2(dev, link).busId)
+            except Exception:
+                remote = "unknown"
+        links.append(dict(link=link, version=version, gbps=_link_gbps(nv, dev, link, version), remote=remote))
+    return links
+
+
+def _link_gbps(nv, dev, link: int, version: int) -> float | None:
+    """The links' common speed per direction from NVML (a field in MB/s), else the version's rate."""
+    try:
+        value = nv.nvmlDeviceGetFieldValues(dev, [nv.NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON])[0]
+        if int(value.nvmlReturn) == 0 and value.value.uiVal:
+            return float(value.value.uiVal) / 1e3
+    except Exception:  # an older driver or nvidia-ml-py without the field
+        pass
+    return NVLINK_GBPS.get(version)
+
+
+def pair_link(a: int, b: int) -> dict:
+    """How GPUs ``a`` and ``b`` connect: {type: 'NVLink' or 'PCIe' or 'unknown', links, version, gbps (per direction,
+    links x per-link rate)}. Links to an NVSwitch count for every pair; direct links only for the GPU at their end."""
+    from ..gpu import runtime
+
+    la, lb = nvlinks(a), nvlinks(b)
+    if la is None or lb is None:
+        return dict(type="unknown", links=0, version=None, gbps=None, how="NVML not available")
+    bus = {o: _bus(runtime.device_info(o)["pci_bus_id"] or "") for o in (a, b)}
+    ours = lambda links, peer: [x for x in links if x["remote"] in ("switch", bus[peer])]  # noqa: E731
+    ab, ba = ours(la, b), ours(lb, a)
+    if not ab or not ba:
+        return dict(type="PCIe", links=0, version=None, gbps=None, how="no NVLink between them (NVML)")
+    use = ab if len(ab) <= len(ba) else ba
+    rates = [x["gbps"] for x in use if x["gbps"]]
+    gbps = sum(rates) if len(rates) == len(use) else None
+    via = "NVSwitch" if any(x["remote"] == "switch" for x in use) else "direct"
+    return dict(type="NVLink", links=len(use), version=use[0]["version"], gbps=gbps,
+                how=f"NVML: {len(use)} active NVLink {use[0]['version']} links ({via}) x "
+                    f"{rates[0] if rates else '?'} GB/s per direction")

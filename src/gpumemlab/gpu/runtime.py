@@ -14,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from ..errors import NoDeviceError
+from ..errors import NoDeviceError, UsageError
 from ..kernels import KernelSpec
 from . import compile as _compile
 from .compile import INSTALL_HINT
@@ -33,11 +33,11 @@ def _check(result, what: str):
 
 
 @cache
-def ensure_device():
-    """Return the current cuda.core Device, made current; NoDeviceError with one line if none."""
+def _init() -> int:
+    """cuInit and the device count; NoDeviceError with one line when the packages, the driver or a GPU is missing."""
     try:
         from cuda.bindings import driver
-        from cuda.core import Device
+        from cuda.core import Device  # noqa: F401 - its absence is the same one-line error
     except Exception as exc:  # missing wheels or libraries
         raise NoDeviceError(f"no CUDA device: cannot import the CUDA Python packages ({exc}); {INSTALL_HINT}") from None
     try:
@@ -50,9 +50,54 @@ def ensure_device():
     err, count = driver.cuDeviceGetCount()
     if int(err) != 0 or count == 0:
         raise NoDeviceError("no CUDA device: the driver reports no GPU")
-    dev = Device(0)
-    dev.set_current()
+    return int(count)
+
+
+def device_count() -> int:
+    """GPUs the driver reports (NoDeviceError when there is none)."""
+    return _init()
+
+
+def current_ordinal() -> int:
+    """CuPy's current device (per thread): the device every experiment and library call runs on."""
+    _init()
+    try:
+        import cupy
+    except ImportError:  # the analyzer's light install: only device 0 is reachable
+        return 0
+    return int(cupy.cuda.runtime.getDevice())
+
+
+def ensure_device():
+    """Return the cuda.core Device of CuPy's current device, made current; NoDeviceError with one line if none."""
+    return _device(current_ordinal())
+
+
+@cache
+def _device(ordinal: int):
+    from cuda.core import Device
+
+    dev = Device(ordinal)
+    dev.set_current()  # its primary context, the one CuPy's cudaSetDevice made current
     return dev
+
+
+def use_device(ordinal: int) -> None:
+    """Make ``ordinal`` CuPy's current device for this thread (UsageError naming the valid ordinals)."""
+    check_ordinal(ordinal)
+    import cupy
+
+    cupy.cuda.Device(ordinal).use()
+    _device(ordinal)
+
+
+def check_ordinal(ordinal, what: str = "device") -> int:
+    """``ordinal`` if it is a GPU of this machine, else UsageError in one line."""
+    count = device_count()
+    if isinstance(ordinal, bool) or not isinstance(ordinal, (int, np.integer)) or not 0 <= ordinal < count:
+        raise UsageError(f"bad {what} {ordinal!r}: this machine has {count} GPU{'s' if count > 1 else ''} "
+                         f"(ordinals 0..{count - 1})")
+    return int(ordinal)
 
 
 def has_device() -> bool:
@@ -63,25 +108,42 @@ def has_device() -> bool:
         return False
 
 
-def _attr(name: str) -> int:
+def _attr(name: str, ordinal: int) -> int:
     from cuda.bindings import driver
 
-    ensure_device()
     enum = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
-    return int(_check(driver.cuDeviceGetAttribute(enum, 0), f"cuDeviceGetAttribute({name})"))
+    return int(_check(driver.cuDeviceGetAttribute(enum, ordinal), f"cuDeviceGetAttribute({name})"))
+
+
+def device_info(ordinal: int | None = None) -> dict:
+    """Properties of a device (default: the current one) that the experiments and the model need."""
+    return _device_info(current_ordinal() if ordinal is None else check_ordinal(ordinal))
+
+
+def _pci_bus_id(dev, ordinal: int) -> str | None:
+    bus = getattr(dev, "pci_bus_id", None)
+    if bus:
+        return str(bus)
+    from cuda.bindings import driver
+
+    err, raw = driver.cuDeviceGetPCIBusId(32, ordinal)
+    text = raw.decode() if isinstance(raw, (bytes, bytearray)) else str(raw)
+    return text.rstrip("\x00") if int(err) == 0 else None
 
 
 @cache
-def device_info() -> dict:
-    """Properties of device 0 that the experiments and the model need."""
-    dev = ensure_device()  # first: one clear line when the CUDA packages are missing
+def _device_info(ordinal: int) -> dict:
+    _init()  # first: one clear line when the CUDA packages are missing
     from cuda.bindings import driver
+    from cuda.core import Device
 
+    dev = Device(ordinal)
     major, minor = dev.compute_capability
-    total = int(_check(driver.cuDeviceTotalMem(0), "cuDeviceTotalMem"))
-    a = _attr
+    total = int(_check(driver.cuDeviceTotalMem(ordinal), "cuDeviceTotalMem"))
+    a = lambda name: _attr(name, ordinal)  # noqa: E731
     return dict(
         name=dev.name,
+        ordinal=ordinal,
         cc=[int(major), int(minor)],
         arch=f"sm_{major}{minor}",
         sm_count=a("MULTIPROCESSOR_COUNT"),
@@ -101,7 +163,8 @@ def device_info() -> dict:
         max_threads_per_sm=a("MAX_THREADS_PER_MULTIPROCESSOR"),
         max_blocks_per_sm=a("MAX_BLOCKS_PER_MULTIPROCESSOR"),
         ecc_enabled=bool(a("ECC_ENABLED")),
-        pci_bus_id=dev.pci_bus_id if hasattr(dev, "pci_bus_id") else None,
+        pci_bus_id=_pci_bus_id(dev, ordinal),
+        device_count=device_count(),
         driver_version=int(_check(driver.cuDriverGetVersion(), "cuDriverGetVersion")),
         nvrtc_version=list(_compile.nvrtc_version()),
     )
@@ -130,30 +193,33 @@ def free_memory_bytes() -> int:
 # ---------------------------------------------------------------- modules and kernels
 
 @cache
-def _load_cubin(cubin: bytes, mapping_items: tuple):
+def _load_cubin(cubin: bytes, mapping_items: tuple, ordinal: int):
+    """One ObjectCode per device: modules load into the context that is current when a kernel is first taken."""
     from cuda.core import ObjectCode
 
-    ensure_device()
+    _device(ordinal)
     # cuda.core 1.2.0 wants the mangled names as bytes (as NVRTC returns them)
     return ObjectCode.from_cubin(cubin, symbol_mapping={k: v.encode() for k, v in mapping_items})
 
 
 def get_kernel(spec: KernelSpec):
     """The loaded cuda.core Kernel for a catalog spec, compiled for this device (cached)."""
-    return _get_kernel_cached(spec, device_arch())
+    ordinal = current_ordinal()
+    return _get_kernel_cached(spec, device_info(ordinal)["arch"], ordinal)
 
 
 @cache
-def _get_kernel_cached(spec: KernelSpec, arch: str):
+def _get_kernel_cached(spec: KernelSpec, arch: str, ordinal: int):
     mod, _usage = _compile.compile_specs([spec], arch)[spec]
-    obj = _load_cubin(mod.cubin, tuple(sorted(mod.symbol_mapping.items())))
+    obj = _load_cubin(mod.cubin, tuple(sorted(mod.symbol_mapping.items())), ordinal)
     return obj.get_kernel(spec.name)
 
 
 def load_text(text: str, names: list[str], options: tuple = ()) -> dict:
     """Compile generated source for this device and return {name: Kernel}."""
-    mod = _compile.compile_text(text, names, device_arch(), options)
-    obj = _load_cubin(mod.cubin, tuple(sorted(mod.symbol_mapping.items())))
+    ordinal = current_ordinal()
+    mod = _compile.compile_text(text, names, device_info(ordinal)["arch"], options)
+    obj = _load_cubin(mod.cubin, tuple(sorted(mod.symbol_mapping.items())), ordinal)
     return {n: obj.get_kernel(n) for n in names}
 
 
@@ -264,12 +330,12 @@ def _buffers(n: int):
 
 
 _BUFFERS: dict = {}
-_FUNCTIONS: dict = {}  # KernelSpec or id(Kernel) -> (CUfunction, the Kernel: keeps its module and id alive)
+_FUNCTIONS: dict = {}  # (KernelSpec or id(Kernel), device) -> (CUfunction, the Kernel: keeps its module and id alive)
 
 
-def _function(kernel):
-    """The CUfunction of a cuda.core Kernel or a catalog KernelSpec (looked up once)."""
-    key = kernel if type(kernel) is KernelSpec else id(kernel)
+def _function(kernel, ordinal: int):
+    """The CUfunction of a cuda.core Kernel or a catalog KernelSpec in device ``ordinal``'s context (looked up once)."""
+    key = (kernel if type(kernel) is KernelSpec else id(kernel), ordinal)
     hit = _FUNCTIONS.get(key)
     if hit is None:
         k = get_kernel(kernel) if isinstance(kernel, KernelSpec) else kernel
@@ -277,7 +343,7 @@ def _function(kernel):
     return hit[0]
 
 
-_CU = []  # [cuLaunchKernel, CUDA_SUCCESS, cupy.cuda.get_current_stream] after the first launch
+_CU = []  # [cuLaunchKernel, CUDA_SUCCESS, cupy.cuda.get_current_stream, cudaGetDevice] after the first launch
 
 
 def _launch_api():
@@ -287,7 +353,8 @@ def _launch_api():
 
         ensure_device()
         _ARRAY_TYPES.add(cupy.ndarray)
-        _CU.extend((driver.cuLaunchKernel, driver.CUresult.CUDA_SUCCESS, cupy.cuda.get_current_stream))
+        _CU.extend((driver.cuLaunchKernel, driver.CUresult.CUDA_SUCCESS, cupy.cuda.get_current_stream,
+                    cupy.cuda.runtime.getDevice))
     return _CU
 
 
@@ -308,8 +375,8 @@ def launch(kernel, grid, block, *args, shmem: int = 0, stream: "WorkStream | Non
         fmt += f
         values.append(v)
     dims = _dims(grid) + _dims(block)
-    cu_launch, ok, current = _CU or _launch_api()
-    func = _function(kernel)
+    cu_launch, ok, current, device = _CU or _launch_api()
+    func = _function(kernel, device())
     handle = stream.handle if stream is not None else current().ptr
     with _LOCK:
         buf, params, _ = _buffers(len(args))
@@ -321,9 +388,10 @@ def launch(kernel, grid, block, *args, shmem: int = 0, stream: "WorkStream | Non
 
 class Launcher:
     """One kernel with its geometry and trailing scalar arguments prepared once; a call passes the leading CuPy
-    arrays (their pointers are written into the prepared buffer) and launches on CuPy's current stream."""
+    arrays (their pointers are written into the prepared buffer) and launches on CuPy's current stream, in the
+    current device's context (one CUfunction per device, looked up once)."""
 
-    __slots__ = ("_func", "_kernel", "_dims", "_shmem", "_values", "_ptrs", "_params", "_keep")
+    __slots__ = ("_funcs", "_kernel", "_dims", "_shmem", "_values", "_ptrs", "_params", "_keep")
 
     def __init__(self, kernel, grid, block, n_arrays: int, *scalars, shmem: int = 0):
         _launch_api()
@@ -332,19 +400,23 @@ class Launcher:
         self._values, self._params, self._keep = _own_buffers(n)
         struct.pack_into("<" + "".join(f for f, _ in slots), self._values, 8 * n_arrays, *[v for _, v in slots])
         self._ptrs = (ctypes.c_uint64 * max(n_arrays, 1)).from_buffer(self._values)
-        self._func = _function(kernel)
+        self._funcs = {}
         self._kernel = kernel
         self._dims = _dims(grid) + _dims(block)
         self._shmem = int(shmem)
 
     def __call__(self, *arrays) -> None:
-        cu_launch, ok, current = _CU
+        cu_launch, ok, current, device = _CU
         handle = current().ptr
+        ordinal = device()
+        func = self._funcs.get(ordinal)
+        if func is None:
+            func = self._funcs[ordinal] = _function(self._kernel, ordinal)
         with _LOCK:
             ptrs = self._ptrs
             for i, a in enumerate(arrays):
                 ptrs[i] = a.data.ptr
-            err, = cu_launch(self._func, *self._dims, self._shmem, handle, self._params, 0)
+            err, = cu_launch(func, *self._dims, self._shmem, handle, self._params, 0)
         if err != ok:
             _failed(err, self._dims, self._shmem)
 
@@ -412,16 +484,20 @@ class WorkStream:
         return int(self.core.handle)
 
 
-@cache
 def work_stream() -> WorkStream:
-    """The stream gpumemlab works on, made CuPy's current stream for this thread.
+    """The stream gpumemlab works on (one per device), made CuPy's current stream for this thread.
 
     CuPy owns it (a blocking stream, so stray work on the legacy default stream stays ordered) and
     cuda.core wraps its handle for launches and timing events.
     """
-    ws = new_stream()
+    ws = _work_stream(current_ordinal())
     ws.cupy.use()  # CuPy calls and runtime.launch (which follows CuPy's current stream) share it
     return ws
+
+
+@cache
+def _work_stream(ordinal: int) -> WorkStream:
+    return new_stream()
 
 
 def new_stream() -> WorkStream:

@@ -70,12 +70,13 @@ def _stop_on_signals():
 
 
 def run_suite(selected: list, params_for, quick: bool, command: str, progress_console=None,
-              out: Path | None = None, resume=None):
+              out: Path | None = None, resume=None, device: int | None = None):
     """Run ``selected`` experiments; return the RunResults.
 
     ``out``: a folder (already checked by ``report.write.prepare_out``) whose results.json is rewritten after every
     experiment. ``progress_console``: a rich Console for the progress bar, None for none. ``resume``: the RunResults of an earlier run of the same command: its finished experiments are
     kept and skipped. A run stopped by SIGINT/SIGTERM returns with ``meta["interrupted"]`` set to the signal.
+    ``device``: the GPU ordinal to run on (UsageError if there is none such); None: CuPy's current device.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -85,6 +86,8 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
     from ..gpu import runtime
 
     runtime.ensure_device()
+    if device is not None:
+        runtime.use_device(device)
     started = time.time()
     done = finished(resume) if resume is not None else set()
     todo = [e for e in selected if e.name not in done]
@@ -94,7 +97,8 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
             if resume is not None:
                 _check_resumable(resume, session.device, quick)
             res = RunResults(meta=dict(command=command, date=_now(), version=_version(), quick=quick, complete=False,
-                                       versions=_versions(), timer=session.timer.__dict__),
+                                       versions=_versions(), timer=session.timer.__dict__,
+                                       device={k: session.device.get(k) for k in ("ordinal", "name", "pci_bus_id")}),
                              device=session.device, ceilings=session.ceilings, results=[], experiments={}, errors=[])
             if resume is not None:
                 res.meta["resumed"] = resume.meta.get("resumed", []) + [resume.meta.get("date")]
