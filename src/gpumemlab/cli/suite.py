@@ -21,6 +21,7 @@ def add_commands(sub) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the run recorded in --out: skip its finished experiments, run the rest")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (none either when stderr is not a terminal)")
+    p.add_argument("--device", type=int, default=None, metavar="N", help="run on GPU N (default: the current one, 0)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("run", help="run one experiment (gpumemlab run NAME --help: its parameters)", add_help=False)
@@ -32,15 +33,20 @@ def add_commands(sub) -> None:
     p.add_argument("--out", default=None, help="also write results.json/report.md/plots here")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.add_argument("--device", type=int, default=None, metavar="N", help="run on GPU N (default: the current one, 0)")
     p.set_defaults(func=cmd_run, parser=p)
 
     p = sub.add_parser("list", help="list the experiments and what each reproduces")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("device", help="device properties and measured ceilings")
+    p = sub.add_parser("device", help="device properties and measured ceilings; with several GPUs, peer access, "
+                                      "links and peer copy rates")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--device", type=int, default=None, metavar="N", help="GPU N (default: the current one, 0)")
+    p.add_argument("--p2p", default=None, metavar="RESULTS", help="peer copy rates from this results.json's p2p "
+                                                                  "records instead of a quick measurement")
     p.set_defaults(func=cmd_device)
 
     p = sub.add_parser("kernels", help="compile every kernel and print the ptxas resource report (no GPU needed)")
@@ -117,7 +123,7 @@ def cmd_bench(args) -> int:
     out = prepare_out(Path(args.out))  # before any GPU work: a bad --out must not cost a run
     previous = _previous_run(out) if args.resume else None
     res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console(args.quiet),
-                    out=out, resume=previous)
+                    out=out, resume=previous, device=args.device)
     return _finish(res, out)
 
 
@@ -162,7 +168,8 @@ def cmd_run(args) -> int:
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
     out = prepare_out(Path(args.out)) if args.out else None
-    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(args.quiet), out=out)
+    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(args.quiet), out=out,
+                    device=args.device)
     if args.json and not res.meta.get("interrupted"):
         if out is not None:
             write_report(res, out)
@@ -190,18 +197,45 @@ def cmd_device(args) -> int:
     from ..bench.session import Session
     from ..gpu import runtime
 
+    from ..bench import peers
+    from ..bench.records import RunResults
+
+    results = RunResults.load(Path(args.p2p)) if args.p2p else None  # a bad file: one line before any GPU work
+    if args.device is not None:
+        runtime.use_device(args.device)
     info = runtime.device_info()
     session = Session(quick=args.quick)
     ceilings = measure_ceilings(session, quick=args.quick)
     session.close()
+    topo = peers.topology(results) if info["device_count"] > 1 else None
     if args.json:
-        print(json.dumps(dict(device=info, ceilings=ceilings), indent=1))
+        print(json.dumps(dict(device=info, ceilings=ceilings, **({"peers": topo} if topo else {})), indent=1))
         return 0
     for k, v in info.items():
         print(f"{k:32} {v}")
     for k, v in ceilings.items():
         print(f"{k:32} {v['value']:,.1f} {v['unit']}  ({v['how']})")
+    if topo:
+        print_topology(topo)
     return 0
+
+
+def print_topology(topo: dict) -> None:
+    """The peer-access matrix (cudaDeviceCanAccessPeer), each pair's link and the peer copy rates."""
+    n = topo["count"]
+    print(f"\npeer access (row can access column; cudaDeviceCanAccessPeer), {n} GPUs:")
+    print("      " + "".join(f"GPU{b:<4}" for b in range(n)))
+    for a in range(n):
+        cells = ["-" if v is None else ("yes" if v else "no") for v in topo["peer_access"][a]]
+        print(f"GPU{a:<3}" + "".join(f"{c:<7}" for c in cells) + f"  {topo['names'][a]}")
+    print("links:")
+    for pair, link in topo["links"].items():
+        rate = f", {link['gbps']:,.1f} GB/s per direction" if link.get("gbps") else ""
+        print(f"  GPU {pair}: {link['type']}{rate}  ({link['how']})")
+    if topo["copy_gbps"]:
+        print(f"peer copy rates ({topo['copy_source']}):")
+        for pair, gbps in topo["copy_gbps"].items():
+            print(f"  {pair}: {gbps:,.1f} GB/s")
 
 
 def cmd_kernels(args) -> int:
