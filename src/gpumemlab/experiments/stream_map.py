@@ -8,7 +8,8 @@ out already page-locked by the caller, no host copy at all). Every variant's res
 timing (light: against NumPy; heavy: against the naive loop's arithmetic); times are wall clock (the user's view:
 host work included).
 ``--param gib=16 --param fns=light --param routes=staged --param workers=16`` is the issue's 16 GiB run (the naive
-loop alone takes 10 x 7-14 s there).
+loop alone takes 10 x 7-14 s there). With two GPUs or more, each fn also runs with ``devices=[0]`` and ``[0, 1]`` on
+the same input (caller-pinned when that route is measured, else staged): the speedup of two GPUs over one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..errors import UsageError, VerificationError
+from ..gpu import runtime
 from ..gpu.host import host_array
 from ..ops.stream_map import copy_rows, stream_map
 from ._cite import Finding, field, join, q, sentence
@@ -141,6 +143,24 @@ def cases(session, params):
                                chunkwise_check(mapped, dst, refs[name], rows, f"stream_map {route}"),
                                params=dict(p, route=route, workers=workers), **moved, **host,
                                after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
+            if runtime.device_count() >= 2:
+                route = CALLER_PINNED if CALLER_PINNED in arrays else "staged"
+                yield from device_cases(fn, *arrays[route], chunk, rows, refs[name], dict(p, route=route), moved, host)
+
+
+MULTI = "gpumemlab.stream_map devices"  # the same call spread over devices [0] and [0, 1]
+
+
+def device_cases(fn, src, dst, chunk, rows, reference, params, moved, host):
+    """stream_map(fn, devices=[0]) and devices=[0, 1] on the same input, each checked against ``reference``."""
+    for gpus in (1, 2):
+        stats = {}
+
+        def mapped(stats=stats, devices=list(range(gpus))):
+            stats.update(stream_map(fn, src, out=dst, chunk_bytes=chunk, devices=devices, profile=True)[1])
+        yield Case(MULTI, mapped, chunkwise_check(mapped, dst, reference, rows, f"stream_map on {gpus} GPU(s)"),
+                   params=dict(params, gpus=gpus), **moved, **host,
+                   after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
 
 
 @contextlib.contextmanager
@@ -212,6 +232,14 @@ def findings(records):
             yield sentence(f"{fn} fn: stream_map by route / host threads: ", join(", ", (
                 sentence(f"{route(r)}/", q(field(r, "params", "workers"), ".0f") if r.params["workers"] else "None",
                          ": ", x_rate(r), " GB/s") for r in runs)))
+    for fn in dict.fromkeys(r.params["fn"] for r in records if r.variant == MULTI):
+        by = {r.params["gpus"]: r for r in records if r.variant == MULTI and r.params["fn"] == fn}
+        if {1, 2} <= set(by):
+            one, two = by[1], by[2]
+            yield sentence(f"{fn} fn on one GPU vs two ({one.params['route']} route, same input, results checked "
+                           "against the same reference): ", q(field(one, "time_s", "median") * 1e3, ".0f"), " ms vs ",
+                           q(field(two, "time_s", "median") * 1e3, ".0f"), " ms, two GPUs ",
+                           q(field(one, "time_s", "median") / field(two, "time_s", "median"), ".2f"), "x as fast")
     for w, r in sorted(memcpy.items()):
         # two host copies per byte of x: the host alone caps the staged route at half the memcpy rate
         yield sentence("host memcpy with ", q(field(r, "params", "workers"), ".0f"), " threads: ", x_rate(r),

@@ -22,6 +22,11 @@ Pinning memory costs about as much as copying it, so the pinned staging buffers 
 the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
 device buffers, registrations, worker threads) is released on return; after an exception from ``fn`` or Ctrl-C
 the staging buffers are freed too.
+
+With ``devices=[0, 1, ...]`` one such pipeline runs per GPU, each in a host thread of its own with its own streams,
+device chunks and staging buffers; chunk ``k`` goes to ``devices[k % len(devices)]`` and each writes its rows of
+``out`` (the gather is in place, in order). If ``fn`` raises on one device the others stop at their next chunk, every
+pipeline drains and frees what it holds, and the exception is re-raised with a note naming the chunk and device.
 """
 
 from __future__ import annotations
@@ -47,21 +52,25 @@ MIN_REGISTER_BYTES = 1 << 20     # below this a chunk is staged: registering has
 AHEAD = 2                        # chunks whose input is being made page-locked while one is issued
 PAGE = mmap.PAGESIZE
 _staging: list = []              # idle PinnedBuffers from earlier calls
+_staging_lock = threading.Lock()  # one pipeline per device may take and return buffers at once
 
 
 def release_staging() -> None:
     """Free the pinned staging buffers that stream_map keeps between calls."""
-    while _staging:
-        _staging.pop().close()
+    with _staging_lock:
+        while _staging:
+            _staging.pop().close()
 
 
 def _take_staging(nbytes: int):
-    """A cached pinned buffer of ``nbytes`` .. 2 x ``nbytes``, else a new one."""
+    """A cached pinned buffer of ``nbytes`` .. 2 x ``nbytes``, else a new one (pinned memory is portable under
+    UVA: any device's copies may use it)."""
     from ..gpu.host import host_array
 
-    for i, buf in enumerate(_staging):
-        if nbytes <= buf.nbytes <= 2 * nbytes:
-            return _staging.pop(i)
+    with _staging_lock:
+        for i, buf in enumerate(_staging):
+            if nbytes <= buf.nbytes <= 2 * nbytes:
+                return _staging.pop(i)
     return host_array(nbytes, np.uint8)
 
 
@@ -73,18 +82,20 @@ def _staged(buf, dtype, shape) -> np.ndarray:
 
 def _keep_staging(buffers: list) -> None:
     """Cache the buffers of a successful call (newest first), freeing what exceeds the cache size."""
-    for buf in buffers:
-        _staging.insert(0, buf)
-    total = 0
-    for buf in list(_staging):
-        total += buf.nbytes
-        if total > STAGING_CACHE_BYTES:
-            _staging.remove(buf)
-            buf.close()
+    with _staging_lock:
+        for buf in buffers:
+            _staging.insert(0, buf)
+        total = 0
+        for buf in list(_staging):
+            total += buf.nbytes
+            if total > STAGING_CACHE_BYTES:
+                _staging.remove(buf)
+                buf.close()
 
 
 def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int | None = None,
-               profile: bool = False, workers: int | None = None, register: bool | None = False):
+               profile: bool = False, workers: int | None = None, register: bool | None = False,
+               devices=None):
     """Apply ``fn`` to a host array chunk by chunk on the GPU; return the gathered host result.
 
     Args:
@@ -107,6 +118,9 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
             rest; True registers every chunk that can be (C-contiguous, not a memmap, at least 1 MiB). On the
             H100 host measured so far registering did not beat staging (docs/notes/stream_map.md), so it is
             opt-in. An ``x`` that is already page-locked is always DMAed in place.
+        devices: GPU ordinals to spread the chunks over (round-robin), e.g. ``[0, 1]``; each gets its own streams,
+            staging buffers and a share of ``workers``, and ``fn`` runs with that device current (arrays it closes
+            over must be usable there). None (default): CuPy's current device only.
 
     Returns:
         ``out``, or ``(out, stats)`` with ``profile=True``: bytes, wall time, time each stage kept its engine
@@ -115,9 +129,10 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
 
     Raises:
         UsageError: ``x`` not a host array or empty, ``fn`` returning a non-array, a wrong leading size or a
-            dtype/shape that changes between chunks, ``out`` of the wrong shape/dtype or read-only, bad sizes.
+            dtype/shape that changes between chunks, ``out`` of the wrong shape/dtype or read-only, bad sizes,
+            ``devices`` not distinct ordinals of this machine's GPUs.
         Whatever ``fn`` raises, after every stream is drained and every resource freed, with a note naming the
-            chunk.
+            chunk (and the device, with ``devices``).
     """
     x = _check_input(x)
     if not callable(fn):
@@ -127,8 +142,11 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
         raise UsageError(f"stream_map: out must be a NumPy array with {x.shape[0]} rows like x, got {shape}")
     if register is not None and not isinstance(register, bool):
         raise UsageError(f"stream_map: register must be None, True or False, got {register!r}")
+    devices = _check_devices(devices)
     plan = _plan(x, chunk_bytes, streams, workers)
-    pipe = _Pipeline(fn, x, out, plan, register)
+    if devices is not None:
+        return _spread(fn, x, out, plan, register, _check_ordinals(devices), profile)
+    pipe = _Pipeline(fn, x, _Output(out), plan, register)
     ok = False
     try:
         pipe.setup()
@@ -140,6 +158,31 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
 
 
 # ---------------------------------------------------------------- checks and plan
+
+def _check_devices(devices) -> list[int] | None:
+    """``devices`` as a list of distinct ints (UsageError otherwise); checked against the GPUs later."""
+    if devices is None:
+        return None
+    if not isinstance(devices, (list, tuple)) or not devices:
+        raise UsageError(f"stream_map: devices must be a non-empty list of GPU ordinals, got {devices!r}")
+    bad = [d for d in devices if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0]
+    if bad:
+        raise UsageError(f"stream_map: devices must be GPU ordinals (ints >= 0), got {bad[0]!r} in {list(devices)}")
+    if len(set(devices)) != len(devices):
+        raise UsageError(f"stream_map: devices must be distinct, got {list(devices)}")
+    return [int(d) for d in devices]
+
+
+def _check_ordinals(devices: list[int]) -> list[int]:
+    from ..gpu.runtime import device_count
+
+    count = device_count()
+    missing = [d for d in devices if d >= count]
+    if missing:
+        raise UsageError(f"stream_map: no GPU {missing[0]} (devices {devices}): this machine has {count} "
+                         f"(ordinals 0..{count - 1})")
+    return devices
+
 
 def _check_input(x) -> np.ndarray:
     if not isinstance(x, np.ndarray):
@@ -282,11 +325,27 @@ class _Slot:
     copy_out: list = field(default_factory=list)   # host futures writing the slot's output into `out`
 
 
+class _Output:
+    """The host result, made once from the first chunk's result (by whichever device has one first)."""
+
+    def __init__(self, out):
+        self.out, self.dtype, self.tail = out, None, None
+        self.lock = threading.Lock()
+
+
+class _Stopped(Exception):
+    """Another device's pipeline failed: this one stops before its next chunk."""
+
+
 class _Pipeline:
-    def __init__(self, fn, x, out, plan: Plan, register: bool | None):
+    def __init__(self, fn, x, output: _Output, plan: Plan, register: bool | None, chunks=None, device=None,
+                 cancel=None, after=None):
         import cupy
 
-        self.fn, self.x, self.out, self.plan, self.register = fn, x, out, plan, register
+        self.fn, self.x, self.output, self.plan, self.register = fn, x, output, plan, register
+        self.out = output.out
+        self.chunk_ids = list(range(plan.chunks) if chunks is None else chunks)
+        self.device, self.cancel, self.after = device, cancel, after  # after: an event the caller's work recorded
         self.row_bytes = x.dtype.itemsize * math.prod(x.shape[1:])
         self.mode = _host_mode(x)
         if register is False and self.mode == "register":
@@ -315,7 +374,7 @@ class _Pipeline:
         import cupy
 
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
-        for _ in range(min(self.plan.streams, self.plan.chunks)):
+        for _ in range(min(self.plan.streams, len(self.chunk_ids))):
             slot = _Slot(cupy.cuda.Stream(non_blocking=True), None, None)
             self.slots.append(slot)
             slot.d_in = cupy.empty(chunk_shape, dtype=self.x.dtype)
@@ -326,11 +385,15 @@ class _Pipeline:
         self.start.record(self.origin)
         for slot in self.slots:  # work the caller queued before (e.g. arrays fn reads) comes first
             slot.stream.wait_event(self.start)
-        ahead = AHEAD
-        for k in range(min(ahead, self.plan.chunks)):
+            if self.after is not None:
+                slot.stream.wait_event(self.after)
+        ahead, ids = AHEAD, self.chunk_ids
+        for k in ids[:ahead]:
             self.inputs[k] = self._prepare(k)
-        for k in range(self.plan.chunks):
-            slot = self.slots[k % len(self.slots)]
+        for j, k in enumerate(ids):
+            if self.cancel is not None and self.cancel.is_set():
+                raise _Stopped()
+            slot = self.slots[j % len(self.slots)]
             if slot.chunk is not None:
                 self._retire(slot)
             source = self.inputs.pop(k)
@@ -338,8 +401,8 @@ class _Pipeline:
             _wait_all(source.jobs)
             self.host_s["in"] += time.perf_counter() - t
             self._issue(slot, k, source)
-            if k + ahead < self.plan.chunks:
-                self.inputs[k + ahead] = self._prepare(k + ahead)
+            if j + ahead < len(ids):
+                self.inputs[ids[j + ahead]] = self._prepare(ids[j + ahead])
         for slot in sorted((s for s in self.slots if s.chunk is not None), key=lambda s: s.chunk):
             self._retire(slot)
         for slot in self.slots:
@@ -437,7 +500,9 @@ class _Pipeline:
             y = self._check_result(y, k, hi - lo)
             y = cupy.ascontiguousarray(y)
         except BaseException as exc:  # Ctrl-C too
-            exc.add_note(f"gpumemlab.stream_map: raised while processing chunk {k} (rows {lo}:{hi} of {self.x.shape[0]})")
+            where = "" if self.device is None else f" on device {self.device}"
+            exc.add_note(f"gpumemlab.stream_map: raised while processing chunk {k} (rows {lo}:{hi} of "
+                         f"{self.x.shape[0]}){where}")
             chunk = y = None
             # the traceback's frames (fn's too) hold views of our device chunks: drop their locals, keep the trace
             traceback.clear_frames(exc.__traceback__)
@@ -487,14 +552,16 @@ class _Pipeline:
 
     def _make_output_buffers(self, y) -> None:
         self.out_dtype, self.out_tail = y.dtype, tuple(y.shape[1:])
-        want = (self.x.shape[0], *self.out_tail)
-        if self.out is None:
-            self.out = np.empty(want, dtype=self.out_dtype)
-        elif not isinstance(self.out, np.ndarray) or self.out.shape != want or self.out.dtype != self.out_dtype:
-            got = f"{self.out.dtype} {self.out.shape}" if isinstance(self.out, np.ndarray) else type(self.out).__name__
-            raise UsageError(f"stream_map: out must be a NumPy {self.out_dtype} array of shape {want}, got {got}")
-        elif not self.out.flags.writeable:
-            raise UsageError("stream_map: out is read-only")
+        with self.output.lock:
+            o = self.output
+            if o.dtype is not None:  # another device's first chunk made it
+                if (o.dtype, o.tail) != (self.out_dtype, self.out_tail):
+                    raise UsageError(f"stream_map: fn returned {self.out_dtype} {self.out_tail} rows on device "
+                                     f"{self.device}, but {o.dtype} {o.tail} on another device")
+            else:
+                o.out = self._new_output(o.out)
+                o.dtype, o.tail = self.out_dtype, self.out_tail
+            self.out = o.out
         row_bytes = self.out_dtype.itemsize * math.prod(self.out_tail)
         self.out_direct = _host_mode(self.out) == "pinned"
         if self.out_direct:  # the copy threads have no output to move
@@ -503,6 +570,17 @@ class _Pipeline:
         self.balance.out_per_in = row_bytes / self.row_bytes
         for slot in self.slots:
             slot.pin_out = _take_staging(self.plan.rows * row_bytes)
+
+    def _new_output(self, out):
+        want = (self.x.shape[0], *self.out_tail)
+        if out is None:
+            return np.empty(want, dtype=self.out_dtype)
+        if not isinstance(out, np.ndarray) or out.shape != want or out.dtype != self.out_dtype:
+            got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+            raise UsageError(f"stream_map: out must be a NumPy {self.out_dtype} array of shape {want}, got {got}")
+        if not out.flags.writeable:
+            raise UsageError("stream_map: out is read-only")
+        return out
 
     # -------------------------------------------------------------- host copies
     def _copy(self, dst: np.ndarray, src: np.ndarray) -> list:
@@ -522,7 +600,7 @@ class _Pipeline:
         busy = {stage: _union_ms(iv) / 1e3 for stage, iv in self.intervals.items()}
         bytes_in = self.x.nbytes
         bytes_out = 0 if self.out is None else self.out.nbytes
-        return dict(bytes_in=bytes_in, bytes_out=bytes_out, chunks=self.plan.chunks, chunk_rows=self.plan.rows,
+        return dict(bytes_in=bytes_in, bytes_out=bytes_out, chunks=len(self.chunk_ids), chunk_rows=self.plan.rows,
                     streams=self.nslots, workers=self.plan.workers, wall_s=self.wall_s,
                     h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"],
                     host_in_s=self.host_s["in"], host_out_s=self.host_s["out"], pin_s=self.host_s["pin"],
@@ -556,6 +634,69 @@ class _Pipeline:
                 for buf in staging:
                     buf.close()
                 release_staging()
+
+
+# ---------------------------------------------------------------- several GPUs
+
+def _spread(fn, x, out, plan: Plan, register, devices: list[int], profile: bool):
+    """One pipeline per device, each in its own thread, chunks round-robin; the first failure stops them all."""
+    import cupy
+
+    n = len(devices)
+    output, cancel = _Output(out), threading.Event()
+    after = cupy.cuda.Event(disable_timing=True)  # the caller's queued work comes first on every device
+    after.record(cupy.cuda.get_current_stream())
+    share = Plan(plan.rows, plan.chunks, plan.streams, max(1, plan.workers // n))
+    pipes: list = [None] * n
+
+    def drive(i: int, device: int):
+        cupy.cuda.Device(device).use()  # this thread's current device
+        pipe = pipes[i] = _Pipeline(fn, x, output, share, register, chunks=range(i, plan.chunks, n), device=device,
+                                    cancel=cancel, after=after)
+        ok = False
+        try:
+            pipe.setup()
+            pipe.run()
+            ok = True
+        except BaseException:
+            cancel.set()
+            raise
+        finally:
+            pipe.close(keep_staging=ok)
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="gpumemlab-stream_map-device") as pool:
+        futures = [pool.submit(drive, i, d) for i, d in enumerate(devices)]
+        try:
+            wait(futures)
+        except BaseException:  # Ctrl-C in the caller: stop every device, let each drain and free
+            cancel.set()
+            wait(futures)
+            raise
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    first = next((e for e in errors if not isinstance(e, _Stopped)), None) or (errors[0] if errors else None)
+    if first is not None:
+        release_staging()
+        raise first
+    wall = time.perf_counter() - t0
+    if not profile:
+        return output.out
+    return output.out, _merged_stats([p.stats() for p in pipes], devices, wall, x.nbytes, output.out.nbytes)
+
+
+def _merged_stats(per: list[dict], devices: list[int], wall: float, bytes_in: int, bytes_out: int) -> dict:
+    """The stats of one call over several devices: busy times are the busiest device's, host times and chunk
+    counts summed; ``per_device`` keeps each device's own."""
+    merged = dict(bytes_in=bytes_in, bytes_out=bytes_out, wall_s=wall, devices=list(devices),
+                  gbps_in=bytes_in / wall / 1e9 if wall else None, per_device=per)
+    for key in ("h2d_s", "fn_s", "d2h_s", "bound_s"):
+        merged[key] = max(p[key] for p in per)
+    for key in ("chunks", "streams", "workers", "host_in_s", "host_out_s", "pin_s"):
+        merged[key] = sum(p[key] for p in per)
+    merged["chunk_rows"] = per[0]["chunk_rows"]
+    merged["routes"] = {r: sum(p["routes"][r] for p in per) for r in per[0]["routes"]}
+    merged["out_route"] = per[0]["out_route"]
+    return merged
 
 
 def copy_rows(dst: np.ndarray, src: np.ndarray, a: int, b: int) -> None:
