@@ -115,6 +115,12 @@ def _attr(name: str, ordinal: int) -> int:
     return int(_check(driver.cuDeviceGetAttribute(enum, ordinal), f"cuDeviceGetAttribute({name})"))
 
 
+def attribute(name: str, ordinal: int | None = None) -> int:
+    """``CU_DEVICE_ATTRIBUTE_<name>`` of a device (default: the current one)."""
+    ensure_device()
+    return _attr(name, current_ordinal() if ordinal is None else check_ordinal(ordinal))
+
+
 def device_info(ordinal: int | None = None) -> dict:
     """Properties of a device (default: the current one) that the experiments and the model need."""
     return _device_info(current_ordinal() if ordinal is None else check_ordinal(ordinal))

@@ -35,10 +35,16 @@ class Texture:
         return np.uint64(self.obj.ptr)
 
 
-@cache
 def limits() -> dict:
-    """Alignment and size limits of 2-D textures on this device (bytes / texels)."""
-    a = runtime._attr
+    """Alignment and size limits of 2-D textures on the current device (bytes / texels)."""
+    return _limits(runtime.current_ordinal())
+
+
+@cache
+def _limits(ordinal: int) -> dict:
+    def a(name):
+        return runtime.attribute(name, ordinal)
+
     return dict(pitch_alignment=a("TEXTURE_PITCH_ALIGNMENT"), base_alignment=a("TEXTURE_ALIGNMENT"),
                 linear_width=a("MAXIMUM_TEXTURE2D_LINEAR_WIDTH"), linear_height=a("MAXIMUM_TEXTURE2D_LINEAR_HEIGHT"),
                 linear_pitch=a("MAXIMUM_TEXTURE2D_LINEAR_PITCH"),
