@@ -44,8 +44,10 @@ def test_nearest_measured_shape_gives_its_winner_and_keeps_the_slice_depth():
     # 256 x 256 x 16384: the winner's 1024-deep slices -> 16 splits; half the depth -> 4
     assert ops.choose(256, 256, 16384, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 16)
     assert ops.choose(256, 256, 4096, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 4)
-    # 128 slices of 1024 would be needed at K = 131072: capped at the largest factor the sweep measures
-    assert ops.choose(256, 256, 131072, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 64)
+    # 128 slices of 1024 at K = 131072; 512 at K = 524288, capped at the largest factor the sweep measures
+    assert ops.choose(256, 256, 131072, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 128)
+    assert ops.choose(256, 256, 1 << 19, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 256)
+    assert K.SPLIT_FACTORS[-1] == 256
     assert ops.nearest_measured(64, 64, 64, {"1x1x1": ("gone", 1)}) is None
 
 

@@ -61,9 +61,9 @@ TUNE_PARAMS = {
     "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
     "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1], "ORDER": [0, 1, 2], "PIN": [0, 1],
 }
-# split-K factors (sweeps, tuning, chooser): up to 64, since one 64x64 tile with K = 65536 needs ~that many blocks
-# to fill an H100's 132 SMs
-SPLIT_FACTORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+# split-K factors (sweeps, tuning, chooser): up to 256, since one small tile with K = 65536 took the largest factor
+# swept (64: 64 blocks for 132 SMs) on the H100 and the H200; the chooser also keeps slices >= MIN_SPLIT_DEPTH
+SPLIT_FACTORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_80 and sm_90 opt-in limits)
 MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
 
