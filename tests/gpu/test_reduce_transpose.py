@@ -523,5 +523,4 @@ def test_library_thin_and_single_row_paths(cp, poisoned_pool, shape):
     x = host(shape, "float32", seed=7)
     poisoned_pool(cp, shape[::-1], "float32")
     np.testing.assert_array_equal(gpumemlab.transpose(cp.asarray(x)).get(), x.T)
-    thin = ops_transpose.launch_plan(*shape, "float32", True)[0].name.startswith("transpose_thin")
-    assert thin == (min(shape) > 1)
+    assert ops_transpose.launch_plan(*shape, "float32", True)[0].name.startswith("transpose_thin")  # a side < 32
