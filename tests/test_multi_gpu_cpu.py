@@ -64,7 +64,7 @@ def fake_nvml(remote_type: int, remote_bus: str = "00000000:2A:00.0", speed_mbps
     nv = types.SimpleNamespace(
         NVML_NVLINK_MAX_LINKS=18, NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON=90,
         nvmlDeviceGetNvLinkState=lambda dev, link: int(link < links),
-        nvmlDeviceGetNvLinkVersion=lambda dev, link: 4,
+        nvmlDeviceGetNvLinkVersion=lambda dev, link: 6,  # NVML_NVLINK_VERSION_4_0
         nvmlDeviceGetNvLinkRemoteDeviceType=lambda dev, link: remote_type,
         nvmlDeviceGetNvLinkRemotePciInfo_v2=lambda dev, link: types.SimpleNamespace(busId=remote_bus),
         nvmlDeviceGetFieldValues=lambda dev, fields: [Value()])
@@ -87,6 +87,7 @@ def test_pair_link_counts_links_times_their_rate(monkeypatch, remote_type, speed
         monkeypatch.setattr(nvml, "_handle", lambda ordinal=None: ((nv0, nv1)[ordinal], ordinal))
         link = nvml.pair_link(0, 1)
     assert link["type"] == "NVLink" and link["links"] == 18 and link["gbps"] == pytest.approx(gbps)
+    assert link["version"] == "4.0" and "18 active NVLink 4.0 links" in link["how"]
 
 
 def test_pair_link_without_nvlink_to_the_peer_is_pcie(monkeypatch):
@@ -106,7 +107,7 @@ GIB = 1 << 30
 def p2p_records(link_gbps=478.125) -> list:
     """p2p records at 4 MiB and 1 GiB as a two-H200 run might leave them."""
     recs = []
-    link = dict(type="NVLink", links=18, version=4, gbps=link_gbps)
+    link = dict(type="NVLink", links=18, version="4.0", gbps=link_gbps)
 
     def add(variant, nbytes, direction, access, mechanism, gbps, **more):
         moved = nbytes * (2 if direction == "both" else 1)

@@ -54,7 +54,8 @@ def test_experiment_quick(session, committed_shapes, name):
     found = exp.describe(records)["findings"]
     assert found and not any("(no finding" in f for f in found), found
     if name in committed_shapes:  # an experiment newer than the committed runs has nothing to compare with yet
-        changed = {_shape(r) for r in records} - committed_shapes[name]
+        # records with a "gpus" parameter exist only on machines with several GPUs (the committed run has one)
+        changed = {_shape(r) for r in records if "gpus" not in r.params} - committed_shapes[name]
         assert not changed, f"{name}: records shaped unlike the committed run: {sorted(changed)}"
     if exp.naive:
         assert any(r.speedup_vs_naive == pytest.approx(1.0) for r in records if r.variant == exp.naive)

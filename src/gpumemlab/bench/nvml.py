@@ -82,9 +82,12 @@ def throttling(before: dict | None, after: dict | None) -> list[str]:
 
 # ---------------------------------------------------------------- NVLink
 
-# GB/s per link and direction by NVLink version, where NVML gives no link speed: P100 20, V100 25.78125,
-# A100 25, H100/H200 26.5625 (what `nvidia-smi nvlink -s` prints), B200 53.125
-NVLINK_GBPS = {1: 20.0, 2: 25.78125, 3: 25.0, 4: 26.5625, 5: 53.125}
+# nvmlDeviceGetNvLinkVersion answers an nvmlNvlinkVersion_t (1: 1.0, 2: 2.0, 3: 2.2, 4: 3.0, 5: 3.1, 6: 4.0,
+# 7: 5.0; two H200s answered 6), not the version itself: its name, and the GB/s per link and direction where NVML
+# gives no link speed: P100 20, V100 25.78125, A100 25, H100/H200 26.5625 (what `nvidia-smi nvlink -s` prints),
+# B200 53.125
+NVLINK_VERSIONS = {1: ("1.0", 20.0), 2: ("2.0", 25.78125), 3: ("2.2", 25.78125), 4: ("3.0", 25.0), 5: ("3.1", 25.0),
+                   6: ("4.0", 26.5625), 7: ("5.0", 53.125)}
 REMOTE_GPU, REMOTE_SWITCH = 0, 2  # nvmlIntNvLinkDeviceType_t
 
 
@@ -107,7 +110,7 @@ def nvlinks(ordinal: int) -> list[dict] | None:
         try:
             if not nv.nvmlDeviceGetNvLinkState(dev, link):
                 continue
-            version = int(nv.nvmlDeviceGetNvLinkVersion(dev, link))
+            code = int(nv.nvmlDeviceGetNvLinkVersion(dev, link))
         except Exception:  # a link NVML does not know (past the last one, or NVLink unsupported)
             continue
         try:
@@ -120,11 +123,12 @@ def nvlinks(ordinal: int) -> list[dict] | None:
                 remote = _bus(nv.nvmlDeviceGetNvLinkRemotePciInfo_v2(dev, link).busId)
             except Exception:
                 remote = "unknown"
-        links.append(dict(link=link, version=version, gbps=_link_gbps(nv, dev, link, version), remote=remote))
+        version, rate = NVLINK_VERSIONS.get(code, (f"(NVML code {code})", None))
+        links.append(dict(link=link, version=version, gbps=_link_gbps(nv, dev, rate), remote=remote))
     return links
 
 
-def _link_gbps(nv, dev, link: int, version: int) -> float | None:
+def _link_gbps(nv, dev, version_rate: float | None) -> float | None:
     """The links' common speed per direction from NVML (a field in MB/s), else the version's rate."""
     try:
         value = nv.nvmlDeviceGetFieldValues(dev, [nv.NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON])[0]
@@ -132,7 +136,7 @@ def _link_gbps(nv, dev, link: int, version: int) -> float | None:
             return float(value.value.uiVal) / 1e3
     except Exception:  # an older driver or nvidia-ml-py without the field
         pass
-    return NVLINK_GBPS.get(version)
+    return version_rate
 
 
 def pair_link(a: int, b: int) -> dict:
