@@ -184,7 +184,7 @@ REPORT_CASES = [  # (file contents, words of the one line)
      "record 5 (vector_copy / float4 x1): field 'gbps' is string 'fast', expected number or null"),
     (lambda: _edit(lambda d: d["results"][0].pop("variant")), "record 0 (vector_copy / ?): missing field 'variant'"),
     (lambda: _edit(lambda d: d["results"][2].update(verified=1)), "field 'verified' is integer 1, expected boolean"),
-    (lambda: _edit(lambda d: d["results"][7]["time_s"].pop("median")), "record 7 (offset_copy / offset_copy) time_s: "
+    (lambda: _edit(lambda d: d["results"][7]["time_s"].pop("median")), "record 7 (offset_copy / seed kernel) time_s: "
                                                                        "missing field 'median'"),
     (lambda: _edit(lambda d: d["results"][1].update(time_s=None)), "field 'time_s' is null, expected object"),
     (lambda: _edit(lambda d: d["results"][1].update(params=[1])), "field 'params' is array"),

@@ -16,7 +16,7 @@ from gpumemlab.experiments._declare import SEEDS, Case, Check
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "gpumemlab"
-COMMITTED = ROOT / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"  # the newest committed run
+COMMITTED = ROOT / "docs" / "results" / "nvidia-h200" / "results.json"  # the newest committed single-GPU run
 SEED_FILES = {"000": "000_cbba422fb54d36fa.txt", "001": "001_12d176daf52dfa17.txt", "002": "002_ee633bd1f416c3eb.txt",
               "003": "003_72d1c57199d51822.txt", "004": "004_97a79e79f8c1c7cd.txt"}
 
@@ -54,8 +54,8 @@ def test_outside_results_are_not_seed_claims():
 
 # Declared without a GPU to run them on; their findings are tested on stand-in records (test_findings_cite.py)
 # until the committed run has them, and an entry here then fails the test below: the list only shrinks.
-AWAITING_A_GPU_RUN = {"library_shapes": "session 21 (no device time left)",
-                      "p2p": "issue 15: needs two GPUs; the committed run is from one H100"}
+AWAITING_A_GPU_RUN = {"p2p": "needs two GPUs: its records are in the two-GPU run (MULTI_GPU, tested below)"}
+MULTI_GPU = ROOT / "docs" / "results" / "nvidia-h200-x2" / "results.json"  # p2p and stream_map on two H200s
 
 
 def test_every_experiment_finds_on_the_committed_run(committed):
@@ -72,6 +72,17 @@ def test_every_experiment_finds_on_the_committed_run(committed):
         recs = [r for r in committed.results if r.experiment == name]
         found = exp.describe(recs)["findings"]
         assert found and not any("(no finding" in f for f in found), (name, found)
+
+
+def test_the_two_gpu_run_finds_p2p_and_the_two_gpu_stream_map():
+    run = RunResults.load(MULTI_GPU)
+    assert run.meta["device"]["name"] == run.device["name"] and run.device["device_count"] == 2
+    for name in ("p2p", "stream_map"):
+        recs = [r for r in run.results if r.experiment == name]
+        found = registry()[name].describe(recs)["findings"]
+        assert found and not any("(no finding" in f for f in found), (name, found)
+    assert any("two GPUs" in f for f in registry()["stream_map"].describe(
+        [r for r in run.results if r.experiment == "stream_map"])["findings"])
 
 
 def test_committed_records_carry_what_findings_and_report_read(committed):
