@@ -78,9 +78,12 @@ def test_h100_vs_h200_table_ratios_equal_the_medians_ratio(run_cli):
     merged = {r[0]: r for r in _table_rows(out, "")}.get("merged from")  # the H100 file merges runs (meta.merged_runs)
     runs_a = json.loads(H100.read_text())["meta"].get("merged_runs", [])
     assert (merged is None) == (not runs_a)
-    if runs_a:
-        first = f"{', '.join(runs_a[0]['experiments'])}: from {runs_a[0]['command']} ("
-        assert merged[1].startswith(first) and merged[2] == "-"
+    runs_b = json.loads(H200.read_text())["meta"].get("merged_runs", [])
+    for runs, cell in ((runs_a, merged and merged[1]), (runs_b, merged and merged[2])):
+        if runs:
+            assert cell.startswith(f"{', '.join(runs[0]['experiments'])}: from {runs[0]['command']} (")
+        else:
+            assert merged is None or cell == "-"
 
 
 def test_h100_vs_h200_json_and_summary(run_cli):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import html
 import csv
 import io
 import json
@@ -114,7 +115,10 @@ def test_html_is_self_contained_and_every_finding_links_to_records(html_report, 
     page = _Page()
     page.feed(text)
     assert page.external == [] and not re.search(r"""(src|href)=["']?(https?:)?//""", text)
-    names = list(h200_doc["experiments"])
+    skipped = {n: e["skipped"] for n, e in h200_doc["experiments"].items() if e.get("skipped")}
+    for name, why in skipped.items():  # a section that says why, no records
+        assert f"exp-{name}" in page.ids and f"Not run on this GPU: {html.escape(why)}" in text
+    names = [n for n in h200_doc["experiments"] if n not in skipped]
     for name in names:
         n = sum(r["experiment"] == name for r in h200_doc["results"])
         assert f"exp-{name}" in page.ids

@@ -145,6 +145,17 @@ def test_merge_runs_takes_each_experiment_from_the_first_run_that_has_it_and_kee
         tool.merge([base, _run("cmd-d", ["x5"], device="GPU B")])
 
 
+def test_merge_runs_keeps_what_a_run_skipped_on_purpose_and_the_readme_says_why():
+    tool = load("merge_runs")
+    base = _run("cmd-a", ["x1"])
+    base.experiments["p2p"] = dict(title="p2p", skipped="needs two GPUs: this machine has 1")
+    out = tool.merge([_run("cmd-b", ["x2"]), base])
+    assert out.experiments["p2p"]["skipped"] == "needs two GPUs: this machine has 1"
+    readme = load("update_readme").table(out, "docs/results/x/results.json")
+    assert "Skipped by this run: `p2p` (needs two GPUs: this machine has 1)." in readme
+    assert "`p2p`" not in readme.split("Not in this run")[-1]
+
+
 def test_reports_name_the_merged_runs():
     from gpumemlab.report import html, markdown
 

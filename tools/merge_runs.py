@@ -52,6 +52,10 @@ def merge(runs: list[RunResults]) -> RunResults:
         out.experiments.update({n: dict(run.experiments[n]) for n in mine if n in run.experiments})
         out.errors += [e for e in run.errors if e["experiment"] in mine]
         merged += provenance(run, mine, own=run is not base)
+    for run in runs:  # experiments a run skipped on purpose (``requires``: e.g. two GPUs needed) keep their note
+        for name, info in run.experiments.items():
+            if info.get("skipped") and name not in out.experiments:
+                out.experiments[name] = dict(info)
     out.meta["merged_runs"] = merged
     reg = registry()
     missing = sorted(set(reg) - {r.experiment for r in out.results} - set(out.experiments))

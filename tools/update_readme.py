@@ -79,6 +79,9 @@ def table(res: RunResults, source: str) -> str:
         f"{k} {fmt_num(v['value'])} {v['unit']}" for k, v in res.ceilings.items()) + "."]
     from gpumemlab.experiments import registry
 
+    skipped = [f"`{n}` ({e['skipped']})" for n, e in res.experiments.items() if e.get("skipped")]
+    if skipped:  # this GPU could not run them (its ``requires``)
+        lines += ["", "Skipped by this run: " + "; ".join(skipped) + "."]
     missing = [n for n in registry() if n not in res.experiments]
     if missing:  # declared since the run: the table cannot speak for them yet
         lines += ["", "Not in this run (added to the suite after it): " + ", ".join(f"`{n}`" for n in missing) + "."]
