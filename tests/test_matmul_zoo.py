@@ -49,6 +49,11 @@ def test_nearest_measured_shape_gives_its_winner_and_keeps_the_slice_depth():
     assert ops.choose(256, 256, 1 << 19, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 256)
     assert K.SPLIT_FACTORS[-1] == 256
     assert ops.nearest_measured(64, 64, 64, {"1x1x1": ("gone", 1)}) is None
+    # a shape with N or K not a multiple of 4 (scalar loads) takes the nearest shape that loads the same way
+    both = dict(winners, **{"999x1001x1003": (big, 2)})
+    assert ops.nearest_measured(1023, 1025, 1027, both) == ops.Choice(K.CANDIDATES[0], 2)
+    assert ops.nearest_measured(1000, 1000, 1000, both) == ops.Choice(K.SMALL, 1)
+    assert ops.nearest_measured(1023, 1025, 1027, winners) == ops.Choice(K.SMALL, 1)  # none alike: any shape
 
 
 def test_an_explicit_entry_ignores_the_shape_table():
@@ -90,7 +95,12 @@ def test_gemv_launch_sends_few_rows_to_gemv_cols_and_one_column_to_gemv_rows():
     g = ops.gemv_launch(3, 1001, 37, True, 132, blocks_per_sm=4)
     assert g.spec == K.gemv_cols(1, False, 4) and g.vec == 1  # N not a multiple of 4; K too short to split
     g = ops.gemv_launch(4096, 1, 4096, True, 132, blocks_per_sm=8)
-    assert g.spec == K.gemv_rows(4) and g.grid == (512, 1) and g.scalars == (4096, 4096)
+    assert g.spec == K.gemv_rows(4) and g.grid == (512, 1) and g.scalars == (4096, 4096, 4096)  # ~4 blocks per SM
+    g = ops.gemv_launch(1024, 1, 8192, True, 132, blocks_per_sm=8)  # 128 row blocks: K split 8 ways, 1024-deep
+    assert g.spec == K.gemv_rows(4, True) and g.grid == (128, 8) and g.scalars == (1024, 8192, 1024)
+    g = ops.gemv_launch(100, 1, 5003, True, 132, blocks_per_sm=8)  # scalar loads; at most 4 ranges of >= 1024
+    assert g.spec == K.gemv_rows(1, True) and g.grid == (13, 4) and g.scalars == (100, 5003, 1280)
+    assert ops.gemv_launch(333, 1, 1000, True, 132, blocks_per_sm=8).splits == 1  # too short to split
     assert ops.is_gemv(8, 4096) and ops.is_gemv(4096, 1) and not ops.is_gemv(9, 4096)
     with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
         ops.gemv_launch(9, 3, 4, True, 132, blocks_per_sm=8)

@@ -161,7 +161,8 @@ def gemv_kernels(rng):
     from gpumemlab.ops import matmul as ops
 
     for m, n, k in ((1, 1000, 3000), (1, 1001, 37), (1, 8, 4096), (1, 4096, 8), (1, 1, 1), (333, 1, 1000),
-                    (7, 1, 37), (1, 260, 100_003), (2, 1001, 37), (3, 4096, 1000), (8, 8192, 1024), (5, 3, 5)):
+                    (7, 1, 37), (1, 260, 100_003), (2, 1001, 37), (3, 4096, 1000), (8, 8192, 1024), (5, 3, 5),
+                    (1024, 1, 8192), (100, 1, 5003)):  # the last two: N = 1 with K split (float4, scalar)
         a = device_random_nonzero((m, k), np.float32, 1)
         b = device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, n), cupy.float32)

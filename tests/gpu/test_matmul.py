@@ -271,7 +271,7 @@ def test_matmul_orders_against_the_callers_stream(cp):
 
 
 GEMV_SHAPES = [(1, 1000, 3000), (1, 1001, 37), (1, 4096, 4096), (1, 8, 4096), (1, 1, 1), (333, 1, 1000),
-               (7, 1, 37), (4096, 1, 4096), (1, 260, 100_003),
+               (7, 1, 37), (4096, 1, 4096), (1, 260, 100_003), (1024, 1, 8192), (100, 1, 5003),  # N = 1, K split
                (2, 1001, 37), (3, 4096, 4096), (5, 1000, 3000), (8, 8192, 1024), (8, 3, 5)]  # a few rows of A
 
 
@@ -308,3 +308,5 @@ def test_matrix_vector_splits_k_when_the_row_is_short(cp):
     assert slots >= 6 * 132 and 32 * p.splits <= slots < 32 * (p.splits + 2)
     with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
         ops.gemv_plan(*operands(cp, 9, 3, 4), cp.empty((9, 3), cp.float32))
+    a, b = operands(cp, 1024, 1, 8192)  # 128 row blocks: fewer than 2 per SM, so the column's K is split too
+    assert ops.gemv_plan(a, b, cp.empty((1024, 1), cp.float32), sms=132).splits > 1

@@ -488,30 +488,37 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 // VEC = 4: float4 loads (K, or N, a multiple of 4 and 16-byte aligned arrays); VEC = 1: any shape.
 
 // gemv_rows (N = 1): c[i] = A[i, :] . b, one warp per row, lanes stride along the row (coalesced),
-// shuffle tree at the end: a fixed summation order, so the result is deterministic.
-template <int VEC>
+// shuffle tree at the end: a fixed summation order, so the result is deterministic. SPLIT: block row blockIdx.y
+// owns the k range [y * k_chunk, y * k_chunk + k_chunk) (k_chunk a multiple of 32 VEC) and adds into c with
+// atomicAdd (c zeroed first), so that few rows still fill the SMs; the order of those few additions is not fixed.
+template <int VEC, bool SPLIT>
 __global__ void __launch_bounds__(256) gemv_rows(float* __restrict__ c, const float* __restrict__ A,
-                                                 const float* __restrict__ b, int M, int K) {
+                                                 const float* __restrict__ b, int M, int K, int k_chunk) {
     const int lane = threadIdx.x & 31;
     const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (row >= M) return;  // whole warps leave together: the shuffles below see full warps
+    const int kb = SPLIT ? blockIdx.y * k_chunk : 0;
+    const int ke = SPLIT ? min(K, kb + k_chunk) : K;
     const float* a = A + (long long)row * K;
     float sum = 0.0f;
     if (VEC == 4) {
         const float4* a4 = reinterpret_cast<const float4*>(a);
         const float4* b4 = reinterpret_cast<const float4*>(b);
 #pragma unroll 4
-        for (int q = lane; q < K / 4; q += 32) {
+        for (int q = kb / 4 + lane; q < ke / 4; q += 32) {
             const float4 x = __ldcs(a4 + q), y = __ldg(b4 + q);  // A streams (read once), b stays cached
             sum = fmaf(x.x, y.x, fmaf(x.y, y.y, fmaf(x.z, y.z, fmaf(x.w, y.w, sum))));
         }
     } else {
 #pragma unroll 4
-        for (int k = lane; k < K; k += 32) sum = fmaf(__ldcs(a + k), __ldg(b + k), sum);
+        for (int k = kb + lane; k < ke; k += 32) sum = fmaf(__ldcs(a + k), __ldg(b + k), sum);
     }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
-    if (lane == 0) c[row] = sum;
+    if (lane == 0) {
+        if (SPLIT) atomicAdd(c + row, sum);
+        else c[row] = sum;
+    }
 }
 
 // VEC adjacent floats of a row that is read once (streaming loads: they should not evict b or a)

@@ -230,11 +230,12 @@ SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave
 
 # --- matrix-vector products (M = 1 or N = 1): memory-bound, one parameterized pair of kernels ---------
 
-def gemv_rows(vec: int) -> KernelSpec:
-    """N = 1: one warp per row of A (``vec`` 4: float4 loads, K % 4 == 0 and aligned; 1: any K)."""
+def gemv_rows(vec: int, split: bool = False) -> KernelSpec:
+    """N = 1: one warp per row of A (``vec`` 4: float4 loads, K % 4 == 0 and aligned; 1: any K); ``split``: k ranges
+    per block row, atomic epilogue."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
-    return KernelSpec(SRC, f"gemv_rows<{vec}>")
+    return KernelSpec(SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}>")
 
 
 SKINNY_ROWS = (1, 2, 4, 8)  # gemv_cols instantiations: M up to 8 rows of A share each read of B
@@ -257,7 +258,7 @@ def gemv_cols(vec: int, split: bool, rows: int = 1) -> KernelSpec:
     return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}>")
 
 
-GEMV_KERNELS = ([gemv_rows(v) for v in (4, 1)]
+GEMV_KERNELS = ([gemv_rows(v, s) for v in (4, 1) for s in (False, True)]
                 + [gemv_cols(v, s, r) for v in (4, 1) for s in (False, True) for r in SKINNY_ROWS])
 
 

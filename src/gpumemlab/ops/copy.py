@@ -32,8 +32,8 @@ def copy(x, out=None):
     Bytes are moved unchanged: NaN payloads (signalling NaNs too), +-Inf and -0.0 come out bit for bit.
     """
     src = as_device_array(x, "x", None)
-    if out is None:
-        dst = cupy_module().empty_like(src)
+    if out is None:  # src is C-contiguous: empty (not empty_like, whose order handling runs in Python per call)
+        dst = cupy_module().empty(src.shape, src.dtype)
     else:
         dst = as_device_array(out, "out", (src.dtype,))
         if dst.shape != src.shape:

@@ -108,15 +108,21 @@ def _log_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     return sum(abs(math.log2(x / y)) for x, y in zip(a, b))
 
 
+def _float4_shape(n: int, k: int) -> bool:
+    """Whether a product of this N and K can take the float4 kernels (their loads need N % 4 == K % 4 == 0)."""
+    return n % 4 == 0 and k % 4 == 0
+
+
 def nearest_measured(m: int, n: int, k: int, winners: dict) -> Choice | None:
-    """The winner of the measured shape nearest to M x N x K (sum of |log2| ratios of M, N and K), with its
-    split-K factor scaled to keep the same depth per split; None without a known winner."""
+    """The winner of the measured shape nearest to M x N x K (sum of |log2| ratios of M, N and K) among those that
+    load the same way (float4 or scalar: the H200 sweep's best tile for 1023 x 1025 x 1027 was not 1024^3's), with
+    its split-K factor scaled to keep the same depth per split; None without a known winner."""
     known = {c.name: c for c in K.CANDIDATES}
+    shapes = {s: tuple(int(x) for x in s.split("x")) for s, (name, _) in winners.items() if name in known}
+    alike = {s: mnk for s, mnk in shapes.items() if _float4_shape(mnk[1], mnk[2]) == _float4_shape(n, k)}
     best = None
-    for shape, (name, splits) in winners.items():
-        if name not in known:
-            continue
-        mnk = tuple(int(x) for x in shape.split("x"))
+    for shape, mnk in (alike or shapes).items():  # a table without shapes of this kind: any shape
+        name, splits = winners[shape]
         d = _log_distance((m, n, k), mnk)
         if best is None or d < best[0]:
             best = (d, known[name], splits, mnk[2])
@@ -242,7 +248,11 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
 
 
 GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the atomic epilogue than they save
-GEMV_THREADS = 256      # gemv_cols blocks are 32 x 8
+GEMV_THREADS = 256      # gemv_cols blocks are 32 x 8, gemv_rows 8 warps
+# gemv_rows (N = 1) splits K when its 8-row blocks number fewer than this many per SM (1024 x 1 x 8192: 128 blocks on
+# an H200's 132 SMs ran at 0.72x cuBLAS), into k ranges of at least GEMV_ROWS_MIN_DEPTH elements
+GEMV_ROWS_SPLIT_BELOW = 2
+GEMV_ROWS_MIN_DEPTH = 1024
 
 
 def gemv_splits(n: int, k: int, vec: int, slots: int) -> tuple[int, int]:
@@ -272,7 +282,16 @@ def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: 
     the driver's occupancy answer for the kernel; 2 for 8 rows, whose registers allow no more)."""
     if n == 1:
         vec = 4 if k % 4 == 0 and aligned else 1
-        return GemvLaunch(K.gemv_rows(vec), (math.ceil(m / 8), 1), (256, 1), (m, k), vec)
+        row_blocks = math.ceil(m / 8)
+        splits, chunk = 1, k
+        if row_blocks < GEMV_ROWS_SPLIT_BELOW * sms:  # too few rows to keep every SM reading: split K
+            if blocks_per_sm is None:
+                from ..gpu import runtime
+
+                blocks_per_sm = runtime.max_active_blocks(K.gemv_rows(vec, True), GEMV_THREADS)
+            want = min(sms * max(1, blocks_per_sm) // row_blocks, k // GEMV_ROWS_MIN_DEPTH)
+            chunk, splits = split_chunk(k, 32 * vec, want)
+        return GemvLaunch(K.gemv_rows(vec, splits > 1), (row_blocks, splits), (256, 1), (m, k, chunk), vec, splits)
     if m > K.SKINNY_ROWS[-1]:
         raise UsageError(f"matmul: the gemv path needs M <= {K.SKINNY_ROWS[-1]} or N == 1; got M={m}, N={n}")
     vec, rows = (4 if n % 4 == 0 and aligned else 1), K.skinny_rows(m)
