@@ -49,11 +49,10 @@ def test_nearest_measured_shape_gives_its_winner_and_keeps_the_slice_depth():
     assert ops.choose(256, 256, 1 << 19, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 256)
     assert K.SPLIT_FACTORS[-1] == 256
     assert ops.nearest_measured(64, 64, 64, {"1x1x1": ("gone", 1)}) is None
-    # a shape with N or K not a multiple of 4 (scalar loads) takes the nearest shape that loads the same way
+    # size alone decides, whether the shape loads by float4 or scalar
     both = dict(winners, **{"999x1001x1003": (big, 2)})
-    assert ops.nearest_measured(1023, 1025, 1027, both) == ops.Choice(K.CANDIDATES[0], 2)
-    assert ops.nearest_measured(1000, 1000, 1000, both) == ops.Choice(K.SMALL, 1)
-    assert ops.nearest_measured(1023, 1025, 1027, winners) == ops.Choice(K.SMALL, 1)  # none alike: any shape
+    assert ops.nearest_measured(1023, 1025, 1027, both) == ops.Choice(K.SMALL, 1)
+    assert ops.nearest_measured(1001, 999, 1002, both) == ops.Choice(K.CANDIDATES[0], 2)
 
 
 def test_an_explicit_entry_ignores_the_shape_table():

@@ -10,7 +10,7 @@ SQUARE = [(s, s, s) for s in (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4
 ODD = [(1000, 1000, 1000), (1023, 1025, 1027), (777, 1001, 513), (2047, 2047, 2047), (3001, 2999, 3000),
        (4097, 4095, 4093)]
 # N or K not a multiple of 4: the scalar-load kernels, whose best tiles differ from the float4 ones; swept and
-# installed, while ODD stays held out to judge the nearest-shape rule
+# installed (so they take their own winners), while ODD stays held out to judge the nearest-shape rule
 UNALIGNED = [(601, 803, 1201), (999, 1001, 1003), (1537, 1531, 1533), (2501, 2503, 2499), (3501, 3499, 3497)]
 TALL_SKINNY = [(8192, 64, 4096), (16384, 128, 1024), (65536, 32, 512), (32768, 256, 256)]
 SHORT_WIDE = [(64, 4096, 4096), (128, 8192, 1024), (32, 16384, 2048), (256, 32768, 256), (16, 4096, 4096),
