@@ -247,7 +247,8 @@ EXPERIMENT = Experiment(
     cases=cases,
     params=dict(min_kib=4, max_mib=1024, unrolls=list(K.UNROLLS), chase_steps=4096, chase_kib=4096),
     modern_note="H100/H200 SXM: 18 NVLink 4 links of 26.5625 GB/s per direction, about 478 GB/s per direction "
-                "between two GPUs of an NVSwitch board; PCIe-only pairs peer at PCIe rates or not at all.",
+                "between two GPUs of an NVSwitch board; PCIe-only pairs peer at PCIe rates or not at all. Why the SM "
+                "copies stay just below the copy engine on two H200s (NVLink counters, ncu): docs/notes/p2p-sm-copy.md.",
     plot=Plot(x="bytes", y="gbps", series="variant", logx=True, title="p2p: GB/s between two GPUs vs size"),
     findings=findings,
     requires=requires,
