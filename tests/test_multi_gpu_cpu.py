@@ -104,8 +104,9 @@ def test_pair_link_without_nvlink_to_the_peer_is_pcie(monkeypatch):
 GIB = 1 << 30
 
 
-def p2p_records(link_gbps=478.125) -> list:
-    """p2p records at 4 MiB and 1 GiB as a two-H200 run might leave them."""
+def p2p_records(link_gbps=478.125, back=False) -> list:
+    """p2p records at 4 MiB and 1 GiB as a two-H200 run might leave them (``back``: with the 1->0 copies alone,
+    which runs before that direction was added do not have)."""
     recs = []
     link = dict(type="NVLink", links=18, version="4.0", gbps=link_gbps)
 
@@ -120,6 +121,10 @@ def p2p_records(link_gbps=478.125) -> list:
         add("CE peer on", nbytes, "both", "on", "CE", 783 * scale)
         add("CE peer off", nbytes, "0->1", "off", "CE", 20 * scale)
         add("CE peer off", nbytes, "both", "off", "CE", 30 * scale)
+        if back:
+            add("CE peer on", nbytes, "1->0", "on", "CE", 390 * scale)
+            add("CE peer off", nbytes, "1->0", "off", "CE", 18 * scale)
+            add("SM pull x1", nbytes, "1->0", "on", "SM", 366 * scale, unroll=1)
         for unroll, rate in ((1, 300), (8, 372)):
             for mode in ("pull", "push"):
                 add(f"SM {mode} x{unroll}", nbytes, "0->1", "on", "SM", rate * scale * (1 if mode == "pull" else .9),
@@ -142,14 +147,14 @@ def test_p2p_findings_quote_the_link_the_engines_and_the_latency():
     info = registry()["p2p"].describe(recs)
     found = info["findings"]
     assert found[0] == "link: NVLink, 18 links, 478 GB/s per direction (NVML)"
-    assert found[1] == ("copy engine (cudaMemcpyPeerAsync), peer access on, 1 GiB: 395.0 GB/s one direction = 83% of "
-                        "the link's per-direction rate (478 GB/s); both at once 783.0 GB/s in total = 82% of the "
-                        "link's rate in both directions (956 GB/s); one direction reaches 90% of its best (395.0 GB/s) "
+    assert found[1] == ("copy engine (cudaMemcpyPeerAsync), peer access on, 1 GiB: 395.0 GB/s forward (the "
+                        "first GPU's memory into the second's) = 83% of the link's per-direction rate (478 GB/s); both at once 783.0 GB/s in total = 82% of the "
+                        "link's rate in both directions (956 GB/s); forward reaches 90% of its best (395.0 GB/s) "
                         "from 1 GiB")
-    assert found[2] == "best SM copy, one direction, 1 GiB: SM pull x8 372.0 GB/s = 0.94x the copy engine"
+    assert found[2] == "best SM copy, forward, 1 GiB: SM pull x8 372.0 GB/s = 0.94x the copy engine"
     assert found[3] == "best SM copy, both at once, 1 GiB: SM pull x8 744.0 GB/s = 0.95x the copy engine"
-    assert found[4] == ("peer access off (the driver stages the copy through host memory), 1 GiB: 20.0 GB/s one "
-                        "direction = 5% of peer access on; both at once 30.0 GB/s in total; pinned H2D of the same "
+    assert found[4] == ("peer access off (the driver stages the copy through host memory), 1 GiB: 20.0 GB/s forward "
+                        "= 5% of peer access on; both at once 30.0 GB/s in total; pinned H2D of the same "
                         "size: 55.0 GB/s")
     assert found[5].startswith("SM copies with peer access off: not run")
     assert found[6] == "a dependent small read takes 1200 ns from the peer's memory vs 600 ns from its own (2.0x)"
@@ -157,11 +162,22 @@ def test_p2p_findings_quote_the_link_the_engines_and_the_latency():
     assert any(c["seed"] == "003" and "9.1.4" in c["source"] for c in info["claims"])
 
 
+def test_p2p_findings_give_each_direction_when_the_run_has_both():
+    recs = p2p_records(back=True)
+    info = registry()["p2p"].describe(recs)
+    found = info["findings"]
+    assert ("= 83% of the link's per-direction rate (478 GB/s); 390.0 GB/s backward = 82% of the link's per-direction "
+            "rate (478 GB/s); both at once") in found[1]
+    assert "best SM copy, backward, 1 GiB: SM pull x1 366.0 GB/s = 0.94x the copy engine" in found
+    assert any("20.0 GB/s forward = 5% of peer access on; 18.0 GB/s backward; both at once" in f for f in found)
+    assert all(problems(f, recs, info["claims"]) == [] for f in found)
+
+
 def test_p2p_findings_without_an_nvml_rate_say_so():
     recs = p2p_records(link_gbps=None)
     found = registry()["p2p"].describe(recs)["findings"]
     assert found[0] == "link: NVLink (no NVLink rate from NVML: no ceiling)"
-    assert "395.0 GB/s one direction (link rate unknown: NVML gave none); both" in found[1]
+    assert "(the first GPU's memory into the second's) (link rate unknown: NVML gave none); both" in found[1]
 
 
 def test_stream_map_two_gpu_finding_gives_the_speedup():

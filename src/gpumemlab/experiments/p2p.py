@@ -24,6 +24,8 @@ CEILING = "p2p_link_gbps"    # the link's rate per direction (NVML: links x per-
 BOTH_CEILING = "p2p_link_both_gbps"
 REACH = 0.9
 ONE, BOTH = "0->1", "both"
+BACK = "1->0"                # the other direction alone
+WORDS = {ONE: "forward", BACK: "backward"}  # in findings (numbers there must come from records)
 
 
 def requires(info: dict) -> str | None:
@@ -106,7 +108,8 @@ def cases(session, params):
 
         def case(variant, run, nbytes, direction, access, mechanism, **more):
             k = nbytes // 4
-            pairs = [(B, dst[B][:k], src[B][:k])] + ([(A, dst[A][:k], src[A][:k])] if direction == BOTH else [])
+            pairs = ([(B, dst[B][:k], src[B][:k])] if direction != BACK else []) + (
+                [(A, dst[A][:k], src[A][:k])] if direction in (BOTH, BACK) else [])
             return Case(variant, run, copies_check(run, pairs, variant), reads=nbytes,
                         writes=nbytes if direction == BOTH else 0,
                         ceiling=BOTH_CEILING if direction == BOTH else CEILING,
@@ -119,6 +122,7 @@ def cases(session, params):
                     ce = {d: (lambda d=d, s=(A if d == B else B): peer.copy_peer_async(dst[d], d, src[s], s, nbytes))
                           for d in (A, B)}
                     yield case(f"CE peer {access}", across(streams, [(A, ce[B])]), nbytes, ONE, access, "CE")
+                    yield case(f"CE peer {access}", across(streams, [(B, ce[A])]), nbytes, BACK, access, "CE")
                     yield case(f"CE peer {access}", across(streams, [(A, ce[B]), (B, ce[A])]), nbytes, BOTH, access,
                                "CE")
                     if access == "off":
@@ -131,6 +135,7 @@ def cases(session, params):
                             to_a = (runner(A, B), sm_copy(unroll, runner(A, B), dst[A], src[B], nbytes))
                             name = f"SM {mode} x{unroll}"
                             yield case(name, across(streams, [to_b]), nbytes, ONE, access, "SM", unroll=unroll)
+                            yield case(name, across(streams, [to_a]), nbytes, BACK, access, "SM", unroll=unroll)
                             yield case(name, across(streams, [to_b, to_a]), nbytes, BOTH, access, "SM", unroll=unroll)
                 if access == "on":
                     yield from latency_cases(params, extra)
@@ -184,8 +189,17 @@ def _of_link(rec, both: bool = False) -> Finding:
                     "rate in both directions" if both else "per-direction rate", " (", q(rate, ".0f"), " GB/s)")
 
 
+def _back(records, variant: str, nbytes: int, link: bool = True) -> tuple:
+    """The backward (1->0) copy's rate as a clause, when the run measured that direction alone (earlier runs did
+    not)."""
+    rec = next((r for r in records if r.variant == variant and r.params.get("direction") == BACK
+                and r.params["bytes"] == nbytes), None)
+    return () if rec is None else ("; ", q(field(rec, "gbps"), ".1f"), f" GB/s {WORDS[BACK]}",
+                                   _of_link(rec) if link else "")
+
+
 def findings(records):
-    copies = [r for r in records if r.params.get("direction") in (ONE, BOTH)]
+    copies = [r for r in records if r.params.get("direction") in (ONE, BACK, BOTH)]
     top = max(r.params["bytes"] for r in copies)
     ce, ce_both = _at(records, "CE peer on", ONE, top), _at(records, "CE peer on", BOTH, top)
     link = ce.extra.get("link", {})
@@ -199,24 +213,28 @@ def findings(records):
     reach = fraction_size(mine, best.gbps, REACH)
     where = sentence("from ", quoted_size(next(r for r in mine if r.params["bytes"] == reach))) if reach else "nowhere"
     yield sentence("copy engine (cudaMemcpyPeerAsync), peer access on, ", quoted_size(ce), ": ",
-                   q(field(ce, "gbps"), ".1f"), " GB/s one direction", _of_link(ce), "; both at once ",
-                   q(field(ce_both, "gbps"), ".1f"), " GB/s in total", _of_link(ce_both, both=True), "; one direction "
+                   q(field(ce, "gbps"), ".1f"), f" GB/s {WORDS[ONE]} (the first GPU's memory into the second's)",
+                   _of_link(ce), *_back(records, "CE peer on", top),
+                   "; both at once ",
+                   q(field(ce_both, "gbps"), ".1f"), " GB/s in total", _of_link(ce_both, both=True), f"; {WORDS[ONE]} "
                    "reaches ", q(constant(__name__, "REACH") * 100, ".0f"), "% of its best (",
                    q(field(best, "gbps"), ".1f"), " GB/s) ", where)
-    for direction, against in ((ONE, ce), (BOTH, ce_both)):
+    ce_back = next((r for r in records if r.variant == "CE peer on" and r.params.get("direction") == BACK
+                    and r.params["bytes"] == top), None)
+    for direction, against in ((ONE, ce), (BACK, ce_back), (BOTH, ce_both)):
         sm = [r for r in records if r.params.get("mechanism") == "SM" and r.params["direction"] == direction
               and r.params["bytes"] == top]
-        if sm:
+        if sm and against is not None:
             top_sm = max(sm, key=lambda r: r.gbps)
-            yield sentence(f"best SM copy, {'one direction' if direction == ONE else 'both at once'}, ",
+            yield sentence(f"best SM copy, {WORDS.get(direction, 'both at once')}, ",
                            quoted_size(top_sm), f": {top_sm.variant} ", q(field(top_sm, "gbps"), ".1f"), " GB/s = ",
                            q(field(top_sm, "gbps") / field(against, "gbps"), ".2f"), "x the copy engine")
     off, off_both = _at(records, "CE peer off", ONE, top), _at(records, "CE peer off", BOTH, top)
     h2d = next((r for r in records if r.variant == "pinned H2D" and r.params["bytes"] == top), None)
     yield sentence("peer access off (the driver stages the copy through host memory), ", quoted_size(off), ": ",
-                   q(field(off, "gbps"), ".1f"), " GB/s one direction = ", q(field(off, "gbps") / field(ce, "gbps")
-                                                                             * 100, ".0f"),
-                   "% of peer access on; both at once ", q(field(off_both, "gbps"), ".1f"), " GB/s in total",
+                   q(field(off, "gbps"), ".1f"), f" GB/s {WORDS[ONE]} = ",
+                   q(field(off, "gbps") / field(ce, "gbps") * 100, ".0f"), "% of peer access on",
+                   *_back(records, "CE peer off", top, link=False), "; both at once ", q(field(off_both, "gbps"), ".1f"), " GB/s in total",
                    sentence("; pinned H2D of the same size: ", q(field(h2d, "gbps"), ".1f"), " GB/s")
                    if h2d is not None else "")
     yield sentence("SM copies with peer access off: not run (a kernel cannot address the peer's memory until "
