@@ -93,8 +93,9 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
     """The page; plots maps experiment -> PNG file name in plot_dir (embedded, not linked)."""
     plots = plots or {}
     meta, dev = res.meta, res.device
-    names = [n for n in res.experiments if any(r.experiment == n for r in res.results)]
-    skipped = [n for n, info in res.experiments.items() if info.get("skipped") and n not in names]
+    measured = {r.experiment for r in res.results}
+    # sections in the run's order; an experiment this GPU could not run (its ``requires``) says why, as report.md
+    shown = [n for n, info in res.experiments.items() if n in measured or info.get("skipped")]
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>gpumemlab report: {html.escape(str(dev.get('name', '?')))}</title>",
            f"<style>{STYLE}</style></head><body>", "<h1>gpumemlab report</h1>",
@@ -105,7 +106,7 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
            *(f"<li>Merged from another run of this GPU model: {m}</li>"
              for m in merged_lines(meta, code=lambda c: f"<code>{html.escape(c)}</code>", escape=html.escape)),
            "</ul>",
-           "<nav><p>" + " | ".join(f'<a href="#exp-{n}">{n}</a>' for n in names + skipped) + "</p></nav>"]
+           "<nav><p>" + " | ".join(f'<a href="#exp-{n}">{n}</a>' for n in shown) + "</p></nav>"]
     if res.ceilings:
         out += ['<h2 id="ceilings">Ceilings</h2>',
                 _table(("ceiling", "value", "how"),
@@ -118,8 +119,13 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
             _table(SUMMARY_COLUMNS, [summary_row(r) for r in res.results], "summary-table",
                    values=[[r.median_s if j == MEDIAN_COL else None for j in range(len(SUMMARY_COLUMNS))]
                            for r in res.results])]
-    for name in names:
+    for name in shown:
         info = res.experiments[name]
+        if name not in measured:
+            out += [f'<section class="experiment" id="exp-{name}">',
+                    f"<h2>{html.escape(name)}: {_text(info.get('title', ''))}</h2>",
+                    f"<ul><li>Not run on this GPU: {_text(info['skipped'])}</li></ul></section>"]
+            continue
         recs = [r for r in res.results if r.experiment == name]
         first_row: dict[str, int] = {}
         for i, r in enumerate(recs):
@@ -142,11 +148,6 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
                   + [r.time_s.get("min"), r.time_s.get("max"), None] for r in recs]
         out += [_table(RECORD_COLUMNS, rows, f"records-{name}", [f"rec-{name}-{i}" for i in range(len(recs))],
                        values), "</section>"]
-    for name in skipped:  # this GPU could not run it (the experiment's ``requires``), as the markdown says too
-        info = res.experiments[name]
-        out += [f'<section class="experiment" id="exp-{name}">',
-                f"<h2>{html.escape(name)}: {_text(info.get('title', ''))}</h2>",
-                f"<ul><li>Not run on this GPU: {_text(info['skipped'])}</li></ul></section>"]
     if res.errors:
         out += ['<h2 id="errors">Errors</h2><ul>']
         out += [f"<li>{html.escape(e['experiment'])}: {_text(e['error'])}</li>" for e in res.errors] + ["</ul>"]
