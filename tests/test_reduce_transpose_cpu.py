@@ -492,5 +492,5 @@ def test_full_reductions_with_another_accumulator_take_a_split_row():
 @pytest.mark.parametrize("rows,cols,thin", [(3, 1 << 22, True), (1 << 22, 31, True), (3, 70_000, True),
                                             (32, 1 << 22, False), (1 << 21, 2, True), (2, 2, True), (40, 50, False)])
 def test_transpose_thin_path_choice(rows, cols, thin):
-    spec = ops_transpose.launch_plan(rows, cols, "float32", True)[0]
+    spec = ops_transpose.launch_plan(rows, cols, "float32", True, 132)[0]
     assert spec.name.startswith("transpose_thin") == thin

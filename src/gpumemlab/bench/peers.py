@@ -3,37 +3,29 @@ peer copy rate of each ordered pair, measured quickly here or read from a p2p ru
 
 from __future__ import annotations
 
-import statistics
-
 from ..gpu import peer, runtime
 from . import nvml
+from .timer import TimerConfig, time_gpu
 
 QUICK_BYTES = 256 << 20   # one copy of this size per sample: a few hundred microseconds over NVLink
-QUICK_SAMPLES = 5
+QUICK = TimerConfig(max_time_s=0.3)  # the suite's timer (>= 10 samples, stop on spread), held to a short total
 
 
-def copy_gbps(a: int, b: int, nbytes: int = QUICK_BYTES, samples: int = QUICK_SAMPLES) -> float:
-    """cudaMemcpyPeerAsync from ``a`` to ``b`` with peer access on: median GB/s of ``samples`` event-timed copies."""
+def copy_gbps(a: int, b: int, nbytes: int = QUICK_BYTES) -> float:
+    """cudaMemcpyPeerAsync from ``a`` to ``b`` with peer access on: median GB/s by the suite's event timer."""
     import cupy
 
     with peer.on_device(b):
         dst = cupy.empty(nbytes, cupy.uint8)
     with peer.on_device(a), peer.peer_access((a, b), True):
         src = cupy.ones(nbytes, cupy.uint8)
-        stream = cupy.cuda.Stream(non_blocking=True)
-        times = []
-        for _ in range(samples + 1):  # the first warms up
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record(stream)
-            peer.copy_peer_async(dst, b, src, a, nbytes, stream)
-            end.record(stream)
-            end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return nbytes / statistics.median(times[1:]) / 1e9
+        stream = runtime.work_stream()
+        timing = time_gpu(lambda: peer.copy_peer_async(dst, b, src, a, nbytes, stream), stream=stream, cfg=QUICK)
+    return nbytes / timing.stats.median / 1e9
 
 
 def from_results(res) -> dict:
-    """{"0->1": GB/s, "both": GB/s} of the p2p run's copy engine, peer access on, at its largest size."""
+    """{direction ("0->1", "1->0", "both"): GB/s} of the p2p run's copy engine, peer access on, at its largest size."""
     recs = [r for r in res.results if r.experiment == "p2p" and r.variant == "CE peer on" and r.gbps]
     if not recs:
         return {}

@@ -111,8 +111,8 @@ def _log_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
 def nearest_measured(m: int, n: int, k: int, winners: dict) -> Choice | None:
     """The winner of the measured shape nearest to M x N x K (sum of |log2| ratios of M, N and K), with its
     split-K factor scaled to keep the same depth per split; None without a known winner. (Restricting the search to
-    shapes that load the same way, float4 or scalar, was tried on the H200: the held-out 3001 x 2999 x 3000 fell from
-    0.96x to 0.76x of cuBLAS and the zoo's geometric mean from 1.02x to 1.00x, so size alone decides.)"""
+    shapes that load the same way, float4 or scalar, was tried on the H200 and made held-out shapes slower, so size
+    alone decides.)"""
     known = {c.name: c for c in K.CANDIDATES}
     best = None
     for shape, (name, splits) in winners.items():
@@ -245,8 +245,8 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
 
 GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the atomic epilogue than they save
 GEMV_THREADS = 256      # gemv_cols blocks are 32 x 8, gemv_rows 8 warps
-# gemv_rows (N = 1) splits K when its 8-row blocks number fewer than this many per SM (1024 x 1 x 8192: 128 blocks on
-# an H200's 132 SMs ran at 0.72x cuBLAS), into k ranges of at least GEMV_ROWS_MIN_DEPTH elements
+# gemv_rows (N = 1) splits K when its 8-row blocks number fewer than this many per SM (1024 x 1 x 8192 has 128 blocks:
+# most SMs then hold one block of 8 warps, too few loads in flight), into k ranges of at least GEMV_ROWS_MIN_DEPTH
 GEMV_ROWS_SPLIT_BELOW = 2
 GEMV_ROWS_MIN_DEPTH = 1024
 

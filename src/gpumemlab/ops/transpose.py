@@ -36,9 +36,9 @@ THIN_BLOCKS_PER_SM = 2  # the thin kernel's blocks shrink until there are this m
 
 
 @lru_cache(maxsize=1024)
-def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool, sm_count: int = 132):
-    """(kernel spec, grid, block, shared bytes, extra arguments): the thin kernel when a side is at most
-    ``THIN_MAX``, else the ladder step of :func:`choose_variant`."""
+def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool, sm_count: int):
+    """(kernel spec, grid, block, shared bytes, extra arguments) on a GPU of ``sm_count`` SMs: the thin kernel when a
+    side is at most ``THIN_MAX``, else the ladder step of :func:`choose_variant`."""
     ctype = CTYPES[dtype_name]
     if min(rows, cols) <= K.THIN_MAX:
         t = K.thin_launch(rows, cols, ctype, THIN_BLOCKS_PER_SM * sm_count)
