@@ -474,12 +474,12 @@ def test_thin_launch_geometry(rows, cols, ctype, short_rows, chunk, pitch):
                                                      if s > 1)
 
 
-@pytest.mark.parametrize("rows,cols,min_blocks,chunk", [
-    (3, 70000, 264, 256), (70000, 3, 264, 256), (31, 517, 264, 32), (3, 1 << 22, 264, 1024), (2, 100, 264, 32)])
-def test_thin_blocks_shrink_until_every_sm_has_some(rows, cols, min_blocks, chunk):
+@pytest.mark.parametrize("rows,cols,min_blocks,chunk,pitch", [
+    (3, 70000, 264, 256, 267), (70000, 3, 264, 256, 267), (31, 517, 264, 32, 34), (3, 1 << 22, 264, 1024, 1035),
+    (2, 100, 264, 32, 48)])
+def test_thin_blocks_shrink_until_every_sm_has_some(rows, cols, min_blocks, chunk, pitch):
     t = transpose.thin_launch(rows, cols, "float", min_blocks)
-    assert (t.chunk, t.grid) == (chunk, math.ceil(max(rows, cols) / chunk))
-    assert t.pitch == chunk + -(-32 // min(rows, cols))
+    assert (t.chunk, t.pitch, t.grid) == (chunk, pitch, math.ceil(max(rows, cols) / chunk))
 
 
 def test_full_reductions_with_another_accumulator_take_a_split_row():
