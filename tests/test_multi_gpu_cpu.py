@@ -104,7 +104,7 @@ def test_pair_link_without_nvlink_to_the_peer_is_pcie(monkeypatch):
 GIB = 1 << 30
 
 
-def p2p_records(link_gbps=478.125, back=False) -> list:
+def p2p_records(link_gbps=478.125, back=False, bulk=False) -> list:
     """p2p records at 4 MiB and 1 GiB as a two-H200 run might leave them (``back``: with the 1->0 copies alone,
     which runs before that direction was added do not have)."""
     recs = []
@@ -125,6 +125,9 @@ def p2p_records(link_gbps=478.125, back=False) -> list:
             add("CE peer on", nbytes, "1->0", "on", "CE", 390 * scale)
             add("CE peer off", nbytes, "1->0", "off", "CE", 18 * scale)
             add("SM pull x1", nbytes, "1->0", "on", "SM", 366 * scale, unroll=1)
+        if bulk:
+            add("SM pull bulk", nbytes, "0->1", "on", "SM", 401 * scale, stages=4, chunk_bytes=8192)
+            add("SM push bulk", nbytes, "0->1", "on", "SM", 380 * scale, stages=4, chunk_bytes=8192)
         for unroll, rate in ((1, 300), (8, 372)):
             for mode in ("pull", "push"):
                 add(f"SM {mode} x{unroll}", nbytes, "0->1", "on", "SM", rate * scale * (1 if mode == "pull" else .9),
@@ -171,6 +174,15 @@ def test_p2p_findings_give_each_direction_when_the_run_has_both():
     assert "best SM copy, backward, 1 GiB: SM pull x1 366.0 GB/s = 0.94x the copy engine" in found
     assert any("20.0 GB/s forward = 5% of peer access on; 18.0 GB/s backward; both at once" in f for f in found)
     assert all(problems(f, recs, info["claims"]) == [] for f in found)
+
+
+def test_p2p_findings_quote_the_bulk_copies_and_rank_them_with_the_sm_copies():
+    recs = p2p_records(bulk=True)
+    found = registry()["p2p"].describe(recs)["findings"]
+    assert found[2] == "best SM copy, forward, 1 GiB: SM pull bulk 401.0 GB/s = 1.02x the copy engine"
+    assert found[4] == ("the bulk-copy unit (cp.async.bulk through shared memory, one thread per block), forward, "
+                        "1 GiB: pull 401.0 GB/s = 1.02x the copy engine; push 380.0 GB/s = 0.96x the copy engine")
+    assert not any("bulk" in f for f in registry()["p2p"].describe(p2p_records())["findings"])
 
 
 def test_p2p_findings_without_an_nvml_rate_say_so():

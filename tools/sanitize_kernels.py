@@ -3,7 +3,7 @@
 sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
 on a mismatch, listing them.
 
-    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library lessons]
+    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library lessons peer]
     SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
@@ -253,11 +253,30 @@ class _nothing:
         return None
 
 
+def peer_kernels(rng):
+    """The p2p experiment's SM copies as local copies (one GPU): partial grids, a partial bulk chunk, one granule."""
+    import cupy
+
+    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.experiments.p2p import sm_copy
+    from gpumemlab.gpu import runtime
+    from gpumemlab.gpu.compile import runs_on
+    from gpumemlab.kernels import peer as K
+
+    copiers = ["x1", "x4", "x8"] + (["bulk"] if runs_on(K.PEER_BULK, runtime.device_arch()) else [])
+    for nbytes in (16, 8192 * 4 * 3 + 48, 100_016):
+        src = cupy.asarray(random_nonzero(nbytes // 4, np.int32, rng))
+        for copier in copiers:
+            dst = cupy.zeros_like(src)
+            sm_copy(copier, runtime.current_ordinal(), dst, src, nbytes)()
+            check(bool((dst == src).all()), f"peer {copier} {nbytes} bytes")
+
+
 def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
                   matmul=lambda r: matmul_kernels(r, rb_only), gemv=gemv_kernels, onchip=onchip_kernels, library=library,
-                  lessons=lesson_kernels)
+                  lessons=lesson_kernels, peer=peer_kernels)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]
     if unknown:

@@ -72,15 +72,19 @@ def test_peer_copies_equal_the_source(cp, access, nbytes):
     assert np.array_equal(dst.get(), src.get())
 
 
-@pytest.mark.parametrize("unroll", [1, 8])
+@pytest.mark.parametrize("copier", ["x1", "x8", "bulk"])
 @pytest.mark.parametrize("mode", ["pull", "push"])
-def test_sm_peer_copies_equal_the_source(cp, unroll, mode):
+def test_sm_peer_copies_equal_the_source(cp, copier, mode):
     from gpumemlab.bench.verify import device_random_nonzero, poison
     from gpumemlab.experiments.p2p import sm_copy, sync
-    from gpumemlab.gpu import peer
+    from gpumemlab.gpu import peer, runtime
+    from gpumemlab.gpu.compile import runs_on
+    from gpumemlab.kernels import peer as K
 
     if not peer.can_access_peer(0, 1):
         pytest.skip("no peer access between devices 0 and 1")
+    if copier == "bulk" and not runs_on(K.PEER_BULK, runtime.device_arch()):
+        pytest.skip("the bulk-copy unit needs sm_90")
     n = (5 << 20) // 4 + 12  # not a multiple of the grid: the tail of the grid-stride loop
     src = device_random_nonzero(n, np.int32, 3)
     with peer.on_device(1):
@@ -89,7 +93,7 @@ def test_sm_peer_copies_equal_the_source(cp, unroll, mode):
     sync()
     with peer.peer_access((0, 1), True):
         device = 1 if mode == "pull" else 0
-        run = sm_copy(unroll, device, dst, src, 4 * n)
+        run = sm_copy(copier, device, dst, src, 4 * n)
         with peer.on_device(device):
             run()
         sync()

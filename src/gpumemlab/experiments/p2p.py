@@ -13,6 +13,7 @@ from ..bench import nvml
 from ..bench.verify import check_equal_device, poison
 from ..errors import VerificationError
 from ..gpu import host, peer, runtime
+from ..gpu.compile import runs_on
 from ..kernels import blocks_for
 from ..kernels import peer as K
 from ._cite import Finding, constant, field, q, sentence
@@ -74,14 +75,23 @@ def across(streams: peer.DeviceStreams, work):
     return run
 
 
-def sm_copy(unroll: int, device: int, dst, src, nbytes: int):
-    """peer_copy<unroll> on ``device`` (its stream current) over ``nbytes``: a full grid of resident blocks."""
-    spec = K.peer_copy(unroll)
-    n4 = nbytes // 16
+def sm_copy(copier: str, device: int, dst, src, nbytes: int):
+    """The SM copy ``copier`` on ``device`` (its stream current) over ``nbytes``, a full grid of resident blocks:
+    ``x<u>`` is peer_copy<u> (u 16-byte loads in flight per thread), ``bulk`` peer_bulk (the bulk-copy unit, sm_90+)."""
+    if copier == "bulk":
+        spec, block, per_block, count = K.PEER_BULK, K.BULK_BLOCK, K.BULK_CHUNK, nbytes
+    else:
+        unroll = int(copier[1:])
+        spec, block, per_block, count = K.peer_copy(unroll), K.BLOCK, K.BLOCK * unroll * 16, nbytes // 16
     with peer.on_device(device):
-        grid = runtime.device_info(device)["sm_count"] * runtime.max_active_blocks(spec, K.BLOCK)
-    grid = min(grid, blocks_for(n4, K.BLOCK * unroll))
-    return lambda: runtime.launch(spec, grid, K.BLOCK, dst, src, np.int64(n4))
+        grid = runtime.device_info(device)["sm_count"] * runtime.max_active_blocks(spec, block)
+    grid = min(grid, blocks_for(nbytes, per_block))
+    return lambda: runtime.launch(spec, grid, block, dst, src, np.int64(count))
+
+
+def copiers(params, arch: str) -> list[str]:
+    """The SM copies this device runs: peer_copy per unroll, and peer_bulk where the bulk-copy unit exists."""
+    return [f"x{u}" for u in params["unrolls"]] + (["bulk"] if params["bulk"] and runs_on(K.PEER_BULK, arch) else [])
 
 
 def cases(session, params):
@@ -127,16 +137,18 @@ def cases(session, params):
                                "CE")
                     if access == "off":
                         continue  # a kernel cannot address the peer's memory: it would fault (the findings say so)
-                    for unroll in params["unrolls"]:
+                    for copier in copiers(params, session.device["arch"]):
+                        more = (dict(unroll=int(copier[1:])) if copier != "bulk" else
+                                dict(stages=K.BULK_STAGES, chunk_bytes=K.BULK_CHUNK))
                         for mode in ("pull", "push"):
                             # pull: the destination's device runs the kernel; push: the source's
                             runner = lambda to, frm: to if mode == "pull" else frm  # noqa: E731
-                            to_b = (runner(B, A), sm_copy(unroll, runner(B, A), dst[B], src[A], nbytes))
-                            to_a = (runner(A, B), sm_copy(unroll, runner(A, B), dst[A], src[B], nbytes))
-                            name = f"SM {mode} x{unroll}"
-                            yield case(name, across(streams, [to_b]), nbytes, ONE, access, "SM", unroll=unroll)
-                            yield case(name, across(streams, [to_a]), nbytes, BACK, access, "SM", unroll=unroll)
-                            yield case(name, across(streams, [to_b, to_a]), nbytes, BOTH, access, "SM", unroll=unroll)
+                            to_b = (runner(B, A), sm_copy(copier, runner(B, A), dst[B], src[A], nbytes))
+                            to_a = (runner(A, B), sm_copy(copier, runner(A, B), dst[A], src[B], nbytes))
+                            name = f"SM {mode} {copier}"
+                            yield case(name, across(streams, [to_b]), nbytes, ONE, access, "SM", **more)
+                            yield case(name, across(streams, [to_a]), nbytes, BACK, access, "SM", **more)
+                            yield case(name, across(streams, [to_b, to_a]), nbytes, BOTH, access, "SM", **more)
                 if access == "on":
                     yield from latency_cases(params, extra)
         for nbytes in sizes:
@@ -229,6 +241,13 @@ def findings(records):
             yield sentence(f"best SM copy, {WORDS.get(direction, 'both at once')}, ",
                            quoted_size(top_sm), f": {top_sm.variant} ", q(field(top_sm, "gbps"), ".1f"), " GB/s = ",
                            q(field(top_sm, "gbps") / field(against, "gbps"), ".2f"), "x the copy engine")
+    bulk = {r.variant: r for r in records if r.variant.endswith(" bulk") and r.params["direction"] == ONE
+            and r.params["bytes"] == top}
+    if bulk:
+        yield sentence(f"the bulk-copy unit (cp.async.bulk through shared memory, one thread per block), {WORDS[ONE]}, ",
+                       quoted_size(ce), ": ", *[part for i, (name, r) in enumerate(sorted(bulk.items())) for part in (
+                           "; " if i else "", f"{name.split()[1]} ", q(field(r, "gbps"), ".1f"), " GB/s = ",
+                           q(field(r, "gbps") / field(ce, "gbps"), ".2f"), "x the copy engine")])
     off, off_both = _at(records, "CE peer off", ONE, top), _at(records, "CE peer off", BOTH, top)
     h2d = next((r for r in records if r.variant == "pinned H2D" and r.params["bytes"] == top), None)
     yield sentence("peer access off (the driver stages the copy through host memory), ", quoted_size(off), ": ",
@@ -261,9 +280,13 @@ EXPERIMENT = Experiment(
         Claim("Copies are named by the engine that moves them: copy engine (CE, cudaMemcpyPeerAsync) or SM (kernel "
               "loads and stores of the peer's memory); one direction and both at once measured separately.",
               outside("NVIDIA, nvbandwidth (README: CE and SM copy tests)")),
+        Claim("From sm_90, cp.async.bulk moves a contiguous block between global and shared memory through the Tensor "
+              "Memory Accelerator, completing on an mbarrier: one instruction per block of bytes instead of one per "
+              "16 bytes.", outside("NVIDIA, PTX ISA, cp.async.bulk; NVIDIA Hopper Tuning Guide, Tensor Memory "
+                                   "Accelerator")),
     ),
     cases=cases,
-    params=dict(min_kib=4, max_mib=1024, unrolls=list(K.UNROLLS), chase_steps=4096, chase_kib=4096),
+    params=dict(min_kib=4, max_mib=1024, unrolls=list(K.UNROLLS), bulk=True, chase_steps=4096, chase_kib=4096),
     modern_note="H100/H200 SXM: 18 NVLink 4 links of 26.5625 GB/s per direction, about 478 GB/s per direction "
                 "between two GPUs of an NVSwitch board; PCIe-only pairs peer at PCIe rates or not at all. Why the SM "
                 "copies stay just below the copy engine on two H200s (NVLink counters, ncu): docs/notes/p2p-sm-copy.md.",

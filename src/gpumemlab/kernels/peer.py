@@ -7,6 +7,10 @@ SRC = "peer.cu"
 BLOCK = 256                  # threads per block of every peer_copy launch
 UNROLLS = (1, 4, 8)          # 16-byte loads in flight per thread
 PEER_CHASE = KernelSpec(SRC, "peer_chase")
+BULK_BLOCK = 32              # one warp per block; its first thread drives the bulk-copy unit
+BULK_STAGES, BULK_CHUNK = 4, 8192  # 32 KiB of shared memory per block: 3 chunks of 8 KiB loading while one stores
+BULK_GRANULE = 16            # bytes: the bulk unit's size and alignment step
+PEER_BULK = KernelSpec(SRC, f"peer_bulk<{BULK_STAGES}, {BULK_CHUNK}>", min_sm=90)
 
 
 def peer_copy(unroll: int) -> KernelSpec:
@@ -15,4 +19,4 @@ def peer_copy(unroll: int) -> KernelSpec:
     return KernelSpec(SRC, f"peer_copy<{unroll}>")
 
 
-KERNELS = [peer_copy(u) for u in UNROLLS] + [PEER_CHASE]
+KERNELS = [peer_copy(u) for u in UNROLLS] + [PEER_CHASE, PEER_BULK]
