@@ -2,7 +2,10 @@
 large pageable NumPy array with several threads at once, copies from/to registered chunks, threaded host memcpy
 into pinned memory, and the register flags. Prints one JSON document (and writes it to the path in argv[1]).
 
-    PYTHONPATH=src python3 tools/measure_host_register.py out.json [gib]
+    PYTHONPATH=src python3 tools/measure_host_register.py out.json [gib] [driver]
+
+``driver``: only the driver's own pageable copies (cudaMemcpyAsync from/to pageable memory, no staging of ours)
+issued from 1..16 threads at once, each on its own stream: does the driver's internal staging scale with threads?
 """
 
 from __future__ import annotations
@@ -88,9 +91,36 @@ def threaded_memmove(dst, src, threads, reps=5):
     return statistics.median(out)
 
 
+def pageable_driver_rates(a, chunk=64 * MiB, reps=3) -> list[dict]:
+    """H2D from and D2H into pageable ``a`` by cudaMemcpyAsync, chunks shared among 1..16 threads (own streams)."""
+    d = cupy.empty(a.nbytes, np.uint8)
+    offs = list(range(0, a.nbytes, chunk))
+    rows = []
+    for threads in (1, 2, 4, 8, 16):
+        streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(threads)]
+        for name, kind, dst, src in (("h2d", rt.memcpyHostToDevice, d.data.ptr, a.ctypes.data),
+                                     ("d2h", rt.memcpyDeviceToHost, a.ctypes.data, d.data.ptr)):
+            def part(t):
+                s = streams[t]
+                for o in offs[t::threads]:
+                    rt.memcpyAsync(dst + o, src + o, min(chunk, a.nbytes - o), kind, s.ptr)
+                s.synchronize()
+            rates = [a.nbytes / timed_pool(part, range(threads), threads) / 1e9 for _ in range(reps)]
+            rows.append(dict(direction=name, threads=threads, gbps=statistics.median(rates), samples=rates))
+            print("pageable driver", name, threads, round(statistics.median(rates), 1), flush=True)
+    del d
+    return rows
+
+
 def main():
     path = sys.argv[1]
     gib = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
+    if sys.argv[3:] == ["driver"]:
+        a = touched(int(gib * 2**30))
+        res = {"device": rt.getDeviceProperties(0)["name"].decode(), "cpus": os.cpu_count(),
+               "pageable_driver": pageable_driver_rates(a)}
+        json.dump(res, open(path, "w"), indent=1)
+        return
     res = {"device": rt.getDeviceProperties(0)["name"].decode(), "cpus": os.cpu_count(),
            "page": os.sysconf("SC_PAGE_SIZE")}
     for f in ("enabled", "defrag"):

@@ -86,11 +86,11 @@ template <typename T, typename V, int TILE> struct VecTile {
     static constexpr int LOADS = TILE / RPP;         // vector loads per thread
     static_assert(CPR % 8 == 0 && TILE % 32 == 0 && NT % CPR == 0, "tile shape");
 
+    // the thread's LOADS vectors of the tile at (row0, col0), global -> registers
     template <bool MASK>
-    static __device__ __forceinline__ void load(V* __restrict__ tile, const V* __restrict__ in, int rows, int cols,
-                                                int row0, int col0) {
+    static __device__ __forceinline__ void fetch(V (&buf)[LOADS], const V* __restrict__ in, int rows, int cols,
+                                                 int row0, int col0) {
         const int q = threadIdx.x % CPR;
-        V buf[LOADS];
 #pragma unroll
         for (int p = 0; p < LOADS; ++p) {
             const int r = threadIdx.x / CPR + p * RPP;
@@ -98,11 +98,23 @@ template <typename T, typename V, int TILE> struct VecTile {
             if (!MASK || (row0 + r < rows && col0 + q * W < cols)) buf[p] = __ldg(in + at);
             else buf[p] = V{};
         }
+    }
+
+    // registers -> the swizzled shared tile
+    static __device__ __forceinline__ void put(V* __restrict__ tile, const V (&buf)[LOADS]) {
+        const int q = threadIdx.x % CPR;
 #pragma unroll
         for (int p = 0; p < LOADS; ++p) {
             const int r = threadIdx.x / CPR + p * RPP;
             tile[r * CPR + (q ^ ((r / W) & 7))] = buf[p];
         }
+    }
+
+    // fetch, unmasked for an interior tile
+    static __device__ __forceinline__ void fetch_at(V (&buf)[LOADS], const V* __restrict__ in, int rows, int cols,
+                                                    int row0, int col0) {
+        if (row0 + TILE <= rows && col0 + TILE <= cols) fetch<false>(buf, in, rows, cols, row0, col0);
+        else fetch<true>(buf, in, rows, cols, row0, col0);
     }
 
     template <bool MASK>
@@ -129,7 +141,9 @@ template <typename T, typename V, int TILE> struct VecTile {
     }
 };
 
-template <typename T, typename V, int TILE, int MINB>
+// PIPE: a block that moves several tiles (gridDim.y < row tiles) fetches its next tile into registers before it
+// stores the current one, so that tile's loads are in flight during the stores.
+template <typename T, typename V, int TILE, int MINB, bool PIPE = false>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
     typedef VecTile<T, V, TILE> VT;
     __shared__ V tile[TILE * TILE / VT::W];
@@ -137,13 +151,17 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
     V* __restrict__ out_v = reinterpret_cast<V*>(out);
     const int tiles_y = (rows + TILE - 1) / TILE;
     const int col0 = blockIdx.x * TILE;
+    const T* tile_e = reinterpret_cast<const T*>(tile);
+    V buf[VT::LOADS];
+    if (PIPE && blockIdx.y < tiles_y) VT::fetch_at(buf, in_v, rows, cols, blockIdx.y * TILE, col0);
     for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
         const int row0 = by * TILE;
         const bool interior = row0 + TILE <= rows && col0 + TILE <= cols;
-        if (interior) VT::template load<false>(tile, in_v, rows, cols, row0, col0);
-        else VT::template load<true>(tile, in_v, rows, cols, row0, col0);
+        if (!PIPE) VT::fetch_at(buf, in_v, rows, cols, row0, col0);
+        VT::put(tile, buf);
         __syncthreads();
-        const T* tile_e = reinterpret_cast<const T*>(tile);
+        if (PIPE && by + (int)gridDim.y < tiles_y)
+            VT::fetch_at(buf, in_v, rows, cols, (by + gridDim.y) * TILE, col0);
         if (interior) VT::template store<false>(out_v, tile_e, rows, cols, row0, col0);
         else VT::template store<true>(out_v, tile_e, rows, cols, row0, col0);
         __syncthreads();
