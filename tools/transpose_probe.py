@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
-VARIANTS = [(4, False, 1), (8, False, 1), (2, False, 1), (4, False, 4), (4, True, 2), (4, True, 4), (4, True, 8),
-            (3, True, 4), (2, True, 4), (2, True, 8)]  # 8 blocks/SM with PIPE spills
+# (tile, blocks per SM, PIPE, tiles per block); a 128 x 128 float tile (64 KiB) takes dynamic shared memory
+VARIANTS = [(64, 4, False, 1), (64, 2, False, 1), (64, 4, True, 2), (128, 1, False, 1), (128, 2, False, 1),
+            (128, 3, False, 1), (128, 2, True, 4), (128, 3, False, 4)]
 SAMPLES = 15
 
 
@@ -52,17 +53,19 @@ def main(argv: list[str]) -> int:
         twin.data.copy_from_device_async(x.data, nbytes)
 
     runs = {}
-    tiles_y = math.ceil(n / K.VEC_TILE)
-    for minb, pipe, tpb in VARIANTS:
-        spec = KernelSpec(K.SRC, f"transpose_vec<float, float4, {K.VEC_TILE}, {minb}, {str(pipe).lower()}>")
-        grid = (math.ceil(n / K.VEC_TILE), min(math.ceil(tiles_y / tpb), K.MAX_GRID_Y))
+    for tile, minb, pipe, tpb in VARIANTS:
+        spec = KernelSpec(K.SRC, f"transpose_vec<float, float4, {tile}, {minb}, {str(pipe).lower()}>")
+        shmem = tile * tile * 4 if tile * tile * 4 > 48 * 1024 else 0
+        if shmem:
+            runtime.set_max_dynamic_shared(runtime.get_kernel(spec), shmem)
+        grid = (math.ceil(n / tile), min(math.ceil(math.ceil(n / tile) / tpb), K.MAX_GRID_Y))
 
-        def run(spec=spec, grid=grid):
-            runtime.launch(spec, grid, K.VEC_THREADS, out, x, np.int32(n), np.int32(n))
+        def run(spec=spec, grid=grid, shmem=shmem):
+            runtime.launch(spec, grid, K.VEC_THREADS, out, x, np.int32(n), np.int32(n), shmem=shmem)
         out.fill(np.nan)
         run()
         ok = bool(cupy.array_equal(out, want))
-        runs[f"minb={minb} pipe={int(pipe)} tiles/block={tpb}"] = dict(fn=run, ok=ok)
+        runs[f"tile={tile} minb={minb} pipe={int(pipe)} tiles/block={tpb}"] = dict(fn=run, ok=ok)
     runs["library transpose (as called)"] = dict(fn=lambda: lib_transpose(x), ok=bool(cupy.array_equal(lib_transpose(x), want)))
     rows = []
     for name, r in runs.items():
@@ -94,8 +97,26 @@ def main(argv: list[str]) -> int:
             host.setdefault(name, []).append((time.perf_counter() - t) / 5000 * 1e6)
     for name, us in host.items():
         print(f"host per call {name:28s} {statistics.median(us):6.2f} us  {[round(u, 2) for u in us]}")
+    # GPU time of the copy kernel (gpumemlab.copy's launch) vs cudaMemcpyAsync D2D, same buffers, interleaved
+    sizes = {}
+    del out, twin, want
+    big = cupy.empty(nbytes // 4, np.float32)
+    for k in range(12, 31, 2):
+        m = (1 << k) // 4
+        src, dst = x.reshape(-1)[:m], big[:m]
+        kern = lambda src=src, dst=dst: lib_copy(src, out=dst)  # noqa: E731
+        mc = lambda src=src, dst=dst: dst.data.copy_from_device_async(src.data, src.nbytes)  # noqa: E731
+        kern(); mc()
+        a_s, b_s = [], []
+        for _ in range(SAMPLES):
+            a_s.append(timed(kern))
+            b_s.append(timed(mc))
+        a_m, b_m = statistics.median(a_s), statistics.median(b_s)
+        sizes[1 << k] = dict(kernel_s=a_s, memcpy_s=b_s)
+        print(f"copy {1 << k:>11d} B  kernel {a_m * 1e6:9.2f} us  memcpy {b_m * 1e6:9.2f} us  memcpy/kernel time "
+              f"{b_m / a_m:5.2f}", flush=True)
     if path:
-        json.dump(dict(device=runtime.device_info()["name"], n=n, rows=rows, host_us=host), open(path, "w"), indent=1)
+        json.dump(dict(device=runtime.device_info()["name"], n=n, rows=rows, host_us=host, copy_sizes=sizes), open(path, "w"), indent=1)
     return 0 if all(r["ok"] for r in rows) else 1
 
 

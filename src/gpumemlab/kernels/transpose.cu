@@ -141,12 +141,25 @@ template <typename T, typename V, int TILE> struct VecTile {
     }
 };
 
+// the block's tile: static shared memory up to 48 KiB, dynamic above (a 128 x 128 float tile: the launch passes its
+// size and the kernel has opted in to it)
+template <typename V, int N>
+__device__ __forceinline__ V* vec_tile() {
+    if constexpr (N * sizeof(V) <= 48 * 1024) {
+        __shared__ V tile[N];
+        return tile;
+    } else {
+        extern __shared__ __align__(16) unsigned char dynamic_tile[];
+        return reinterpret_cast<V*>(dynamic_tile);
+    }
+}
+
 // PIPE: a block that moves several tiles (gridDim.y < row tiles) fetches its next tile into registers before it
 // stores the current one, so that tile's loads are in flight during the stores.
 template <typename T, typename V, int TILE, int MINB, bool PIPE = false>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
     typedef VecTile<T, V, TILE> VT;
-    __shared__ V tile[TILE * TILE / VT::W];
+    V* tile = vec_tile<V, TILE * TILE / VT::W>();
     const V* __restrict__ in_v = reinterpret_cast<const V*>(in);
     V* __restrict__ out_v = reinterpret_cast<V*>(out);
     const int tiles_y = (rows + TILE - 1) / TILE;

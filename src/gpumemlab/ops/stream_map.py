@@ -8,7 +8,8 @@ memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes t
         registered: its page-aligned interior is page-locked in place (cudaHostRegister) by the "pinner" thread
                     and DMAed straight from x; the partial pages at its two ends go through a small pinned buffer
         staged:     host threads copy it into a pinned staging buffer
-    -> H2D on the slot's stream -> fn(chunk) on that stream -> D2H into the slot's pinned output buffer
+    -> H2D on the "up" stream -> fn(chunk) on the slot's stream -> D2H on the "down" stream into the slot's pinned
+       output buffer (events chain the three; one stream per direction keeps H2D and D2H on different copy engines)
     -> (once the D2H has completed) host threads copy it into out[k]; the pinner unregisters the input
 
 Why two routes (docs/notes/stream_map.md): page-locking does not scale with threads (the driver serializes it), so
@@ -368,12 +369,14 @@ class _Pipeline:
         self.wall_s = 0.0
         self.nslots = 0
         self.start = cupy.cuda.Event()
+        self.up = self.down = None      # every H2D / every D2H, in chunk order: one copy engine each way
 
     def setup(self) -> None:
         """Streams, device chunks and edge buffers, one slot at a time (close() frees what was made)."""
         import cupy
 
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
+        self.up, self.down = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
         for _ in range(min(self.plan.streams, len(self.chunk_ids))):
             slot = _Slot(cupy.cuda.Stream(non_blocking=True), None, None)
             self.slots.append(slot)
@@ -383,10 +386,10 @@ class _Pipeline:
     def run(self) -> np.ndarray:
         t0 = time.perf_counter()
         self.start.record(self.origin)
-        for slot in self.slots:  # work the caller queued before (e.g. arrays fn reads) comes first
-            slot.stream.wait_event(self.start)
+        for stream in self._streams():  # work the caller queued before (e.g. arrays fn reads) comes first
+            stream.wait_event(self.start)
             if self.after is not None:
-                slot.stream.wait_event(self.after)
+                stream.wait_event(self.after)
         ahead, ids = AHEAD, self.chunk_ids
         for k in ids[:ahead]:
             self.inputs[k] = self._prepare(k)
@@ -476,8 +479,10 @@ class _Pipeline:
 
         lo, hi = self._bounds(k)
         ev = [cupy.cuda.Event() for _ in range(5)]
+        # H2D on `up`, fn on the slot's stream, D2H on `down`, chained by events: the two directions never share a
+        # copy engine's queue, so chunk k+1's H2D runs during chunk k's D2H
         s = slot.stream
-        ev[0].record(s)
+        ev[0].record(self.up)
         copies = list(src.copies)
         if src.route == "registered":  # the partial pages at both ends, through the slot's pinned edge buffer
             head, nhead, tail, ntail = src.edges
@@ -489,8 +494,10 @@ class _Pipeline:
             copies += [(0, edge, nhead), (tail - head, edge + PAGE, ntail)]
         for offset, ptr, nbytes in copies:
             if nbytes:
-                runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice, s.ptr)
-        ev[1].record(s)
+                runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice,
+                                    self.up.ptr)
+        ev[1].record(self.up)
+        s.wait_event(ev[1])
         self.routes[src.route] += 1
         slot.source = src
         chunk = slot.d_in[: hi - lo]
@@ -514,10 +521,11 @@ class _Pipeline:
             self._make_output_buffers(y)
         _wait_all(slot.copy_out)  # the previous chunk of this slot has left the pinned output buffer
         slot.copy_out = []
-        ev[3].record(s)
+        self.down.wait_event(ev[2])
+        ev[3].record(self.down)
         dst = self.out.ctypes.data + lo * (y.nbytes // (hi - lo)) if self.out_direct else slot.pin_out.ptr
-        runtime.memcpyAsync(dst, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, s.ptr)
-        ev[4].record(s)
+        runtime.memcpyAsync(dst, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, self.down.ptr)
+        ev[4].record(self.down)
         slot.chunk, slot.rows, slot.result, slot.events = k, slice(lo, hi), y, tuple(ev)
 
     def _retire(self, slot: _Slot) -> None:
@@ -608,13 +616,16 @@ class _Pipeline:
                     register_share=self.balance.share(),
                     bound_s=max(busy.values()), gbps_in=bytes_in / self.wall_s / 1e9 if self.wall_s else None)
 
+    def _streams(self) -> list:
+        return [slot.stream for slot in self.slots] + [st for st in (self.up, self.down) if st is not None]
+
     def close(self, keep_staging: bool = False) -> None:
         """Drain every stream, finish or cancel host work, unregister what was registered, free device buffers
         and threads; cache the pinned staging of a successful run, free it after a failure."""
         self.nslots = len(self.slots)
         try:
-            for slot in self.slots:
-                slot.stream.synchronize()
+            for stream in self._streams():
+                stream.synchronize()
             for slot in self.slots:
                 wait(slot.copy_out)
             wait([f for src in self.inputs.values() for f in src.jobs])
@@ -627,6 +638,7 @@ class _Pipeline:
             for slot in self.slots:
                 slot.d_in = slot.result = slot.source = slot.edges = slot.pin_out = None
             self.slots, self.inputs, self.ring, self.ring_all, self.registrations = [], {}, [], [], []
+            self.up = self.down = None
             self.origin.use()
             if keep_staging:
                 _keep_staging(staging)
