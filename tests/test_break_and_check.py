@@ -31,7 +31,7 @@ def test_names_are_unique_and_every_sabotage_runs_without_a_gpu_or_on_one():
     assert len(set(names)) == len(names) and bc.RUNTIME_IMPORT not in names
     cpu = {s.name for s in bc.SABOTAGES if s.nodes(cpu_only=True)}
     assert {"probe-swallows-errors", "check-close-ignores-nan", "findings-raise"} <= cpu
-    assert "copy-out-skips-float4" not in cpu
+    assert "copy-out-skips-copy" not in cpu
     timer = next(s for s in bc.SABOTAGES if s.name == "timer-divides-by-batch")
     assert timer.nodes(cpu_only=True) == timer.tests[:1] and timer.nodes(cpu_only=False) == timer.tests
 
@@ -109,5 +109,5 @@ def test_cli_refuses_unknown_names_and_gpu_only_choices_without_a_gpu(capsys):
     assert exc.value.code == 2 and "unknown sabotage no-such-sabotage; known: probe-swallows-errors" in \
         capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
-        bc.main(["--cpu-only", "--only", "copy-out-skips-float4", bc.RUNTIME_IMPORT])
+        bc.main(["--cpu-only", "--only", "copy-out-skips-copy", bc.RUNTIME_IMPORT])
     assert exc.value.code == 2 and "nothing to run without a GPU" in capsys.readouterr().err

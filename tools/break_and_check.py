@@ -117,9 +117,9 @@ SABOTAGES = (
         ("tests/test_reduce_transpose_cpu.py::test_the_documented_float32_accuracy_at_2_to_the_28[2]",
          f"{RT_GPU}::test_sum_error_is_well_inside_the_bound_on_a_large_input")),  # 2^24: grid 264 on H100/H200
     Sabotage(
-        "copy-out-skips-float4", "test_library_copy (float64 path only)",
-        "gpumemlab.copy into a caller's out skips the float4 kernel: only the cudaMemcpy tail is written",
-        (Edit("src/gpumemlab/ops/copy.py", "    if kernel:\n", "    if kernel and out is None:\n"),),
+        "copy-out-skips-copy", "test_library_copy (float64 path only)",
+        "gpumemlab.copy into a caller's out copies nothing: out keeps its poison",
+        (Edit("src/gpumemlab/ops/copy.py", "    if src.nbytes:\n", "    if src.nbytes and out is None:\n"),),
         ("tests/gpu/test_foundation.py::test_library_copy[float32-shape1]",)),
     Sabotage(
         "accumulators-write-nothing", "test_register_limited_kernels_compute_the_same_values",

@@ -211,8 +211,8 @@ def test_verification_catches_an_unwritten_output(cp):
 @pytest.mark.parametrize("dtype,shape", [("float32", (1,)), ("float32", (1001, 3)), ("int32", (17,)),
                                          ("float64", (4097,)), ("uint8", (33,)), ("float32", (0,))])
 def test_library_copy(cp, dtype, shape):
-    """A new array, and a caller's poisoned ``out`` on every path: the float4 kernel plus its cudaMemcpy tail
-    (aligned), and a 1-D view one element in (misaligned: cudaMemcpy only) that must leave element 0 alone."""
+    """A new array, and a caller's poisoned ``out``: the whole array, and a 1-D view one element in (misaligned)
+    that must leave element 0 alone."""
     import gpumemlab
     from gpumemlab.bench.verify import poison
 
