@@ -371,3 +371,103 @@ def test_hit_ratio_rule_agrees_with_the_committed_h100_run():
     assert above, "the committed run has no region above the set-aside"
     for f in above:
         assert t[("hit_ratio 1.0", f)]["median"] <= t[("tuned hit_ratio", f)]["p90"], f
+
+
+# ---------------------------------------------------------------- sample2d plans (kernels/texture.cu's tiling)
+
+def _samples_touched(launch, n, block):
+    """NumPy model of texture.cu's sample_points: how often each sample is stored, and every coordinate load index."""
+    vec, unroll, width, tiles = launch.vec, launch.unroll, launch.width, launch.tiles
+    b = np.arange(launch.grid)[:, None, None]
+    t = np.arange(block)[None, :, None]
+    u = np.arange(unroll)[None, None, :]
+    band, tile = b // tiles, b % tiles
+    col = (tile * block + t) * vec
+    i = band * unroll * width + col + u * width
+    stored = np.broadcast_to((col < width) & (i < n), i.shape)
+    hits = np.zeros(n + vec, int)
+    for k in range(vec):
+        np.add.at(hits, (i + k)[stored], 1)
+    return hits[:n], np.minimum(i, n - vec).ravel()
+
+
+@pytest.mark.parametrize("n,row_length,samples,vector,order", [
+    (1, None, 1, False, "flat"), (1000, None, 1, False, "flat"), (1000, None, 4, False, "flat"),
+    (1002, None, 4, True, "flat"), (1001, None, 4, True, "flat"), (37 * 600, 600, 4, True, "rows"), (37 * 601, 601, 4, True, "rows"),
+    (5 * 1030, 1030, 8, True, "rows"), (3 * 256, 256, 2, False, "rows"), (7 * 3, 3, 8, False, "rows"),
+])
+def test_sample2d_tiling_stores_every_sample_once(n, row_length, samples, vector, order):
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan, plan_launch
+
+    from dataclasses import replace
+
+    ln = plan_launch(n, row_length, Plan(samples=samples, vector=vector, order=order), False, True, "clamp",
+                     False, True)
+    if not ln.tiled:  # the kernel as first written: sample_points<1, 1> over rows of one block
+        assert (samples, order, ln.spec) == (1, "flat", K.SAMPLE_TEX)
+        ln = replace(ln, width=K.BLOCK)
+    assert ln.vec * ln.unroll == samples
+    assert ln.vec == (2 if vector and n % 2 == 0 and (order == "flat" or row_length % 2 == 0) else 1)
+    hits, loads = _samples_touched(ln, n, K.BLOCK)
+    assert (hits == 1).all()
+    assert loads.min() >= 0 and loads.max() <= n - ln.vec and (ln.vec == 1 or (loads % 2 == 0).all())
+    assert ln.spec == (K.sample_tex_tiled(ln.vec, ln.unroll) if ln.tiled else K.SAMPLE_TEX)
+
+
+def test_sample2d_default_plan_is_the_kernels_as_first_written():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import EXACT_PLAN, TEXTURE_PLAN, Plan, plan_launch
+
+    assert TEXTURE_PLAN == EXACT_PLAN == Plan()
+    tex = plan_launch(1000, None, Plan(), False, True, "wrap", False, True)
+    assert (tex.spec, tex.grid, tex.tiled) == (K.SAMPLE_TEX, 4, False)
+    soft = plan_launch(1000, 10, Plan(), True, True, "mirror", False, True)
+    assert (soft.spec, soft.tiled, soft.source) == (K.sample_soft("mirror", True), False, "global")
+    ldg = plan_launch(1000, None, Plan(source="ldg"), True, False, "border", False, True)
+    assert ldg.spec == K.sample_soft("border", False, True)
+
+
+def test_sample2d_exact_sources():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan, exact_source, plan_launch
+
+    assert exact_source(Plan(), True, True, "clamp", True, False) == "gather"
+    assert exact_source(Plan(), True, True, "wrap", True, False) == "points"  # wrap's seam
+    assert exact_source(Plan(), True, False, "clamp", True, False) == "points"  # nearest: one texel
+    assert exact_source(Plan(), True, True, "clamp", False, False) == "points"  # no gather-capable array
+    assert exact_source(Plan(source="row4"), False, True, "clamp", False, True) == "row4"
+    assert exact_source(Plan(source="row4"), False, True, "clamp", False, False) == "ldg"  # misaligned rows
+    with pytest.raises(UsageError, match="ArrayImage"):
+        exact_source(Plan(source="gather"), False, True, "clamp", False, True)
+    with pytest.raises(UsageError, match="own memory"):
+        exact_source(Plan(source="row4"), True, True, "clamp", True, True)
+    ln = plan_launch(4096, None, Plan(samples=4, vector=True, weights="float"), True, True, "border", True, True,
+                     True)
+    assert ln.spec == K.sample_exact("border", True, "gather", True, 2, 2) and ln.source == "gather"
+    assert ln.spec.name == "sample_exact<3, 1, 4, 1, 2, 2>"
+    assert plan_launch(4096, None, Plan(samples=1, weights="float"), True, True, "clamp", False, True).tiled
+
+
+def test_sample2d_plan_and_kernel_table_reject_what_they_lack():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan
+
+    for bad in (dict(samples=3), dict(order="hilbert"), dict(source="shared"), dict(weights="half")):
+        with pytest.raises(UsageError, match="plan"):
+            Plan(**bad)
+    with pytest.raises(ValueError, match="wrap"):
+        K.sample_exact("wrap", True, "gather", False, 1, 1)
+    with pytest.raises(ValueError, match="geometry"):
+        K.sample_tex_tiled(2, 8)
+    with pytest.raises(ValueError, match="source"):
+        K.sample_exact("clamp", True, "smem", False, 1, 1)
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_120"])
+def test_texture_kernels_compile_without_spills_on_the_oldest_and_newest_arch(arch):
+    from gpumemlab.gpu.compile import compile_specs
+    from gpumemlab.kernels import texture
+
+    for spec, (_mod, usage) in compile_specs(texture.KERNELS, arch).items():
+        assert usage is not None and usage.spill_store_bytes in (0, None) and usage.local_bytes == 0, spec.label

@@ -266,6 +266,74 @@ def test_array_and_pitched_textures_agree(cp):
     assert np.mean(outs[0] == reference(host, rc, "clamp", False).astype(np.float32)) > 0.999
 
 
+def _plans(array: bool):
+    """Plans covering every tiling path, and the texel sources that apply to a pitched image or an ArrayImage."""
+    from gpumemlab.ops.sample import Plan
+
+    common = [Plan(samples=4), Plan(samples=4, vector=True), Plan(samples=8, vector=True, order="rows"),
+              Plan(samples=2, order="rows", weights="float")]
+    if array:
+        return common + [Plan(source="points"), Plan(samples=4, vector=True, order="rows", source="gather"),
+                         Plan(source="gather", weights="float")]
+    return common + [Plan(source="ldg", weights="float"), Plan(samples=4, source="row4"),
+                     Plan(samples=4, vector=True, order="rows", source="row4", weights="float")]
+
+
+@pytest.mark.parametrize("address", ADDRESS)
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+@pytest.mark.parametrize("shape", [(37, 52), (29, 61)])  # rows 16-byte aligned (row4's float4 loads) / not
+@pytest.mark.parametrize("array", [False, True])
+def test_sample2d_plans_match_numpy(cp, address, mode, shape, array):
+    import gpumemlab
+    from gpumemlab.ops.sample import ArrayImage
+
+    h, w = shape
+    host, img = _image(cp, h, w)
+    rc = _points(cp, h, w, 6 * 250).reshape(6, 250, 2)  # rows order: 6 rows of 250 (a partial tile across)
+    want = reference(host, rc, address, mode == "linear")
+    image = ArrayImage(img) if array else img
+    for plan in _plans(array):
+        for exact in (True, False):
+            out = cp.full(rc.shape[:-1], cp.nan, cp.float32)
+            got = gpumemlab.sample2d(image, cp.asarray(rc), mode=mode, address=address, exact=exact, out=out,
+                                     plan=plan).get()
+            assert not np.isnan(got).any(), (plan, exact)
+            if exact:
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"{plan}")
+            elif mode == "nearest":
+                assert np.mean(got == want.astype(np.float32)) > 0.999, plan
+            else:
+                assert np.max(np.abs(got - want)) < 0.03, plan
+
+
+def test_sample2d_odd_counts_and_misaligned_coordinates_fall_back_to_one_sample_per_load(cp):
+    import gpumemlab
+    from gpumemlab.ops.sample import Plan
+
+    host, img = _image(cp, 40, 64)
+    rc = _points(cp, 40, 64, 1001)
+    buf = cp.asarray(np.concatenate([rc[:1], rc]))
+    for pts, want_rc in ((cp.asarray(rc), rc), (buf[1:], rc), (buf[1:1000], rc[:999])):  # odd n, 8-byte offset
+        want = reference(host, want_rc, "clamp", True)
+        got = gpumemlab.sample2d(img, pts, exact=True, plan=Plan(samples=4, vector=True)).get()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_array_image_is_a_snapshot_and_gathers_exactly(cp):
+    import gpumemlab
+    from gpumemlab.ops.sample import ArrayImage
+
+    img = cp.arange(12, dtype=cp.float32).reshape(3, 4)
+    snap = ArrayImage(img)
+    assert snap.gather  # a 3 x 4 image is within every GPU's gather limits
+    pts = cp.asarray([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5], [2.0, 3.0], [-1.0, 5.0]], cp.float32)
+    want = np.array([0.0, 1.0, 4.0, 2.5, 11.0, 3.0], np.float32)  # each of the 2x2 in its place (gather order)
+    np.testing.assert_array_equal(gpumemlab.sample2d(snap, pts, exact=True).get(), want)
+    img[0, 0] = 100.0
+    assert gpumemlab.sample2d(snap, pts[:1], exact=True).get()[0] == 0.0
+    assert gpumemlab.sample2d(ArrayImage(img), pts[:1], exact=True).get()[0] == 100.0
+
+
 # ---------------------------------------------------------------- constant memory and the experiments (quick)
 
 def test_constant_symbol_is_written_per_kernel(cp):

@@ -118,18 +118,51 @@ def pitched_texture(image, *, filter: str = "linear", address: str = "clamp", no
     return Texture(tx.TextureObject(res, tex), image, "pitch", filter, address, normalized, (h, w))
 
 
-def array_texture(image, *, filter: str = "linear", address: str = "clamp", normalized: bool = False) -> Texture:
-    """A texture over a CUDA array holding a copy of ``image`` (made on CuPy's current stream)."""
+# cudaArrayTextureGather (CUDA runtime API, cudaMalloc3DArray flags): lets tex2Dgather read the array (CuPy names
+# no constant for it)
+ARRAY_TEXTURE_GATHER = 0x08
+
+
+def gather_fits(shape: tuple[int, int]) -> bool:
+    """Whether an image of ``shape`` (rows, cols) fits this GPU's limit for gather-capable CUDA arrays."""
+    width, height = _gather_limits(runtime.current_ordinal())
+    return shape[1] <= width and shape[0] <= height
+
+
+@cache
+def _gather_limits(ordinal: int) -> tuple[int, int]:
+    return (runtime.attribute("MAXIMUM_TEXTURE2D_GATHER_WIDTH", ordinal),
+            runtime.attribute("MAXIMUM_TEXTURE2D_GATHER_HEIGHT", ordinal))
+
+
+def cuda_array(image, *, gather: bool = False):
+    """A CUDA array (the texture unit's block-linear layout) holding a copy of the 2-D float32 ``image``, made on
+    CuPy's current stream; ``gather``: allocated for tex2Dgather (see :func:`gather_fits`)."""
     import cupy
     from cupy.cuda import runtime as rt
     from cupy.cuda import texture as tx
 
     h, w = image.shape
-    channel, tex = _descriptors(filter, address, normalized)
-    arr = tx.CUDAarray(channel, w, h)
+    channel = tx.ChannelFormatDescriptor(32, 0, 0, 0, rt.cudaChannelFormatKindFloat)
+    arr = tx.CUDAarray(channel, w, h, 0, ARRAY_TEXTURE_GATHER if gather else 0)
     arr.copy_from(cupy.ascontiguousarray(image), cupy.cuda.get_current_stream())
+    return arr
+
+
+def array_object(arr, shape: tuple[int, int], *, filter: str = "linear", address: str = "clamp",
+                 normalized: bool = False) -> Texture:
+    """A texture object over the CUDA array ``arr`` of ``shape`` (rows, cols), e.g. from :func:`cuda_array`."""
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    _, tex = _descriptors(filter, address, normalized)
     res = tx.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
-    return Texture(tx.TextureObject(res, tex), arr, "array", filter, address, normalized, (h, w))
+    return Texture(tx.TextureObject(res, tex), arr, "array", filter, address, normalized, tuple(shape))
+
+
+def array_texture(image, *, filter: str = "linear", address: str = "clamp", normalized: bool = False) -> Texture:
+    """A texture over a CUDA array holding a copy of ``image`` (made on CuPy's current stream)."""
+    return array_object(cuda_array(image), image.shape, filter=filter, address=address, normalized=normalized)
 
 
 class TextureCache:

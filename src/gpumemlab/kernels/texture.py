@@ -7,6 +7,14 @@ ADDRESS_MODES = {"clamp": 0, "wrap": 1, "mirror": 2, "border": 3}
 SAMPLE_TEX = KernelSpec(SRC, "sample_tex")
 BLOCK = 256
 
+# Where sample_exact reads a sample's 2x2 texels (texture.cu's Source): the pitched image through plain loads,
+# __ldg, or one aligned float4 per row; a CUDA-array texture through four point fetches or one tex2Dgather.
+SOURCES = {"global": 0, "ldg": 1, "row4": 2, "points": 3, "gather": 4}
+TEXTURE_SOURCES = ("points", "gather")  # these read a texture object (a CUDA array), the others the image itself
+GATHER_ADDRESS = ("clamp", "mirror", "border")  # wrap's seam splits the footprint (texture.cu): points instead
+# (VEC, UNROLL): samples per coordinate load x loads per thread; the tiled kernels' geometries
+GEOMETRIES = ((1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4))
+
 
 def sample_soft(address: str, linear: bool, ldg: bool = False) -> KernelSpec:
     if address not in ADDRESS_MODES:
@@ -14,5 +22,35 @@ def sample_soft(address: str, linear: bool, ldg: bool = False) -> KernelSpec:
     return KernelSpec(SRC, f"sample_soft<{ADDRESS_MODES[address]}, {int(bool(linear))}, {int(bool(ldg))}>")
 
 
+def _geometry(vec: int, unroll: int) -> tuple[int, int]:
+    if (vec, unroll) not in GEOMETRIES:
+        raise ValueError(f"texture: no geometry vec={vec} unroll={unroll}; one of {GEOMETRIES}")
+    return vec, unroll
+
+
+def sample_tex_tiled(vec: int, unroll: int) -> KernelSpec:
+    vec, unroll = _geometry(vec, unroll)
+    return KernelSpec(SRC, f"sample_tex_tiled<{vec}, {unroll}>")
+
+
+def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, unroll: int) -> KernelSpec:
+    if address not in ADDRESS_MODES:
+        raise ValueError(f"sample_exact: no address mode {address!r}")
+    if source not in SOURCES:
+        raise ValueError(f"sample_exact: no source {source!r}; one of {', '.join(SOURCES)}")
+    if source == "gather" and address not in GATHER_ADDRESS:
+        raise ValueError(f"sample_exact: gather supports only {GATHER_ADDRESS} addressing, not {address!r}")
+    vec, unroll = _geometry(vec, unroll)
+    return KernelSpec(SRC, f"sample_exact<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
+                           f"{int(bool(fp32))}, {vec}, {unroll}>")
+
+
+# Declared (compiled for every arch by CI): the kernels as first written, every tiled texture geometry, and the
+# exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode and the probe's
+# workloads) plus one tiled geometry of every other address mode and filter. Other instantiations compile on use.
 KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
-    sample_soft("clamp", lin, True) for lin in (False, True)]
+    sample_soft("clamp", lin, True) for lin in (False, True)] + [
+    sample_tex_tiled(v, u) for v, u in GEOMETRIES] + [
+    sample_exact("clamp", True, s, f, v, u) for s in SOURCES for f in (False, True) for v, u in GEOMETRIES] + [
+    sample_exact(a, lin, s, True, 2, 2) for a in ADDRESS_MODES for lin in (False, True) for s in SOURCES
+    if (a, lin) != ("clamp", True) and (s != "gather" or a in GATHER_ADDRESS)]

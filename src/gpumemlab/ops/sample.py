@@ -17,9 +17,21 @@ copied to a padded buffer on each call). Bilinear weights are then 9-bit fixed p
 CUDA C++ Programming Guide, "Texture Fetching" appendix, linear filtering): an error up to about 1/256 of
 the difference between neighbouring pixels. ``exact=True`` interpolates in double in software and matches
 ``map_coordinates(order=1)`` (``order=0`` for ``mode="nearest"``) to float32 rounding.
+
+How the work is laid out is a :class:`Plan` (``plan=``; default :data:`TEXTURE_PLAN` / :data:`EXACT_PLAN`, the
+kernels as first written): samples per thread with every load issued before the first use, two samples per
+16-byte coordinate load, a 2-D block order for coordinates shaped like an image (``(..., rows, cols, 2)``), where the
+exact path reads its texels from and in which precision it weights them. An :class:`ArrayImage` (a copy of the
+image in a CUDA array, the texture unit's block-linear layout: a 32-byte sector holds a 4 x 2 texel tile instead of
+8 x 1, so a scattered 2x2 footprint touches fewer sectors) is sampled like the image itself; the exact path then
+selects texels with point-sampled or gathered texture fetches and weights them in software.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,6 +45,50 @@ CACHE_SIZE = 32  # texture objects kept (least recently used dropped, destroying
 
 _textures = None
 _scratch = None
+
+ORDERS = ("flat", "rows")
+PLAN_SOURCES = ("auto", "global", "ldg", "row4", "points", "gather")
+WEIGHTS = ("double", "float")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How :func:`sample2d` lays out its work on the GPU (kernels/texture.cu).
+
+    samples: samples per thread (1, 2, 4 or 8); every coordinate load goes out before the first fetch and every
+        fetch before the first store (memory-level parallelism).
+    vector: two samples per 16-byte coordinate load and 8-byte store (used where n, the row length and the
+        pointers allow; otherwise one).
+    order: ``"flat"`` (a block takes consecutive samples) or ``"rows"``: with coordinates of shape
+        ``(..., rows, cols, 2)``, a thread's samples lie in neighbouring rows (a block covers a tile of the output,
+        whose fetches overlap in the image); ``"flat"`` for any other shape.
+    source: exact path only, where the 2x2 texels come from. On the image itself: ``"global"`` (plain loads, as
+        first written), ``"ldg"`` (read-only cache) or ``"row4"`` (one aligned float4 per row, where the image's
+        base and pitch are 16-byte aligned; ``"ldg"`` otherwise). On an :class:`ArrayImage`: ``"points"`` (four
+        point fetches at texel centers) or ``"gather"`` (one tex2Dgather; not for wrap addressing, whose seam
+        splits the 2x2 footprint, nor nearest: ``"points"`` there). ``"auto"``: ``"global"``, or on an
+        ArrayImage ``"gather"`` where it applies.
+    weights: exact path only, ``"double"`` (weights and sums in double) or ``"float"`` (map_coordinates' float32
+        arithmetic).
+    """
+
+    samples: int = 1
+    vector: bool = False
+    order: str = "flat"
+    source: str = "auto"
+    weights: str = "double"
+
+    def __post_init__(self):
+        if self.samples not in (1, 2, 4, 8):
+            raise UsageError(f"plan: samples={self.samples!r} not supported; expected 1, 2, 4 or 8")
+        for name, value, allowed in (("order", self.order, ORDERS), ("source", self.source, PLAN_SOURCES),
+                                     ("weights", self.weights, WEIGHTS)):
+            if value not in allowed:
+                raise UsageError(f"plan: {name} {value!r} not supported; expected one of {', '.join(allowed)}")
+
+
+TEXTURE_PLAN = Plan()  # exact=False (one sample per thread, flat: the kernel as first written)
+EXACT_PLAN = Plan()    # exact=True
 
 
 def _caches():
@@ -83,13 +139,16 @@ def coordinate_map(shape: tuple[int, int], normalized: bool, exact: bool, addres
     return (1.0, 0.5, 1.0, 0.5), False
 
 
-def _check_args(image, coords, mode, address):
-    import cupy
-
+def _check_modes(mode, address):
     if mode not in MODES:
         raise UsageError(f"mode {mode!r} not supported; expected one of {', '.join(MODES)}")
     if address not in ADDRESS:
         raise UsageError(f"address {address!r} not supported; expected one of {', '.join(ADDRESS)}")
+
+
+def _check_image(image):
+    import cupy
+
     img = as_device_array(image, "image", (np.float32,), ndim=2, contiguous=False)
     if img.shape[0] == 0 or img.shape[1] == 0:
         raise UsageError(f"image: an empty image of shape {img.shape} has nothing to sample")
@@ -97,10 +156,54 @@ def _check_args(image, coords, mode, address):
         raise UsageError(f"image: shape {img.shape} exceeds 2^31 - 1 pixels per side")
     if img.strides[1] != 4 or img.strides[0] % 4 or img.strides[0] < 4 * img.shape[1]:
         img = cupy.ascontiguousarray(img)  # the kernels read rows of contiguous pixels
+    return img
+
+
+def _check_coords(coords):
+    import cupy
+
     pts = as_device_array(coords, "coords", (np.float32,), contiguous=False)
     if pts.ndim < 1 or pts.shape[-1] != 2:
         raise UsageError(f"coords: expected shape (..., 2) of (row, col), got {pts.shape}")
-    return img, cupy.ascontiguousarray(pts)
+    return cupy.ascontiguousarray(pts)
+
+
+def _check_args(image, coords, mode, address):
+    _check_modes(mode, address)
+    return _check_image(image), _check_coords(coords)
+
+
+class ArrayImage:
+    """A float32 image copied into a CUDA array (the texture unit's block-linear layout), for sampling many times:
+    ``sample2d(ArrayImage(image), coords, ...)``. A snapshot: writes to ``image`` after the copy are not seen.
+
+    The copy (read and write of the whole image) is made once, on CuPy's current stream; texture objects over it
+    are made on first use and kept. ``gather``: allocate for tex2Dgather (default: where the GPU's gather limits
+    allow), which the exact path's ``"gather"`` source needs.
+    """
+
+    def __init__(self, image, gather: bool | None = None):
+        from ..gpu import texture as T
+
+        img = _check_image(image)
+        why = T.fits(img.shape, "array")
+        if why:
+            raise UsageError(f"image: {why}")
+        self.shape = tuple(img.shape)
+        self.gather = T.gather_fits(self.shape) if gather is None else bool(gather)
+        self.array = T.cuda_array(img, gather=self.gather)
+        self._objects: dict = {}
+
+    def texture(self, filter: str, address: str, normalized: bool):
+        """The texture object over the array with this filter, address mode and coordinate normalization."""
+        from ..gpu import texture as T
+
+        key = (filter, address, bool(normalized))
+        tex = self._objects.get(key)
+        if tex is None:
+            tex = self._objects[key] = T.array_object(self.array, self.shape, filter=filter, address=address,
+                                                      normalized=normalized)
+        return tex
 
 
 def _texture(img, mode: str, address: str, normalized_tex: bool):
@@ -124,46 +227,144 @@ def _texture(img, mode: str, address: str, normalized_tex: bool):
                                                         normalized=normalized_tex, width=w))
 
 
+@dataclass(frozen=True)
+class Launch:
+    """One sample2d launch: the kernel, its grid and the tiling arguments of texture.cu's sample_points."""
+
+    spec: object    # KernelSpec
+    grid: int
+    tiled: bool     # a tiled kernel (the width/tiles arguments) or one as first written
+    vec: int = 1
+    unroll: int = 1
+    width: int = 0  # samples per row of the tiling
+    tiles: int = 1  # tiles (blocks) across a row
+    source: str | None = None  # the exact path's texel source
+
+
+def tiling(n: int, row_length: int | None, plan: Plan, aligned: bool, block: int) -> tuple[int, int, int, int, int]:
+    """(vec, unroll, width, tiles, grid) of a tiled launch over ``n`` samples.
+
+    ``row_length``: the samples' row length when the coordinates are shaped like an image (else None); ``aligned``:
+    coordinates 16-byte and output 8-byte aligned. Two samples per load need an even n (and an even row length in
+    rows order); rows order needs a row length, else the order is flat.
+    """
+    rows = plan.order == "rows" and row_length is not None and 0 < row_length < 2**31
+    vec = 2 if (plan.vector and plan.samples >= 2 and aligned and n % 2 == 0
+                and (not rows or row_length % 2 == 0)) else 1
+    unroll = plan.samples // vec
+    if rows:
+        tiles = math.ceil(row_length / (block * vec))
+        return vec, unroll, row_length, tiles, tiles * -(-(n // row_length) // unroll)
+    width = block * vec
+    return vec, unroll, width, 1, max(1, math.ceil(n / (width * unroll)))
+
+
+def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_ok: bool, row4_ok: bool) -> str:
+    """The texel source the exact path uses (see Plan.source); UsageError where the plan's cannot apply."""
+    from ..kernels import texture as K
+
+    src = plan.source
+    if src == "auto":
+        src = "gather" if on_array else "global"
+    if on_array and src not in K.TEXTURE_SOURCES:
+        raise UsageError(f"plan: source {src!r} reads the image's own memory; an ArrayImage has points or gather")
+    if not on_array and src in K.TEXTURE_SOURCES:
+        raise UsageError(f"plan: source {src!r} reads a CUDA array; pass an ArrayImage")
+    if src == "gather" and not (linear and gather_ok and address in K.GATHER_ADDRESS):
+        return "points"
+    if src == "row4" and not (linear and row4_ok):
+        return "ldg"
+    return src
+
+
+@lru_cache(maxsize=256)
+def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear: bool, address: str,
+                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False) -> Launch:
+    """The launch :func:`sample2d` makes (pure: CPU-testable). The default plan on the image itself gives the
+    kernels as first written (sample_tex, sample_soft)."""
+    from ..kernels import blocks_for
+    from ..kernels import texture as K
+
+    src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok) if exact else None
+    first_written = plan.samples == 1 and plan.order == "flat" and (
+        not exact or (src in ("global", "ldg") and plan.weights == "double"))
+    if first_written:
+        spec = K.sample_soft(address, linear, src == "ldg") if exact else K.SAMPLE_TEX
+        return Launch(spec, blocks_for(n, K.BLOCK), False, source=src)
+    vec, unroll, width, tiles, grid = tiling(n, row_length, plan, aligned, K.BLOCK)
+    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll) if exact
+            else K.sample_tex_tiled(vec, unroll))
+    return Launch(spec, grid, True, vec, unroll, width, tiles, src)
+
+
+def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: Plan | None = None) -> Launch:
+    """The launch :func:`sample2d` makes for checked arrays (``image``: a pitched float32 CuPy image or an
+    ArrayImage; ``pts`` C-contiguous (..., 2); ``out`` its output): kernel, grid and tiling, for tools and tests."""
+    on_array = isinstance(image, ArrayImage)
+    plan = plan if plan is not None else (EXACT_PLAN if exact else TEXTURE_PLAN)
+    row_length = pts.shape[-2] if pts.ndim >= 3 else None
+    aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
+    row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
+    gather_ok = on_array and image.gather
+    return plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
+                       gather_ok, row4_ok)
+
+
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
-             exact: bool = False, out=None):
+             exact: bool = False, out=None, plan: Plan | None = None):
     """Sample the 2-D float32 ``image`` at ``coords``.
 
     Args:
-        image: a (rows, cols) float32 GPU array.
+        image: a (rows, cols) float32 GPU array, or an :class:`ArrayImage` (a copy in a CUDA array).
         coords: a float32 GPU array of shape (..., 2) holding (row, col) pairs (see the module for units).
         mode: ``"linear"`` (bilinear) or ``"nearest"`` (the pixel at floor(p + 0.5)).
         address: ``"clamp"``, ``"wrap"``, ``"mirror"`` or ``"border"`` for points outside the image.
         normalized: coordinates as fractions of the image instead of pixels.
-        exact: software interpolation in double (map_coordinates' results) instead of the texture unit.
+        exact: software interpolation (map_coordinates' results) instead of the texture unit's 8-bit weights.
         out: a float32 C-contiguous GPU array of shape ``coords.shape[:-1]`` to write (default: a new one).
+        plan: how the work is laid out (:class:`Plan`); default :data:`TEXTURE_PLAN` or :data:`EXACT_PLAN`.
 
     Returns:
         A float32 array of shape ``coords.shape[:-1]``.
 
     Raises:
-        TypeError: a host array or a dtype other than float32. UsageError: a bad shape, mode or address.
+        TypeError: a host array or a dtype other than float32. UsageError: a bad shape, mode, address or plan.
 
     See also: ``cupyx.scipy.ndimage.map_coordinates`` (``order=1``; modes in ``MAP_COORDINATES_MODE``).
     """
     import cupy
 
     from ..gpu import runtime
-    from ..kernels import blocks_for
     from ..kernels import texture as K
 
-    img, pts = _check_args(image, coords, mode, address)
+    _check_modes(mode, address)
+    on_array = isinstance(image, ArrayImage)
+    img = None if on_array else _check_image(image)
+    pts = _check_coords(coords)
+    shape = image.shape if on_array else img.shape
     out = cupy.empty(pts.shape[:-1], np.float32) if out is None else check_out(out, pts.shape[:-1], np.float32)
     n = out.size
     if n == 0:
         return out
-    (rs, ro, cs, co), normalized_tex = coordinate_map(img.shape, bool(normalized), bool(exact), address)
+    exact, linear = bool(exact), mode == "linear"
+    (rs, ro, cs, co), normalized_tex = coordinate_map(shape, bool(normalized), exact, address)
     scalars = (np.float32(rs), np.float32(ro), np.float32(cs), np.float32(co))
-    grid = blocks_for(n, K.BLOCK)
-    if exact:
-        runtime.launch(K.sample_soft(address, mode == "linear"), grid, K.BLOCK, out, img,
-                       np.int64(img.strides[0] // 4), np.int32(img.shape[0]), np.int32(img.shape[1]), pts,
-                       np.int64(n), *scalars)
+    ln = launch_for(image if on_array else img, pts, out, exact=exact, mode=mode, address=address, plan=plan)
+    tiling_args = (np.int32(ln.width), np.int32(ln.tiles)) if ln.tiled else ()
+    if not exact:
+        filt = "linear" if linear else "point"
+        tex = image.texture(filt, address, normalized_tex) if on_array else _texture(img, mode, address,
+                                                                                     normalized_tex)
+        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, tex.handle, pts, np.int64(n), *tiling_args, *scalars)
+    elif not ln.tiled:
+        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, img, np.int64(img.strides[0] // 4), np.int32(shape[0]),
+                       np.int32(shape[1]), pts, np.int64(n), *scalars)
     else:
-        tex = _texture(img, mode, address, normalized_tex)
-        runtime.launch(K.SAMPLE_TEX, grid, K.BLOCK, out, tex.handle, pts, np.int64(n), *scalars)
+        if on_array:  # texels addressed in software and fetched at exact positions: one object serves every mode
+            tex = image.texture("point", "clamp", False)
+            src, pitch, handle = np.uint64(0), np.int64(0), tex.handle
+        else:
+            src, pitch, handle = img, np.int64(img.strides[0] // 4), np.uint64(0)
+        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, src, pitch, handle, np.int32(shape[0]), np.int32(shape[1]),
+                       pts, np.int64(n), *tiling_args, *scalars)
     return out
