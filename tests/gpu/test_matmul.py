@@ -310,3 +310,91 @@ def test_matrix_vector_splits_k_when_the_row_is_short(cp):
         ops.gemv_plan(*operands(cp, 9, 3, 4), cp.empty((9, 3), cp.float32))
     a, b = operands(cp, 1024, 1, 8192)  # 128 row blocks: fewer than 2 per SM, so the column's K is split too
     assert ops.gemv_plan(a, b, cp.empty((1024, 1), cp.float32), sms=132).splits > 1
+
+
+# ---------------------------------------------------------------- N or K not a multiple of 4: the padded route
+
+PAD_SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (33, 65, 7), (129, 260, 35), (9, 3, 5), (100, 2, 6),
+              (64, 128, 30), (64, 130, 32), (300, 301, 4097)]  # last three: A alone, B alone, a long ragged K
+
+
+@pytest.mark.parametrize("m,n,k", PAD_SHAPES)
+def test_padded_route_as_users_call_it(cp, m, n, k):
+    """options(route="pad"): pad_pitch4 copies, then the float4 kernel on padded pitches; C poisoned first, checked
+    against float64; a second call with new data reuses the kept scratch (a stale copy would fail it)."""
+    import gpumemlab
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    with ops.options(route="pad"):
+        assert ops.describe(m, n, k)["kind"] == "pad"
+        for seed in (m + n + k, 7):
+            a, b = operands(cp, m, n, k, seed=seed)
+            out = cp.empty((m, n), cp.float32)
+            poison(out)
+            assert gpumemlab.matmul(a, b, out=out) is out
+            Reference(a, b).check(out, f"padded route {m}x{n}x{k}")
+
+
+@pytest.mark.parametrize("cfg", _configs(), ids=lambda c: c.name)
+def test_padded_plan_every_config(cp, cfg):
+    """Each candidate with PAD = 1: one and several splits, both operands or one padded."""
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    for (m, n, k), splits in [((1023, 1025, 1027), 1), ((67, 45, 777), 3), ((136, 72, 1001), 2), ((50, 130, 64), 1),
+                              ((50, 128, 63), 4), ((5, 3, 41), 1)]:
+        a, b = operands(cp, m, n, k, seed=k)
+        out = cp.empty((m, n), cp.float32)
+        poison(out)
+        p = ops.register_blocked_plan(a, b, out, cfg, None, splits, pad=True)
+        assert p.vec == 4 and set(p.parts) == {"pad", "multiply"}
+        p.run()
+        Reference(a, b).check(out, f"{cfg.name} padded {m}x{n}x{k}/{splits}")
+
+
+def test_padded_route_with_misaligned_pointers(cp):
+    """Aligned sizes, 4-byte-offset A, B and C: both operands are copied into aligned scratch and C takes the
+    scalar stores (the kernel checks C's address)."""
+    import gpumemlab
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    m, n, k = 96, 128, 64
+    a0, b0 = operands(cp, m + 1, n, k, seed=3)
+    a = a0.ravel()[1:1 + m * k].reshape(m, k)  # offset by one float
+    b = cp.empty(k * n + 1, cp.float32)[1:].reshape(k, n)
+    b[...] = b0
+    c = cp.empty(m * n + 1, cp.float32)[1:].reshape(m, n)
+    assert a.data.ptr % 16 and b.data.ptr % 16 and c.data.ptr % 16
+    poison(c)
+    with ops.options(route="pad"):
+        assert ops.describe(m, n, k, aligned=False)["pad"]["copy_a"]
+        gpumemlab.matmul(a, b, out=c)
+    Reference(a, b).check(c, "padded route, misaligned a, b, c")
+
+
+def test_padded_route_on_two_streams(cp):
+    """Each stream keeps its own scratch: two streams padding the same shape at once stay correct."""
+    import gpumemlab
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops import matmul as ops
+
+    m, n, k = 513, 515, 517
+    pairs = [operands(cp, m, n, k, seed=s) for s in (1, 2)]
+    runtime.synchronize()
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in pairs]
+    outs = []
+    with ops.options(route="pad"):
+        for _ in range(3):
+            for (a, b), s in zip(pairs, streams):
+                with s:
+                    outs.append(((a, b), gpumemlab.matmul(a, b)))
+    for s in streams:
+        s.synchronize()
+    for (a, b), out in outs:
+        Reference(a, b).check(out, "padded route, two streams")

@@ -256,8 +256,12 @@ __device__ __forceinline__ float4 lds128(const float* p) {
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
 // (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
 // problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
+//   PAD = 1 (VEC = 4 only): A and B have row pitches rounded up to a multiple of 4 floats (lda = 4*ceil(K/4),
+//   ldb = 4*ceil(N/4)): operands that the host copied into 16-byte aligned scratch, A's extra columns zero,
+//   so any N and K take the float4 loads; C keeps its pitch N (float4 stores only when N % 4 == 0 and C
+//   is 16-byte aligned, else bounds-checked scalar stores).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0>
+          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int PAD = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
                  int k_chunk) {
@@ -284,6 +288,9 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     static_assert(STAGES >= 2, "at least two stages");
     static_assert(ORDER >= 0 && ORDER <= 2, "ORDER is 0, 1 or 2");
     static_assert(PIN == 0 || PIN == 1, "PIN is 0 or 1");
+    static_assert(PAD == 0 || (PAD == 1 && VEC == 4), "PAD = 1 reads padded pitches by float4 (VEC = 4)");
+    const int lda = PAD ? (K + 3) & ~3 : K;  // row pitches of A and B in floats
+    const int ldb = PAD ? (N + 3) & ~3 : N;
 
     extern __shared__ float4 smem4[];
     float* As = reinterpret_cast<float*>(smem4);
@@ -309,10 +316,10 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     // Per-thread load coordinates: row r0 + i * RSTEP, fixed column; sources advance one tile per issue.
     const int b_r0 = tid / B_PER_ROW, b_c = (tid % B_PER_ROW) * VEC;
     const bool b_col_ok = n0 + b_c < N;
-    const float* b_src = B + (long long)(kb + b_r0) * N + n0 + b_c;
+    const float* b_src = B + (long long)(kb + b_r0) * ldb + n0 + b_c;
     const int a_r0 = A_REG ? (tid % 16) + 16 * (tid / (16 * KQ)) : tid / BK;
     const int a_k = A_REG ? 4 * ((tid / 16) % KQ) : tid % BK;
-    const float* a_src = A + (long long)(m0 + a_r0) * K + kb + a_k;
+    const float* a_src = A + (long long)(m0 + a_r0) * lda + kb + a_k;
 
     int issued = 0;  // tiles whose cp.async copies were issued (B, and A when ALOAD = 0)
     auto issue_async = [&]() {  // the next tile's copies into its stage; always one commit group
@@ -322,15 +329,15 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 #pragma unroll
             for (int i = 0; i < B_LOADS; ++i) {
                 const bool ok = b_col_ok && b_r0 + i * B_RSTEP < krem;
-                cp_async<4 * VEC>(bs + i * B_RSTEP * BS, ok ? b_src + (long long)i * B_RSTEP * N : B, ok);
+                cp_async<4 * VEC>(bs + i * B_RSTEP * BS, ok ? b_src + (long long)i * B_RSTEP * ldb : B, ok);
             }
-            b_src += (long long)BK * N;
+            b_src += (long long)BK * ldb;
             if (!A_REG) {
                 float* as = As + (issued % STAGES) * A_STAGE + a_k * AS + a_r0;
 #pragma unroll
                 for (int i = 0; i < A_LOADS; ++i) {
                     const bool ok = m0 + a_r0 + i * A_RSTEP < M && a_k < krem;
-                    cp_async<4>(as + i * A_RSTEP, ok ? a_src + (long long)i * A_RSTEP * K : A, ok);
+                    cp_async<4>(as + i * A_RSTEP, ok ? a_src + (long long)i * A_RSTEP * lda : A, ok);
                 }
                 a_src += BK;
             }
@@ -346,7 +353,7 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 #pragma unroll
         for (int i = 0; i < A_VECS; ++i)
             a_regs[i] = (m0 + a_r0 + i * A_RSTEP < M && a_k < krem)
-                            ? *reinterpret_cast<const float4*>(a_src + (long long)i * A_RSTEP * K)
+                            ? *reinterpret_cast<const float4*>(a_src + (long long)i * A_RSTEP * lda)
                             : make_float4(0.f, 0.f, 0.f, 0.f);
         a_src += BK;
     };
@@ -453,6 +460,8 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep the rule simple)
 
     // epilogue: bounds-checked stores, float4 when every row of C is 16-byte aligned; atomics when split
+    const bool c_vec = VEC == 4 && !SPLIT
+                       && (!PAD || ((N & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0));
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -466,7 +475,7 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
                 for (int j = 0; j < TN; j += 4) {
                     const int col = n0 + warp_n * WN + wn * WSUBN + t_n * TN + j;
                     const int ii = wm * TM + i, jj = wn * TN + j;
-                    if (VEC == 4 && !SPLIT) {
+                    if (c_vec) {
                         if (col < N)
                             *reinterpret_cast<float4*>(crow + col) =
                                 make_float4(acc[ii][jj], acc[ii][jj + 1], acc[ii][jj + 2], acc[ii][jj + 3]);
@@ -480,6 +489,33 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
                     }
                 }
         }
+}
+
+// pad_pitch4: the copies of register_blocked<..., PAD = 1>'s operands, both in one launch: dst_a (rows_a x
+// 4*ceil(cols_a/4), 16-byte aligned) = src_a with zeros in the extra columns, then the same for b. A block of
+// 32 x 8 threads writes 8 rows x 32 float4s; blocks [0, blocks of a) do a, the rest b (rows_b = 0: a alone).
+// Sources may start anywhere (any pitch, any alignment), so they are read by scalar loads, coalesced along a row.
+extern "C" __global__ void __launch_bounds__(256)
+pad_pitch4(float* __restrict__ dst_a, const float* __restrict__ src_a, float* __restrict__ dst_b,
+           const float* __restrict__ src_b, int rows_a, int cols_a, int rows_b, int cols_b) {
+    const int qa = (cols_a + 3) >> 2, qb = (cols_b + 3) >> 2;  // float4s per padded row
+    const long long blocks_a = (long long)((qa + 31) >> 5) * ((rows_a + 7) >> 3);
+    long long blk = blockIdx.x;
+    const bool is_a = blk < blocks_a;
+    if (!is_a) blk -= blocks_a;
+    const int q = is_a ? qa : qb, cols = is_a ? cols_a : cols_b, rows = is_a ? rows_a : rows_b;
+    const int per_row = (q + 31) >> 5;  // blocks across a padded row
+    const long long r = (blk / per_row) * 8 + threadIdx.y;
+    const int c4 = (int)(blk % per_row) * 32 + threadIdx.x;
+    if (r >= rows || c4 >= q) return;
+    const float* s = (is_a ? src_a : src_b) + r * cols;
+    const int c = 4 * c4;
+    float4 v;
+    v.x = s[c];  // c < cols: c4 < q
+    v.y = c + 1 < cols ? s[c + 1] : 0.0f;
+    v.z = c + 2 < cols ? s[c + 2] : 0.0f;
+    v.w = c + 3 < cols ? s[c + 3] : 0.0f;
+    reinterpret_cast<float4*>(is_a ? dst_a : dst_b)[r * q + c4] = v;
 }
 
 // ------------------------------------------------------------------ 14. matrix-vector (M = 1 or N = 1)

@@ -9,6 +9,7 @@ timed on the device by ``tools/matmul_tune.py``, which stores the choice per dev
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 
@@ -178,14 +179,17 @@ class RBConfig:
             out.append("PIN is 0 or 1")
         return out
 
-    def spec(self, vec: int, split: bool = False) -> KernelSpec:
-        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue)."""
+    def spec(self, vec: int, split: bool = False, pad: bool = False) -> KernelSpec:
+        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue);
+        ``pad``: A and B read with pitches rounded up to 4 floats (padded copies, :func:`pad_pitch`), vec 4 only."""
         if vec not in (1, 4):
             raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
+        if pad and vec != 4:
+            raise ValueError("pad reads float4s: vec must be 4")
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         args = [self.bm, self.bn, self.bk, self.wm, self.wn, self.wniter, self.tm, self.tn, self.stages, vec,
-                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin]
-        while args[-1] == 0 and len(args) > 14:  # ORDER and PIN default to 0: keep older names (and caches) stable
+                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin, int(pad)]
+        while args[-1] == 0 and len(args) > 14:  # ORDER, PIN, PAD default to 0: keep older names (and caches) stable
             args.pop()
         return KernelSpec(SRC, f"register_blocked<{', '.join(map(str, args))}>")
 
@@ -226,6 +230,21 @@ CANDIDATES = [
 # Used when no tuned entry fits the device: the H100 tuning winner (128 x 256, 8 x 16 per thread, ORDER 2, PIN 1).
 DEFAULT = CANDIDATES[0]
 SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
+
+
+# --- padded operands: N or K not a multiple of 4 ------------------------------------------------------
+PAD_COPY = KernelSpec(SRC, "pad_pitch4")
+PAD_BLOCK = (32, 8)  # pad_pitch4's block: 8 rows x 32 float4s
+
+
+def pad_pitch(cols: int) -> int:
+    """The row pitch (floats) of a padded copy: ``cols`` rounded up to a multiple of 4 (16 bytes)."""
+    return (int(cols) + 3) // 4 * 4
+
+
+def pad_blocks(rows: int, cols: int) -> int:
+    """pad_pitch4's blocks for one rows x cols matrix (0 rows: none)."""
+    return math.ceil(pad_pitch(cols) // 4 / PAD_BLOCK[0]) * math.ceil(rows / PAD_BLOCK[1]) if rows else 0
 
 
 # --- matrix-vector products (M = 1 or N = 1): memory-bound, one parameterized pair of kernels ---------
@@ -331,4 +350,5 @@ TEACHING = LADDER[:-1]  # every rung but register_blocked: seconds per call at 8
 KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
            + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
-           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)] + GEMV_KERNELS)
+           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)]
+           + [cfg.spec(4, sp, pad=True) for cfg in CANDIDATES for sp in (False, True)] + [PAD_COPY] + GEMV_KERNELS)

@@ -7,13 +7,17 @@ launches alone, operands already in the variant's layout); :func:`matmul` is val
 Edge cases follow NumPy: M == 0 or N == 0 gives an empty (M, N) result, K == 0 gives zeros.
 ``variant="auto"`` runs ``register_blocked`` with the configuration tuned for this device
 (``kernels/tuned/matmul.json``, written by ``gpumemlab tune matmul``; an entry of the same chip
-under another name is borrowed) or a default one.
+under another name is borrowed) or a default one. When N or K is not a multiple of 4 (or an operand is not
+16-byte aligned), :func:`route` picks between the scalar-load kernel and padded copies of A and/or B read by
+the float4 kernel (:func:`pad_decision`); :func:`options` forces either for experiments and probes.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache
 from typing import Callable
 
@@ -90,6 +94,26 @@ def _split_options(cfg: K.RBConfig, m: int, n: int, k: int, slots: int) -> list[
 SHAPES_PATH = KERNEL_DIR / "tuned" / "matmul_shapes.json"
 
 
+def _float4_shape(shape: str) -> bool:
+    """A measured shape whose operands the float4 kernel read (N and K multiples of 4)."""
+    _, n, k = (int(x) for x in shape.split("x"))
+    return n % 4 == 0 and k % 4 == 0
+
+
+@cache
+def shape_times() -> dict:
+    """{device name: {"MxNxK": the winner's kernel median in s}} from kernels/tuned/matmul_shapes.json ({} if
+    absent)."""
+    import json
+
+    try:
+        data = json.loads(SHAPES_PATH.read_text())
+        return {dev: {s: float(w["median_s"]) for s, w in e["winners"].items() if w.get("median_s")}
+                for dev, e in data["devices"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 @cache
 def shape_table() -> dict:
     """{device name: {"MxNxK": (config name, splits)}} from kernels/tuned/matmul_shapes.json, written by
@@ -125,16 +149,82 @@ def nearest_measured(m: int, n: int, k: int, winners: dict) -> Choice | None:
     if best is None:
         return None
     _, cfg, splits, k0 = best
+    return Choice(cfg, _scaled_splits(k, k0, splits))
+
+
+def _scaled_splits(k: int, k0: int, splits: int) -> int:
+    """The split factor that keeps the slice depth measured at K = ``k0`` with ``splits`` (1 stays 1)."""
     depth = k0 / splits  # the measured slice depth; a deeper K keeps it by splitting more
-    return Choice(cfg, max(1, min(SWEEP_SPLITS[-1], round(k / depth))) if splits > 1 else 1)
+    return max(1, min(SWEEP_SPLITS[-1], round(k / depth))) if splits > 1 else 1
+
+
+# The wave model that checks the nearest shape's winner against the other measured configurations: blocks of one
+# launch spread evenly over the SMs, so the busiest SM runs ceil(blocks / SMs) of them and its FMA pipes set the time;
+# below WAVE_FULL_THREADS resident threads an SM is not busier for having fewer blocks (one 128-thread block alone
+# leaves its pipes waiting on latency), so fewer blocks count as that many.
+WAVE_FULL_THREADS = 256  # 8 warps: two per scheduler, each thread with 32+ independent FFMAs per k step
+WAVE_MARGIN = 0.10       # another configuration must be predicted this much faster than the nearest winner
+WAVE_REACH = 2.0         # evidence from shapes at most this far (sum of |log2| ratios of M, N, K)
+
+
+def busiest_sm_work(cfg: K.RBConfig, m: int, n: int, k: int, splits: int, sms: int) -> int:
+    """Multiply-adds the busiest SM does for one launch (the wave model above): ceil(blocks / SMs), at least the
+    blocks that fill an SM, times BM x BN x the K depth of a split."""
+    chunk, splits = split_chunk(k, cfg.bk, splits)
+    per_sm = math.ceil(_tiles(cfg, m, n) * splits / sms)
+    return max(per_sm, max(1, WAVE_FULL_THREADS // cfg.threads)) * cfg.bm * cfg.bn * chunk
+
+
+def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, margin: float = WAVE_MARGIN,
+                reach: float = WAVE_REACH) -> tuple[Choice, dict] | None:
+    """The nearest measured shape's winner (:func:`nearest_measured`) unless the wave model predicts another
+    measured configuration at least ``margin`` faster on M x N x K; (choice, {candidate: predicted s}).
+
+    Each configuration's evidence is the measured shape nearest to M x N x K that it won (within ``reach``), its
+    predicted time that shape's median (``times``) scaled by :func:`busiest_sm_work`; split factors: the one that
+    keeps the evidence's slice depth and, where the evidence split K, one more and one fewer. An exactly measured
+    shape keeps its winner. None without a usable winner."""
+    known = {c.name: c for c in K.CANDIDATES}
+    rows = []
+    for shape, (name, splits) in winners.items():
+        if name in known and times.get(shape):
+            mnk = tuple(int(x) for x in shape.split("x"))
+            rows.append((_log_distance((m, n, k), mnk), mnk, known[name], int(splits), float(times[shape])))
+    if not rows:
+        return None
+    rows.sort(key=lambda r: r[0])
+    d0, mnk0, cfg0, s0, _ = rows[0]
+    plain = Choice(cfg0, _scaled_splits(k, mnk0[2], s0))
+    if d0 == 0:
+        return plain, {}
+    evidence = {}
+    for d, mnk, cfg, splits, t in rows:  # nearest first: each configuration's nearest evidence
+        if cfg.name not in evidence and (d <= reach or cfg == cfg0):
+            evidence[cfg.name] = (mnk, cfg, splits, t)
+    predicted = {}
+    for mnk, cfg, splits, t in evidence.values():
+        s = _scaled_splits(k, mnk[2], splits)
+        options = {s} | ({x for x in (s - 1, s + 1) if 2 <= x <= SWEEP_SPLITS[-1]} if splits > 1 else set())
+        base = busiest_sm_work(cfg, *mnk, splits, sms)
+        for x in sorted(options):
+            predicted[Choice(cfg, x)] = t * busiest_sm_work(cfg, m, n, k, x, sms) / base
+    best = min(predicted, key=predicted.get)
+    if predicted[best] < predicted[plain] * (1.0 - margin):
+        return best, predicted
+    return plain, predicted
 
 
 def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None,
-           winners: dict | None = None) -> Choice:
+           winners: dict | None = None, *, waves: bool | None = None, times: dict | None = None,
+           float4_only: bool = False) -> Choice:
     """The register_blocked configuration (and split-K factor) for an M x N x K product on this device.
 
     First the shape sweep of this device (``winners``, by default :func:`shape_table`'s unless ``entry`` is passed): the measured winner of the nearest
-    measured shape. Else, with a tuned entry (:func:`tuned_entry`): the measured winner if this exact shape was
+    measured shape; with ``waves`` (default: :func:`options`' waves == "all") checked by :func:`wave_choice` against
+    the other measured configurations (``times``: the winners' medians, by default :func:`shape_times`' when the winners
+    are the table's; without times no check). ``float4_only``: only shapes the float4 kernel was measured on (for
+    the padded route, which runs it), unless there are none.
+    Else, with a tuned entry (:func:`tuned_entry`): the measured winner if this exact shape was
     tuned, else the least predicted time = waves x time per wave, where a wave is ``blocks_per_sm x SMs`` tiles
     (x splits) and a tile's time comes from the configuration's measured large-size rate. Without either: the
     default, or the small-tile configuration when the default's tiles leave SMs idle.
@@ -143,10 +233,21 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
         from ..gpu import runtime
 
         device = runtime.device_info()
+    if waves is None:
+        waves = _OPTIONS["waves"] == "all"
     if winners is None:  # an explicit tuned entry is asked about on its own (tests, table migrations)
         winners = {} if entry is not None else shape_table().get(device["name"], {})
+        if times is None and entry is None:
+            times = shape_times().get(device["name"], {})
+    if float4_only:
+        winners = {s: w for s, w in winners.items() if _float4_shape(s)} or winners
     if winners:
-        got = nearest_measured(m, n, k, winners)
+        got = None
+        if waves and times:
+            got = wave_choice(m, n, k, winners, times, int(device["sm_count"]))
+            got = got[0] if got else None
+        if got is None:
+            got = nearest_measured(m, n, k, winners)
         if got is not None:
             return got
     if entry is None:
@@ -173,6 +274,223 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
     if _tiles(K.DEFAULT, m, n) < sms:
         return Choice(K.SMALL)
     return Choice(K.DEFAULT)
+
+
+# ---------------------------------------------------------------- N or K unaligned: scalar loads or padded copies
+
+ROUTES = ("auto", "direct", "pad")  # options(route=...): the decision below, always the loads as given, always padded
+WAVES = ("unaligned", "all", "off")  # options(waves=...): where wave_choice checks the nearest winner
+_OPTIONS = {"route": "auto", "waves": "unaligned"}
+# pad when the copies' ideal DRAM time is at most this share of the product's ideal FP32 time: the scalar-load kernels
+# trail the float4 ones by more than that on the swept unaligned shapes (docs/results: matmul_shapes, unaligned group),
+# and the copies' real time is mostly L2 traffic plus one launch
+PAD_MAX_COPY_SHARE = 0.10
+
+
+@contextmanager
+def options(route: str | None = None, waves: str | None = None):
+    """Process-wide choices of :func:`matmul` for the block (experiments, probes): ``route`` "auto" (the model of
+    :func:`pad_decision`), "direct" (N, K as given: scalar loads when unaligned) or "pad" (padded copies whenever N or
+    K is unaligned); ``waves``: where :func:`wave_choice` checks the nearest shape's winner: "unaligned" (the scalar
+    and padded routes), "all" or "off" (the winner as is, the chooser before the wave model)."""
+    if route is not None and route not in ROUTES:
+        raise UsageError(f"matmul: route {route!r}; expected one of {', '.join(ROUTES)}")
+    if waves is not None and waves not in WAVES:
+        raise UsageError(f"matmul: waves {waves!r}; expected one of {', '.join(WAVES)}")
+    before = dict(_OPTIONS)
+    if route is not None:
+        _OPTIONS["route"] = route
+    if waves is not None:
+        _OPTIONS["waves"] = waves
+    try:
+        yield dict(_OPTIONS)
+    finally:
+        _OPTIONS.update(before)
+
+
+@dataclass(frozen=True)
+class PadGeometry:
+    """Padded copies for M x N x K: A (M x K) into pitch ``lda``, B (K x N) into pitch ``ldb`` (multiples of 4
+    floats, extra columns zero), each copied only when its pitch grows or it is not 16-byte aligned."""
+
+    m: int
+    n: int
+    k: int
+    lda: int
+    ldb: int
+    copy_a: bool
+    copy_b: bool
+
+    @property
+    def needed(self) -> bool:
+        return self.copy_a or self.copy_b
+
+    @property
+    def copy_bytes(self) -> int:
+        """DRAM bytes the copies move: each copied operand read once and written at its padded pitch."""
+        return 4 * ((self.m * (self.k + self.lda) if self.copy_a else 0)
+                    + (self.k * (self.n + self.ldb) if self.copy_b else 0))
+
+    @property
+    def rows(self) -> tuple[int, int]:
+        """pad_pitch4's (rows of A, rows of B): 0 for an operand read in place."""
+        return (self.m if self.copy_a else 0), (self.k if self.copy_b else 0)
+
+    @property
+    def blocks(self) -> int:
+        ra, rb = self.rows
+        return K.pad_blocks(ra, self.k) + K.pad_blocks(rb, self.n)
+
+
+def pad_geometry(m: int, n: int, k: int, a_aligned: bool = True, b_aligned: bool = True) -> PadGeometry:
+    lda, ldb = K.pad_pitch(k), K.pad_pitch(n)
+    return PadGeometry(m, n, k, lda, ldb, lda != k or not a_aligned, ldb != n or not b_aligned)
+
+
+@dataclass(frozen=True)
+class PadDecision:
+    """Whether ``route="auto"`` pads, and the model's numbers: copy bytes over theoretical DRAM bandwidth against
+    2 M N K over the FP32 peak (both from device attributes)."""
+
+    pad: bool
+    reason: str
+    copy_bytes: int = 0
+    flops: float = 0.0
+    copy_s: float | None = None
+    gemm_s: float | None = None
+
+    @property
+    def share(self) -> float | None:
+        return self.copy_s / self.gemm_s if self.copy_s is not None and self.gemm_s else None
+
+
+def _device_peaks(device: dict) -> tuple[float | None, float | None]:
+    """(FP32 peak in GFLOP/s, theoretical DRAM GB/s) from device attributes, as suite.ceilings computes them (ops sits
+    below suite; tests/test_matmul_unaligned.py holds the two equal); None where an attribute is missing."""
+    try:
+        lanes = 64 if tuple(device["cc"]) in ((7, 0), (7, 5), (8, 0)) else 128  # FP32 lanes per SM
+        peak = device["sm_count"] * device["sm_clock_khz"] * 1e3 * lanes * 2 / 1e9
+        dram = device["memory_clock_khz"] * 1e3 * (device["memory_bus_width_bits"] / 8) * 2 / 1e9
+    except (KeyError, TypeError):
+        return None, None
+    return peak, dram
+
+
+def pad_decision(m: int, n: int, k: int, device: dict, aligned: bool = True) -> PadDecision:
+    geom = pad_geometry(m, n, k, aligned, aligned)
+    flops = 2.0 * m * n * k
+    if not geom.needed:
+        return PadDecision(False, "float4 loads without copies", 0, flops)
+    peak, dram = _device_peaks(device)
+    if not peak or not dram:
+        return PadDecision(False, "no FP32 peak or DRAM bandwidth for this device", geom.copy_bytes, flops)
+    copy_s, gemm_s = geom.copy_bytes / (dram * 1e9), flops / (peak * 1e9)
+    pad = copy_s <= PAD_MAX_COPY_SHARE * gemm_s
+    why = (f"copies {copy_s / gemm_s:.3f} of the ideal product time "
+           f"({'<=' if pad else '>'} {PAD_MAX_COPY_SHARE})")
+    return PadDecision(pad, why, geom.copy_bytes, flops, copy_s, gemm_s)
+
+
+@dataclass(frozen=True)
+class Route:
+    """How ``variant="auto"`` runs M x N x K: ``kind`` "gemv", "float4" (aligned), "scalar" (vec 1 loads) or "pad"
+    (copies, then the float4 kernel with padded pitches); the tile choice, the pad geometry and the decision."""
+
+    kind: str
+    choice: Choice | None = None
+    geometry: PadGeometry | None = None
+    decision: PadDecision | None = None
+
+    def as_dict(self) -> dict:
+        """A JSON-ready record of the decision (probes and experiments write it next to their timings)."""
+        out = dict(kind=self.kind)
+        if self.choice is not None:
+            out.update(config=self.choice.config.name, splits=self.choice.splits)
+        if self.geometry is not None:
+            out["pad"] = dict(asdict(self.geometry), copy_bytes=self.geometry.copy_bytes)
+        if self.decision is not None:
+            out["decision"] = dict(asdict(self.decision), share=self.decision.share)
+        return out
+
+
+def route(m: int, n: int, k: int, aligned: bool = True, device: dict | None = None, mode: str | None = None,
+          waves: str | None = None) -> Route:
+    """The route of ``variant="auto"`` (``mode``/``waves``: default :func:`options`' settings). ``aligned``: A, B and
+    C all 16-byte aligned (otherwise the padded route copies both operands)."""
+    mode = _OPTIONS["route"] if mode is None else mode
+    waves = _OPTIONS["waves"] if waves is None else waves
+    if mode not in ROUTES or waves not in WAVES:
+        raise UsageError(f"matmul: route {mode!r}, waves {waves!r}; expected one of {', '.join(ROUTES)} and "
+                         f"one of {', '.join(WAVES)}")
+    if is_gemv(m, n):
+        return Route("gemv")
+    if device is None:
+        from ..gpu import runtime
+
+        device = runtime.device_info()
+    if aligned and n % 4 == 0 and k % 4 == 0:
+        return Route("float4", choose(m, n, k, device, waves=waves == "all"))
+    decision = pad_decision(m, n, k, device, aligned)
+    unaligned_waves = waves != "off"
+    if mode == "pad" or (mode == "auto" and decision.pad):
+        return Route("pad", choose(m, n, k, device, waves=unaligned_waves, float4_only=True),
+                     pad_geometry(m, n, k, aligned, aligned), decision)
+    return Route("scalar", choose(m, n, k, device, waves=unaligned_waves), None, decision)
+
+
+def describe(m: int, n: int, k: int, aligned: bool = True, device: dict | None = None) -> dict:
+    """:func:`route` as a record, with the options in force (what a probe writes next to its timings)."""
+    return dict(route(m, n, k, aligned, device).as_dict(), options=dict(_OPTIONS))
+
+
+SCRATCH_KEEP = 4  # padded operand sets kept (per device, stream and shape); older ones go back to CuPy's pool
+_SCRATCH: OrderedDict = OrderedDict()
+
+
+def pad_scratch(geom: PadGeometry):
+    """(A copy or None, B copy or None) for ``geom`` on the current device and stream, kept between calls: calls on
+    one stream are ordered, so one set serves them all; another stream gets its own set."""
+    from ..gpu import runtime
+
+    _, _, current, device = runtime._launch_api()
+    key = (device(), current().ptr, geom)
+    got = _SCRATCH.get(key)
+    if got is None:
+        import cupy
+
+        got = (cupy.empty((geom.m, geom.lda), cupy.float32) if geom.copy_a else None,
+               cupy.empty((geom.k, geom.ldb), cupy.float32) if geom.copy_b else None)
+        _SCRATCH[key] = got
+        while len(_SCRATCH) > SCRATCH_KEEP:
+            _SCRATCH.popitem(last=False)  # CuPy's pool reuses a block only on the stream it was allocated on
+    else:
+        _SCRATCH.move_to_end(key)
+    return got
+
+
+def release_scratch() -> None:
+    """Drop the kept padded copies (their memory returns to CuPy's pool)."""
+    _SCRATCH.clear()
+
+
+class _PadRun:
+    """The padded route's per-call work: pad_pitch4 into the kept scratch, then the GEMM launch on the copies."""
+
+    __slots__ = ("geom", "copy")
+
+    def __init__(self, geom: PadGeometry):
+        from ..gpu import runtime
+
+        self.geom = geom
+        ra, rb = geom.rows
+        self.copy = runtime.Launcher(runtime.get_kernel(K.PAD_COPY), (geom.blocks,), K.PAD_BLOCK, 4,
+                                     ra, geom.k, rb, geom.n)
+
+    def __call__(self, gemm, out, a, b) -> None:
+        sa, sb = pad_scratch(self.geom)
+        sa, sb = (a if sa is None else sa), (b if sb is None else sb)
+        self.copy(sa, a, sb, b)  # an operand read in place has 0 rows: its pointers are never dereferenced
+        gemm(out, sa, sb)
 
 
 # ---------------------------------------------------------------- plans (what the timer runs)
@@ -212,27 +530,47 @@ def column_major(b):
 
 
 def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int | None = None,
-                          splits: int | None = None) -> Plan:
+                          splits: int | None = None, pad: bool = False) -> Plan:
+    """``pad``: copy A and/or B into padded scratch first (part "pad", in ``run``) and read them by float4 (any
+    N, K); the scratch is the plan's own."""
     from ..gpu import runtime
 
     m, k = a.shape
     n = b.shape[1]
     if config is None:
-        choice = choose(m, n, k)
+        unaligned = pad or not (n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out))  # as route() decides
+        waves = _OPTIONS["waves"] == "all" or (_OPTIONS["waves"] == "unaligned" and unaligned)
+        choice = choose(m, n, k, waves=waves, float4_only=pad)
         config, splits = choice.config, (choice.splits if splits is None else splits)
     cfg = config
-    fast = n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out)
+    geom = pad_geometry(m, n, k, _aligned16(a), _aligned16(b)) if pad else None
+    if geom is not None and not geom.needed:
+        geom = None  # nothing to pad: the plain float4 kernel
+    fast = geom is not None or (n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out))
     vec = vec or (4 if fast else 1)
     if vec == 4 and not fast:
         raise UsageError("register_blocked vec=4 needs N % 4 == 0, K % 4 == 0 and 16-byte aligned arrays")
     chunk, splits = split_chunk(k, cfg.bk, splits or 1)
-    spec = cfg.spec(vec, split=splits > 1)
+    spec = cfg.spec(vec, split=splits > 1, pad=geom is not None)
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
     grid, threads, smem = (_tiles(cfg, m, n), splits), cfg.threads, cfg.smem_bytes
+    pa, pb, keep, parts = a, b, (), {}
+    if geom is not None:
+        import cupy
+
+        sa = cupy.empty((m, geom.lda), cupy.float32) if geom.copy_a else None
+        sb = cupy.empty((k, geom.ldb), cupy.float32) if geom.copy_b else None
+        pa, pb, keep = (a if sa is None else sa), (b if sb is None else sb), (sa, sb)
+        ckernel, (ra, rb) = runtime.get_kernel(K.PAD_COPY), geom.rows
+
+        def pad_copy():  # an operand read in place has 0 rows: its pointers are never dereferenced
+            runtime.launch(ckernel, (geom.blocks,), K.PAD_BLOCK, pa, a, pb, b, ra, k, rb, n)
+
+        parts["pad"] = pad_copy
 
     def launch():  # on CuPy's current stream, like everything else around it
-        runtime.launch(kernel, grid, threads, out, a, b, m, n, k, chunk, shmem=smem)
+        runtime.launch(kernel, grid, threads, out, pa, pb, m, n, k, chunk, shmem=smem)
 
     def zero_then_launch():  # split-K partial tiles are added into C
         import cupy
@@ -240,7 +578,16 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
         cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         launch()
 
-    return Plan("register_blocked", zero_then_launch if splits > 1 else launch, config=cfg, vec=vec, splits=splits)
+    multiply = zero_then_launch if splits > 1 else launch
+    if geom is None:
+        return Plan("register_blocked", multiply, config=cfg, vec=vec, splits=splits)
+
+    def both():
+        parts["pad"]()
+        multiply()
+
+    parts["multiply"] = multiply
+    return Plan("register_blocked", both, parts=parts, config=cfg, vec=vec, splits=splits, keep=keep)
 
 
 GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the atomic epilogue than they save
@@ -353,7 +700,8 @@ def plan(variant: str, a, b, out, config: K.RBConfig | None = None) -> Plan:
     if variant == "auto":
         if b is not None and is_gemv(a.shape[0], b.shape[1]):
             return gemv_plan(a, b, out)  # a matrix-vector (or few-row) product: memory-bound, no tile to fill
-        variant = "register_blocked"
+        r = route(a.shape[0], b.shape[1], a.shape[1], _aligned16(a, b, out))
+        return register_blocked_plan(a, b, out, r.choice.config, splits=r.choice.splits, pad=r.kind == "pad")
     v = VARIANTS.get(variant)
     if v is None:
         raise UsageError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS + AAT_VARIANTS)}")
@@ -430,24 +778,26 @@ _FLOAT32 = (np.float32,)
 
 
 @lru_cache(maxsize=4096)
-def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str):
-    """(prepared launch of ``out, a, b``, split factor) for variant "auto", once per shape, alignment class and
-    device; each call then only writes its three pointers. N = 1 or M <= 8: the GEMV kernels
-    (:func:`gemv_launch`); otherwise the steps of :func:`register_blocked_plan` (choice, vector width, K chunk, kernel,
-    shared-memory opt-in)."""
+def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: str = "auto",
+                 waves: str = "unaligned"):
+    """(prepared launch of ``out, a, b``, split factor, padded-route runner or None) for variant "auto", once per
+    shape, alignment class, device and :func:`options`; each call then only writes its pointers. N = 1 or M <= 8:
+    the GEMV kernels (:func:`gemv_launch`); otherwise :func:`route`'s choice with the steps of
+    :func:`register_blocked_plan` (vector width, K chunk, kernel, shared-memory opt-in)."""
     from ..gpu import runtime
 
     if is_gemv(m, n):  # memory-bound: a warp per row of A (N = 1), or columns of B shared by M <= 8 rows
         g = gemv_launch(m, n, k, aligned, int(runtime.device_info()["sm_count"]))
-        return runtime.Launcher(g.spec, g.grid, g.block, 3, *g.scalars), g.splits
-    choice = choose(m, n, k)
-    cfg = choice.config
-    chunk, splits = split_chunk(k, cfg.bk, choice.splits)
-    spec = cfg.spec(4 if aligned and n % 4 == 0 and k % 4 == 0 else 1, split=splits > 1)
+        return runtime.Launcher(g.spec, g.grid, g.block, 3, *g.scalars), g.splits, None
+    r = route(m, n, k, aligned, mode=mode, waves=waves)
+    cfg = r.choice.config
+    chunk, splits = split_chunk(k, cfg.bk, r.choice.splits)
+    spec = cfg.spec(1 if r.kind == "scalar" else 4, split=splits > 1, pad=r.kind == "pad")
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
-    return runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
-                            shmem=cfg.smem_bytes), splits
+    launch = runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
+                              shmem=cfg.smem_bytes)
+    return launch, splits, (_PadRun(r.geometry) if r.kind == "pad" else None)
 
 
 def matmul(a, b, out=None, variant: str = "auto"):
@@ -477,11 +827,15 @@ def matmul(a, b, out=None, variant: str = "auto"):
         from ..gpu import runtime
 
         aligned = (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
-        launch, splits = _auto_launch(m, n, k, aligned, runtime.device_info()["name"])
+        launch, splits, pad = _auto_launch(m, n, k, aligned, runtime.device_info()["name"], _OPTIONS["route"],
+                                           _OPTIONS["waves"])
         if splits > 1:  # split-K partial tiles (or split k ranges of the GEMV) are added into C
             cupy = cupy_module()
             cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
-        launch(out, a, b)
+        if pad is None:
+            launch(out, a, b)
+        else:  # N or K unaligned: padded copies of A and/or B, then the float4 kernel on them
+            pad(launch, out, a, b)
     else:
         plan(variant, a, b, out).run()
     return out
