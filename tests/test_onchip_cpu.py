@@ -415,11 +415,19 @@ def test_sample2d_tiling_stores_every_sample_once(n, row_length, samples, vector
     assert ln.spec == (K.sample_tex_tiled(ln.vec, ln.unroll) if ln.tiled else K.SAMPLE_TEX)
 
 
-def test_sample2d_default_plan_is_the_kernels_as_first_written():
-    from gpumemlab.kernels import texture as K
-    from gpumemlab.ops.sample import EXACT_PLAN, TEXTURE_PLAN, Plan, plan_launch
+def test_sample2d_default_plans_by_path_and_coordinate_shape():
+    from gpumemlab.ops.sample import Plan, default_plan
 
-    assert TEXTURE_PLAN == EXACT_PLAN == Plan()
+    assert default_plan(False, True) == default_plan(False, False) == Plan(samples=8, order="rows")
+    assert default_plan(True, True) == Plan(samples=4, order="rows", source="ldg", weights="float")
+    assert default_plan(True, False) == Plan(source="ldg", weights="float")
+
+
+def test_sample2d_first_written_plan_is_the_kernels_as_first_written():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import FIRST_WRITTEN, Plan, plan_launch
+
+    assert FIRST_WRITTEN == Plan()
     tex = plan_launch(1000, None, Plan(), False, True, "wrap", False, True)
     assert (tex.spec, tex.grid, tex.tiled) == (K.SAMPLE_TEX, 4, False)
     soft = plan_launch(1000, 10, Plan(), True, True, "mirror", False, True)

@@ -226,15 +226,18 @@ def onchip_kernels(rng):
     check(np.array_equal(s.get(), s0 * np.uint32(2)), "sliding_window streaming")
     image = random_nonzero((37, 53), np.float32, rng)
     coords = (rng.random((301, 2)) * [41, 57] - 2).astype(np.float32)  # some outside: every address mode's path
+    grid = (rng.random((7, 43, 2)) * [41, 57] - 2).astype(np.float32)  # shaped like an image: rows order
+    sources = {"image": cupy.asarray(image), "ArrayImage": gpumemlab.ArrayImage(cupy.asarray(image))}
     for address in T.ADDRESS_MODES:
         for mode in ("nearest", "linear"):
-            want = reference_sample(image, coords, address, mode == "linear")
-            for exact in (False, True):
-                got = gpumemlab.sample2d(cupy.asarray(image), cupy.asarray(coords), mode=mode, address=address,
-                                         exact=exact).get()
-                # the texture unit's bilinear weights have 8 fractional bits (see tests/gpu/test_onchip.py)
-                tol = 1e-6 if exact or mode == "nearest" else 0.03
-                check(np.allclose(got, want, rtol=1e-6, atol=tol), f"sample2d {mode} {address} exact={exact}")
+            for pts in (coords, grid):
+                want = reference_sample(image, pts.reshape(-1, 2), address, mode == "linear").reshape(pts.shape[:-1])
+                for (name, src), exact in ((s, e) for s in sources.items() for e in (False, True)):
+                    got = gpumemlab.sample2d(src, cupy.asarray(pts), mode=mode, address=address, exact=exact).get()
+                    # the texture unit's bilinear weights have 8 fractional bits (see tests/gpu/test_onchip.py)
+                    tol = 1e-6 if exact or mode == "nearest" else 0.03
+                    check(np.allclose(got, want, rtol=1e-6, atol=tol),
+                          f"sample2d {name} {mode} {address} exact={exact} coords {pts.shape}")
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:

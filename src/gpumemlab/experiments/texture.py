@@ -12,7 +12,7 @@ from ..gpu import runtime
 from ..gpu import texture as T
 from ..kernels import blocks_for
 from ..kernels import texture as K
-from ..ops.sample import MAP_COORDINATES_MODE, coordinate_map, sample2d
+from ..ops.sample import MAP_COORDINATES_MODE, ArrayImage, coordinate_map, sample2d
 from ._cite import Finding, Num, constant, field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, outside, seed
 
@@ -159,6 +159,10 @@ def cases(session, params):
     # ---------------- sample2d vs map_coordinates(order=1): a smooth warp and uniformly random points
     rnd = uniform_points(cupy, side, side, params["quick_random"] if session.quick else params["random"],
                          session.seed)
+    snapshot = ArrayImage(img)  # a copy in a CUDA array, made once: its cost is the case below
+    yield Case("ArrayImage(image): the copy", lambda: ArrayImage(img), _snapshot_check(cupy, img, session.seed),
+               reads=img.nbytes, writes=img.nbytes,
+               params=dict(image=side, section="sample2d", coords="-"), kind="baseline", ceiling=None)
     for name, pts in (("smooth warp", warp), ("uniform random", rnd)):
         pts_t = cupy.ascontiguousarray(pts.T)
         m = pts.shape[0]
@@ -173,13 +177,29 @@ def cases(session, params):
         yield Case("map_coordinates order=1", base, _error_check(base, res, lambda pts_t=pts_t: in64(pts_t),
                                                                  1e-5 * spread, "map_coordinates order=1", {}),
                    params=grp, kind="baseline", **mv)  # against the copy ceiling: the bound on any speed-up
-        for exact_path in (False, True):
-            run = lambda pts=pts, res=res, e=exact_path: sample2d(img, pts, exact=e, out=res)  # noqa: E731
-            variant = "sample2d exact" if exact_path else "sample2d texture"
-            extra = dict(weights="double" if exact_path else WEIGHT_BITS)
+        # the warp's coordinates as users hold them, one (row, col) per output pixel: sample2d's rows order
+        shaped = (pts.reshape(side, side, 2), res.reshape(side, side)) if name == "smooth warp" else (pts, res)
+        for exact_path, source in ((False, img), (True, img), (False, snapshot), (True, snapshot)):
+            run = lambda p=shaped[0], o=shaped[1], e=exact_path, src=source: sample2d(  # noqa: E731
+                src, p, exact=e, out=o)
+            variant = ("sample2d exact" if exact_path else "sample2d texture") + (
+                " (ArrayImage)" if source is snapshot else "")
+            extra = dict(weights="float32 (map_coordinates' arithmetic)" if exact_path else WEIGHT_BITS)
             tol = 1e-6 * spread if exact_path else spread / 64
             yield Case(variant, run, _error_check(run, res, ref, tol, variant, extra), params=grp, extra=extra,
                        versus=("map_coordinates order=1",), **mv)
+
+
+def _snapshot_check(cupy, img, seed: int):
+    """verify(): a fresh ArrayImage holds the image: nearest samples at 4096 random pixel centers equal its pixels."""
+    def verify():
+        rng = np.random.default_rng(seed)
+        rc = np.stack([rng.integers(0, n, 4096) for n in img.shape], axis=1)
+        got = sample2d(ArrayImage(img), cupy.asarray(rc.astype(np.float32)), mode="nearest", exact=True).get()
+        want = img[cupy.asarray(rc[:, 0]), cupy.asarray(rc[:, 1])].get()
+        if not np.array_equal(got, want):
+            raise VerificationError(f"ArrayImage copy: {int((got != want).sum())} of 4096 sampled pixels differ")
+    return verify
 
 
 def reference_sample(host: np.ndarray, rc: np.ndarray, address: str, linear: bool) -> np.ndarray:
@@ -228,7 +248,11 @@ def findings(records):
                            q(field(r, "extra", "rms_error"), ".2e"), f"; weights: {r.extra['weights']})")
         if section in ("filter", "sample2d"):
             yield from head_to_head_findings(f"{variant} ({coords})", r)
-        if section == "sample2d":
+        if section == "sample2d" and variant.startswith("ArrayImage"):
+            yield sentence("ArrayImage(image), the CUDA-array copy a caller makes once per image: ",
+                           q(field(r, "time_s", "median") * 1e3, ".3f"), " ms (", q(field(r, "gbps"), ".0f"),
+                           " GB/s read + write)")
+        elif section == "sample2d":
             yield sentence(f"{variant} ({coords}): ", q(field(r, "gbps"), ".0f"), " GB/s of the least DRAM traffic it "
                            "needs (coordinates, output, image once or one sector per scattered point)")
             if r.kind == "baseline" and r.pct_of_ceiling:

@@ -18,8 +18,8 @@ CUDA C++ Programming Guide, "Texture Fetching" appendix, linear filtering): an e
 the difference between neighbouring pixels. ``exact=True`` interpolates in double in software and matches
 ``map_coordinates(order=1)`` (``order=0`` for ``mode="nearest"``) to float32 rounding.
 
-How the work is laid out is a :class:`Plan` (``plan=``; default :data:`TEXTURE_PLAN` / :data:`EXACT_PLAN`, the
-kernels as first written): samples per thread with every load issued before the first use, two samples per
+How the work is laid out is a :class:`Plan` (``plan=``; default :func:`default_plan`; :data:`FIRST_WRITTEN` gives
+the kernels as first written): samples per thread with every load issued before the first use, two samples per
 16-byte coordinate load, a 2-D block order for coordinates shaped like an image (``(..., rows, cols, 2)``), where the
 exact path reads its texels from and in which precision it weights them. An :class:`ArrayImage` (a copy of the
 image in a CUDA array, the texture unit's block-linear layout: a 32-byte sector holds a 4 x 2 texel tile instead of
@@ -87,8 +87,21 @@ class Plan:
                 raise UsageError(f"plan: {name} {value!r} not supported; expected one of {', '.join(allowed)}")
 
 
-TEXTURE_PLAN = Plan()  # exact=False (one sample per thread, flat: the kernel as first written)
-EXACT_PLAN = Plan()    # exact=True
+# The defaults, chosen by tools/sample2d_probe.py on an H200 (docs/notes/sample2d.md): eight samples per thread in
+# rows order (a block's fetches overlap in the image) for the texture path; for the exact path map_coordinates'
+# float32 arithmetic through the read-only cache, four samples per thread where the coordinates are shaped like an
+# image and one where they are flat (scattered points: more samples per thread cost occupancy, not traffic)
+TEXTURE_PLAN = Plan(samples=8, order="rows")
+EXACT_PLAN = Plan(samples=4, order="rows", source="ldg", weights="float")
+EXACT_FLAT_PLAN = Plan(source="ldg", weights="float")
+FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, flat, double weights)
+
+
+def default_plan(exact: bool, image_shaped: bool) -> Plan:
+    """The plan sample2d uses when none is given."""
+    if not exact:
+        return TEXTURE_PLAN
+    return EXACT_PLAN if image_shaped else EXACT_FLAT_PLAN
 
 
 def _caches():
@@ -301,8 +314,8 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
     """The launch :func:`sample2d` makes for checked arrays (``image``: a pitched float32 CuPy image or an
     ArrayImage; ``pts`` C-contiguous (..., 2); ``out`` its output): kernel, grid and tiling, for tools and tests."""
     on_array = isinstance(image, ArrayImage)
-    plan = plan if plan is not None else (EXACT_PLAN if exact else TEXTURE_PLAN)
     row_length = pts.shape[-2] if pts.ndim >= 3 else None
+    plan = plan if plan is not None else default_plan(exact, row_length is not None)
     aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
@@ -322,7 +335,7 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
         normalized: coordinates as fractions of the image instead of pixels.
         exact: software interpolation (map_coordinates' results) instead of the texture unit's 8-bit weights.
         out: a float32 C-contiguous GPU array of shape ``coords.shape[:-1]`` to write (default: a new one).
-        plan: how the work is laid out (:class:`Plan`); default :data:`TEXTURE_PLAN` or :data:`EXACT_PLAN`.
+        plan: how the work is laid out (:class:`Plan`); default :func:`default_plan`.
 
     Returns:
         A float32 array of shape ``coords.shape[:-1]``.
