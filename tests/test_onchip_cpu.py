@@ -421,6 +421,8 @@ def test_sample2d_default_plans_by_path_and_coordinate_shape():
     assert default_plan(False, True) == default_plan(False, False) == Plan(samples=8, order="rows")
     assert default_plan(True, True) == Plan(samples=4, order="rows", source="ldg", weights="float")
     assert default_plan(True, False) == Plan(source="ldg", weights="float")
+    assert default_plan(True, True, on_array=True).source == default_plan(True, False, on_array=True).source == "auto"
+    assert default_plan(False, True, on_array=True) == default_plan(False, True)
 
 
 def test_sample2d_first_written_plan_is_the_kernels_as_first_written():

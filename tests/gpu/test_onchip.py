@@ -220,6 +220,24 @@ def test_sample2d_errors(cp):
         gpumemlab.sample2d(img.get(), cp.zeros((4, 2), cp.float32))
 
 
+@pytest.mark.parametrize("shape", [(2999, 2), (37, 81, 2)], ids=["flat", "image-shaped"])
+@pytest.mark.parametrize("array", [False, True], ids=["image", "ArrayImage"])
+def test_sample2d_default_plans_match_map_coordinates(cp, shape, array):
+    """The default plans (both coordinate shapes, image or ArrayImage): exact to 1e-6 of map_coordinates(order=1),
+    the texture path within its 8-bit weights."""
+    import gpumemlab
+    from cupyx.scipy.ndimage import map_coordinates
+
+    rng = np.random.default_rng(5)
+    img = cp.asarray(rng.random((61, 75), dtype=np.float32) + 0.5)
+    pts = cp.asarray((rng.random(shape) * [66, 80] - 3).astype(np.float32))
+    want = map_coordinates(img, pts.reshape(-1, 2).T, order=1, mode="nearest").reshape(shape[:-1]).get()
+    src = gpumemlab.ArrayImage(img) if array else img
+    exact = gpumemlab.sample2d(src, pts, exact=True).get()
+    np.testing.assert_allclose(exact, want, rtol=1e-6, atol=1e-6)
+    assert np.abs(gpumemlab.sample2d(src, pts).get() - want).max() < 1.5 / 256
+
+
 def test_sample2d_sees_writes_to_the_image(cp):
     import gpumemlab
 

@@ -30,7 +30,7 @@ selects texels with point-sampled or gathered texture fetches and weights them i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -97,11 +97,13 @@ EXACT_FLAT_PLAN = Plan(source="ldg", weights="float")
 FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, flat, double weights)
 
 
-def default_plan(exact: bool, image_shaped: bool) -> Plan:
-    """The plan sample2d uses when none is given."""
+def default_plan(exact: bool, image_shaped: bool, on_array: bool = False) -> Plan:
+    """The plan sample2d uses when none is given (on an ArrayImage the exact path's texels come from its CUDA array:
+    the source is left to ``"auto"``)."""
     if not exact:
         return TEXTURE_PLAN
-    return EXACT_PLAN if image_shaped else EXACT_FLAT_PLAN
+    plan = EXACT_PLAN if image_shaped else EXACT_FLAT_PLAN
+    return replace(plan, source="auto") if on_array else plan
 
 
 def _caches():
@@ -315,7 +317,7 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
     ArrayImage; ``pts`` C-contiguous (..., 2); ``out`` its output): kernel, grid and tiling, for tools and tests."""
     on_array = isinstance(image, ArrayImage)
     row_length = pts.shape[-2] if pts.ndim >= 3 else None
-    plan = plan if plan is not None else default_plan(exact, row_length is not None)
+    plan = plan if plan is not None else default_plan(exact, row_length is not None, on_array)
     aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
