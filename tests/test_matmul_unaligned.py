@@ -96,8 +96,13 @@ def test_routes_by_shape_and_mode():
         ops.route(64, 128, 30, device=GPU, mode="fast")
 
 
+def test_default_route_is_direct_with_the_wave_check():
+    assert ops._OPTIONS == dict(route="direct", waves="unaligned")
+    assert ops.route(4095, 4097, 1023, device=GPU).kind == "scalar"  # auto would pad (next test)
+
+
 def test_route_record_is_json():
-    rec = ops.route(4095, 4097, 1023, device=GPU).as_dict()
+    rec = ops.route(4095, 4097, 1023, device=GPU, mode="auto").as_dict()
     assert rec["kind"] == "pad" and rec["config"] in {c.name for c in K.CANDIDATES} and rec["splits"] >= 1
     assert rec["pad"]["lda"] == 1024 and rec["pad"]["ldb"] == 4100 and rec["pad"]["copy_bytes"] > 0
     assert rec["decision"]["pad"] is True and 0 < rec["decision"]["share"] < ops.PAD_MAX_COPY_SHARE
@@ -114,7 +119,7 @@ def test_options_are_scoped_and_checked():
         with ops.options(waves="off"):
             assert ops._OPTIONS == dict(route="pad", waves="off")
         assert ops._OPTIONS["waves"] == "all"
-    assert ops._OPTIONS == before == dict(route="auto", waves="unaligned")
+    assert ops._OPTIONS == before == dict(route="direct", waves="unaligned")
     with pytest.raises(UsageError, match="route"):
         with ops.options(route="padded"):
             pass

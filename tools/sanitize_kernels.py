@@ -101,11 +101,11 @@ def matmul_kernels(rng, rb_only: bool):
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops import matmul as ops
 
-    def run(variant, m, n, k, cfg=None, vec=None, splits=None):
+    def run(variant, m, n, k, cfg=None, vec=None, splits=None, pad=False):
         a = device_random_nonzero((m, k), np.float32, 1)
         b = None if ops.VARIANTS[variant].op == "aat" else device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, m if b is None else n), cupy.float32)
-        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits) if variant == "register_blocked"
+        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits, pad=pad) if variant == "register_blocked"
              else ops.plan(variant, a, b, out))
         try:
             Reference(a, b).verifier(p.run, out, variant)()
@@ -124,6 +124,9 @@ def matmul_kernels(rng, rb_only: bool):
         run("register_blocked", 67, 45, 37, cfg, 1)
         run("register_blocked", 72, 68, 100, cfg, 4, 3)
         run("register_blocked", 33, 17, 41, cfg, 1, 2)
+        # the padded route (options(route="pad")): pad_pitch4 copies, then float4 loads on the padded pitches
+        run("register_blocked", 67, 45, 37, cfg, None, None, True)
+        run("register_blocked", 33, 17, 41, cfg, None, 2, True)
 
 
 def lesson_kernels(rng):

@@ -280,10 +280,12 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
 
 ROUTES = ("auto", "direct", "pad")  # options(route=...): the decision below, always the loads as given, always padded
 WAVES = ("unaligned", "all", "off")  # options(waves=...): where wave_choice checks the nearest winner
-_OPTIONS = {"route": "auto", "waves": "unaligned"}
-# pad when the copies' ideal DRAM time is at most this share of the product's ideal FP32 time: the scalar-load kernels
-# trail the float4 ones by more than that on the swept unaligned shapes (docs/results: matmul_shapes, unaligned group),
-# and the copies' real time is mostly L2 traffic plus one launch
+# Default "direct": on the H200 (tools/matmul_unaligned_probe.py, docs/notes/matmul.md) the padded route never beat the
+# scalar-load kernel with the wave check, whose tiles, not its loads, were what the unaligned shapes had lost; "auto"
+# (the copy-share model below) stays for other GPUs and for sweeps
+_OPTIONS = {"route": "direct", "waves": "unaligned"}
+# route="auto" pads when the copies' ideal DRAM time is at most this share of the product's ideal FP32 time (an
+# assumption of the model, not a measurement: on the H200 the padded multiply ran no faster than the scalar one)
 PAD_MAX_COPY_SHARE = 0.10
 
 
