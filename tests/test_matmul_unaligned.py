@@ -62,13 +62,14 @@ def test_pad_decision_compares_copy_bytes_with_the_products_flops():
     assert not nameless.pad and "no FP32 peak" in nameless.reason
 
 
-@pytest.mark.parametrize("cc", [(7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (12, 0)])
-def test_device_peaks_match_the_suite_ceilings(cc):
-    from gpumemlab.suite.ceilings import FP32_LANES_PER_SM, fp32_peak_gflops, theoretical_dram_gbps
+@pytest.mark.parametrize("cc,lanes", [((7, 5), 64), ((8, 0), 64), ((8, 6), 128), ((9, 0), 128), ((12, 0), 128)])
+def test_device_peaks_from_the_attributes(cc, lanes):
+    from gpumemlab.suite import ceilings
 
     dev = dict(GPU, cc=list(cc))
-    assert cc in FP32_LANES_PER_SM
-    assert ops._device_peaks(dev) == (pytest.approx(fp32_peak_gflops(dev)), pytest.approx(theoretical_dram_gbps(dev)))
+    assert ops._device_peaks(dev) == (pytest.approx(100 * 2e9 * lanes * 2 / 1e9), pytest.approx(DRAM / 1e9))
+    assert ceilings.fp32_peak_gflops(dev) == ops._device_peaks(dev)[0]  # one formula for the suite and the library
+    assert ops._device_peaks(dict(GPU, cc=[6, 1]))[0] is None  # no lane count: no peak, no padding model
     assert ops._device_peaks(dict(name="x", cc=list(cc))) == (None, None)
 
 

@@ -367,15 +367,14 @@ class PadDecision:
 
 
 def _device_peaks(device: dict) -> tuple[float | None, float | None]:
-    """(FP32 peak in GFLOP/s, theoretical DRAM GB/s) from device attributes, as suite.ceilings computes them (ops sits
-    below suite; tests/test_matmul_unaligned.py holds the two equal); None where an attribute is missing."""
+    """(FP32 peak in GFLOP/s, theoretical DRAM GB/s) from device attributes (model.peaks, as the suite's ceilings);
+    None where an attribute or the lane count is missing."""
+    from ..model.peaks import fp32_peak_gflops, theoretical_dram_gbps
+
     try:
-        lanes = 64 if tuple(device["cc"]) in ((7, 0), (7, 5), (8, 0)) else 128  # FP32 lanes per SM
-        peak = device["sm_count"] * device["sm_clock_khz"] * 1e3 * lanes * 2 / 1e9
-        dram = device["memory_clock_khz"] * 1e3 * (device["memory_bus_width_bits"] / 8) * 2 / 1e9
+        return fp32_peak_gflops(device), theoretical_dram_gbps(device)
     except (KeyError, TypeError):
         return None, None
-    return peak, dram
 
 
 def pad_decision(m: int, n: int, k: int, device: dict, aligned: bool = True) -> PadDecision:
