@@ -438,6 +438,20 @@ def test_sample2d_first_written_plan_is_the_kernels_as_first_written():
     assert ldg.spec == K.sample_soft("border", False, True)
 
 
+def test_sample2d_streaming_plan_compiles_the_evict_first_hints():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan, plan_launch
+
+    tex = plan_launch(1000, None, Plan(streaming=True), False, True, "clamp", False, True)
+    assert tex.tiled and tex.spec == K.sample_tex_tiled(1, 1, True)
+    assert tex.spec.defines == (("SAMPLE_STREAM", "1"),) and K.sample_tex_tiled(1, 1).defines == ()
+    soft = plan_launch(1000, None, Plan(streaming=True, source="ldg", weights="float"), True, True, "clamp", False,
+                       True)
+    assert soft.spec == K.sample_exact("clamp", True, "ldg", True, 1, 1, True) != K.sample_exact(
+        "clamp", True, "ldg", True, 1, 1)
+    assert {K.sample_tex_tiled(1, 8, True), K.sample_exact("clamp", True, "ldg", True, 1, 4, True)} <= set(K.KERNELS)
+
+
 def test_sample2d_exact_sources():
     from gpumemlab.kernels import texture as K
     from gpumemlab.ops.sample import Plan, exact_source, plan_launch

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from dataclasses import replace
 
 import numpy as np
 
@@ -218,6 +219,7 @@ def onchip_kernels(rng):
     from gpumemlab.kernels import l2 as L
     from gpumemlab.kernels import texture as T
     from gpumemlab.experiments.texture import reference_sample
+    from gpumemlab.ops.sample import default_plan
 
     n, freq = 5 * L.BLOCK + 3, 37  # a partial last block; persistent re-read n / freq times
     s0 = rng.integers(1, 2**31, n, dtype=np.uint32)
@@ -241,6 +243,12 @@ def onchip_kernels(rng):
                     tol = 1e-6 if exact or mode == "nearest" else 0.03
                     check(np.allclose(got, want, rtol=1e-6, atol=tol),
                           f"sample2d {name} {mode} {address} exact={exact} coords {pts.shape}")
+    for pts, exact in ((p_, e) for p_ in (coords, grid) for e in (False, True)):  # the evict-first hints
+        plan = replace(default_plan(exact, pts.ndim == 3), streaming=True)
+        want = reference_sample(image, pts.reshape(-1, 2), "clamp", True).reshape(pts.shape[:-1])
+        got = gpumemlab.sample2d(sources["image"], cupy.asarray(pts), exact=exact, plan=plan).get()
+        check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
+              f"sample2d streaming exact={exact} coords {pts.shape}")
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:

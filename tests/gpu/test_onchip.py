@@ -289,7 +289,8 @@ def _plans(array: bool):
     from gpumemlab.ops.sample import Plan
 
     common = [Plan(samples=4), Plan(samples=4, vector=True), Plan(samples=8, vector=True, order="rows"),
-              Plan(samples=2, order="rows", weights="float")]
+              Plan(samples=2, order="rows", weights="float"), Plan(streaming=True),
+              Plan(samples=4, vector=True, order="rows", streaming=True)]
     if array:
         return common + [Plan(source="points"), Plan(samples=4, vector=True, order="rows", source="gather"),
                          Plan(source="gather", weights="float")]

@@ -166,6 +166,19 @@ struct ExactFetch {
 // UNROLL consecutive chunks); rows order: width = the output's row length, so a block's rows are neighbouring
 // output rows whose fetches overlap in the image (2-D locality). VEC 2: the host guarantees an even n and width,
 // 16-byte aligned coordinates and 8-byte aligned output.
+// SAMPLE_STREAM 1 (-D): the coordinates and the output, each touched once, load and store with the evict-first hint
+// (ld/st.global.cs) so that they leave L2 to the image's texels, which scattered samples re-read
+#ifndef SAMPLE_STREAM
+#define SAMPLE_STREAM 0
+#endif
+template <class T>
+__device__ __forceinline__ T load_once(const T* p) { return SAMPLE_STREAM ? __ldcs(p) : __ldg(p); }
+template <class T>
+__device__ __forceinline__ void store_once(T* p, T v) {
+    if (SAMPLE_STREAM) __stcs(p, v);
+    else *p = v;
+}
+
 template <int VEC, int UNROLL, class Fetch>
 __device__ __forceinline__ void sample_points(float* __restrict__ out, const float2* __restrict__ coords,
                                               long long n, int width, int tiles, const Fetch& fetch) {
@@ -182,11 +195,11 @@ __device__ __forceinline__ void sample_points(float* __restrict__ out, const flo
     for (int u = 0; u < UNROLL; ++u) {
         const long long i = min(first + (long long)u * width, last);
         if (VEC == 2) {
-            const float4 q = __ldg(reinterpret_cast<const float4*>(coords + i));
+            const float4 q = load_once(reinterpret_cast<const float4*>(coords + i));
             rc[u][0] = make_float2(q.x, q.y);
             rc[u][VEC - 1] = make_float2(q.z, q.w);
         } else {
-            rc[u][0] = __ldg(coords + i);
+            rc[u][0] = load_once(coords + i);
         }
     }
     float v[UNROLL][VEC];
@@ -198,8 +211,8 @@ __device__ __forceinline__ void sample_points(float* __restrict__ out, const flo
     for (int u = 0; u < UNROLL; ++u) {
         const long long i = first + (long long)u * width;
         if (in_row && i < n) {
-            if (VEC == 2) *reinterpret_cast<float2*>(out + i) = make_float2(v[u][0], v[u][VEC - 1]);
-            else out[i] = v[u][0];
+            if (VEC == 2) store_once(reinterpret_cast<float2*>(out + i), make_float2(v[u][0], v[u][VEC - 1]));
+            else store_once(out + i, v[u][0]);
         }
     }
 }

@@ -28,12 +28,18 @@ def _geometry(vec: int, unroll: int) -> tuple[int, int]:
     return vec, unroll
 
 
-def sample_tex_tiled(vec: int, unroll: int) -> KernelSpec:
+def _streaming(stream: bool) -> tuple[tuple[str, str], ...]:
+    """texture.cu's SAMPLE_STREAM: evict-first loads of the coordinates and stores of the output."""
+    return (("SAMPLE_STREAM", "1"),) if stream else ()
+
+
+def sample_tex_tiled(vec: int, unroll: int, stream: bool = False) -> KernelSpec:
     vec, unroll = _geometry(vec, unroll)
-    return KernelSpec(SRC, f"sample_tex_tiled<{vec}, {unroll}>")
+    return KernelSpec(SRC, f"sample_tex_tiled<{vec}, {unroll}>", defines=_streaming(stream))
 
 
-def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, unroll: int) -> KernelSpec:
+def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, unroll: int,
+                 stream: bool = False) -> KernelSpec:
     if address not in ADDRESS_MODES:
         raise ValueError(f"sample_exact: no address mode {address!r}")
     if source not in SOURCES:
@@ -42,15 +48,17 @@ def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, 
         raise ValueError(f"sample_exact: gather supports only {GATHER_ADDRESS} addressing, not {address!r}")
     vec, unroll = _geometry(vec, unroll)
     return KernelSpec(SRC, f"sample_exact<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
-                           f"{int(bool(fp32))}, {vec}, {unroll}>")
+                           f"{int(bool(fp32))}, {vec}, {unroll}>", defines=_streaming(stream))
 
 
 # Declared (compiled for every arch by CI): the kernels as first written, every tiled texture geometry, and the
 # exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode and the probe's
-# workloads) plus one tiled geometry of every other address mode and filter. Other instantiations compile on use.
+# workloads, with and without the streaming hints) plus one tiled geometry of every other address mode and filter.
+# Other instantiations compile on use.
 KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
     sample_soft("clamp", lin, True) for lin in (False, True)] + [
-    sample_tex_tiled(v, u) for v, u in GEOMETRIES] + [
-    sample_exact("clamp", True, s, f, v, u) for s in SOURCES for f in (False, True) for v, u in GEOMETRIES] + [
+    sample_tex_tiled(v, u, st) for v, u in GEOMETRIES for st in (False, True)] + [
+    sample_exact("clamp", True, s, f, v, u, st) for s in SOURCES for f in (False, True) for v, u in GEOMETRIES
+    for st in (False, True)] + [
     sample_exact(a, lin, s, True, 2, 2) for a in ADDRESS_MODES for lin in (False, True) for s in SOURCES
     if (a, lin) != ("clamp", True) and (s != "gather" or a in GATHER_ADDRESS)]

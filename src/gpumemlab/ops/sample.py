@@ -70,6 +70,8 @@ class Plan:
         ArrayImage ``"gather"`` where it applies.
     weights: exact path only, ``"double"`` (weights and sums in double) or ``"float"`` (map_coordinates' float32
         arithmetic).
+    streaming: load the coordinates and store the output with the evict-first hint (each is touched once), leaving
+        L2 to the image's texels, which scattered samples re-read.
     """
 
     samples: int = 1
@@ -77,6 +79,7 @@ class Plan:
     order: str = "flat"
     source: str = "auto"
     weights: str = "double"
+    streaming: bool = False
 
     def __post_init__(self):
         if self.samples not in (1, 2, 4, 8):
@@ -301,14 +304,14 @@ def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear:
     from ..kernels import texture as K
 
     src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok) if exact else None
-    first_written = plan.samples == 1 and plan.order == "flat" and (
+    first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and (
         not exact or (src in ("global", "ldg") and plan.weights == "double"))
     if first_written:
         spec = K.sample_soft(address, linear, src == "ldg") if exact else K.SAMPLE_TEX
         return Launch(spec, blocks_for(n, K.BLOCK), False, source=src)
     vec, unroll, width, tiles, grid = tiling(n, row_length, plan, aligned, K.BLOCK)
-    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll) if exact
-            else K.sample_tex_tiled(vec, unroll))
+    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll, plan.streaming) if exact
+            else K.sample_tex_tiled(vec, unroll, plan.streaming))
     return Launch(spec, grid, True, vec, unroll, width, tiles, src)
 
 
