@@ -172,7 +172,8 @@ def lesson_kernels(rng):
 
 
 def gemv_kernels(rng):
-    """The N = 1 and M <= 8 paths: float4 and scalar loads, one k range and split k ranges, partial blocks."""
+    """The N = 1 and M <= 8 paths: float4 and scalar loads, one k range and split k ranges (each epilogue: the ticket
+    one twice, so the second run needs the tickets the first left at 0), partial blocks."""
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
@@ -185,10 +186,14 @@ def gemv_kernels(rng):
         a = device_random_nonzero((m, k), np.float32, 1)
         b = device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, n), cupy.float32)
-        try:
-            Reference(a, b).verifier(ops.gemv_plan(a, b, out).run, out, "gemv")()
-        except Exception as exc:
-            check(False, f"gemv {m}x{n}x{k}: {exc}")
+        ref = Reference(a, b)
+        for epilogue in ops.GEMV_EPILOGUES:
+            try:
+                p = ops.gemv_plan(a, b, out, epilogue=epilogue)
+                for _ in range(2 if p.epilogue == "ticket" else 1):
+                    ref.verifier(p.run, out, f"gemv {epilogue}")()
+            except Exception as exc:
+                check(False, f"gemv {m}x{n}x{k} {epilogue}: {exc}")
 
 
 def library(rng):

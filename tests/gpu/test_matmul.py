@@ -312,6 +312,103 @@ def test_matrix_vector_splits_k_when_the_row_is_short(cp):
     assert ops.gemv_plan(a, b, cp.empty((1024, 1), cp.float32), sms=132).splits > 1
 
 
+# ---------------------------------------------------------------- split k ranges: the ticket and atomic epilogues
+
+SPLIT_GEMV_SHAPES = [(1, 777, 1001), (3, 1025, 4099), (1, 8192, 1024), (8, 8192, 1024), (1, 4096, 4096),
+                     (1024, 1, 8192), (100, 1, 5003), (7, 1, 4099)]  # last three: N = 1 (float4, scalar, one block)
+
+
+@pytest.mark.parametrize("epilogue", ["ticket", "atomic"])
+@pytest.mark.parametrize("m,n,k", SPLIT_GEMV_SHAPES)
+def test_split_gemv_epilogues_back_to_back(cp, m, n, k, epilogue):
+    """Each epilogue on shapes that split K: C poisoned, checked against float64; then new data in the same arrays
+    and two launches back to back (the second needs the tickets the first left at 0), checked again."""
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    a, b = operands(cp, m, n, k, seed=m + n + k)
+    out = cp.empty((m, n), cp.float32)
+    p = ops.gemv_plan(a, b, out, epilogue=epilogue)
+    assert p.splits > 1 and p.epilogue == epilogue
+    poison(out)
+    p.run()
+    Reference(a, b).check(out, f"gemv {epilogue} {m}x{n}x{k}")
+    a2, b2 = operands(cp, m, n, k, seed=7)
+    a[...], b[...] = a2, b2
+    poison(out)
+    p.run()
+    p.run()
+    Reference(a, b).check(out, f"gemv {epilogue} {m}x{n}x{k}, back to back")
+    if epilogue == "ticket":
+        first = out.copy()
+        p.run()
+        assert bool(cp.array_equal(first, out))  # the partials are added in k order: the same bits every run
+        g = ops.gemv_launch(m, n, k, True, runtime_sms(), epilogue="ticket")
+        assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0  # every ticket back at 0
+
+
+def runtime_sms() -> int:
+    from gpumemlab.gpu import runtime
+
+    return int(runtime.device_info()["sm_count"])
+
+
+@pytest.mark.parametrize("epilogue", ["ticket", "atomic"])
+def test_split_gemv_as_users_call_it(cp, epilogue):
+    """gpumemlab.matmul under options(gemv=...): the switch reaches the cached call path, both ways."""
+    import gpumemlab
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    for m, n, k in [(1, 777, 1001), (3, 1025, 4099), (1024, 1, 8192)]:
+        a, b = operands(cp, m, n, k, seed=k)
+        with ops.options(gemv=epilogue):
+            Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {epilogue} {m}x{n}x{k}")
+            with ops.options(gemv="atomic" if epilogue == "ticket" else "ticket"):  # the other route, same shape
+                Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul other than {epilogue} {m}x{n}x{k}")
+            Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {epilogue} again {m}x{n}x{k}")
+
+
+def test_ticket_gemv_after_a_call_on_another_stream(cp):
+    """The work stream, a second stream, the work stream again: each stream its own workspace; each result right."""
+    import gpumemlab
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops import matmul as ops
+
+    for m, n, k in [(1, 777, 1001), (1024, 1, 8192)]:
+        other = runtime.new_stream()
+        for i, ws in enumerate([runtime.work_stream(), other, runtime.work_stream(), other]):
+            with ws:
+                a, b = operands(cp, m, n, k, seed=10 * i)
+                Reference(a, b).check(gpumemlab.matmul(a, b), f"ticket {m}x{n}x{k} call {i}")
+                g = ops.gemv_launch(m, n, k, True, runtime_sms(), epilogue="ticket")
+                assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0
+            ws.sync()
+
+
+def test_ticket_gemv_on_two_streams_at_once(cp):
+    """Two non-blocking streams running the same split shape concurrently never share tickets or partials."""
+    import gpumemlab
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.gpu import runtime
+
+    m, n, k = 1, 8192, 1024
+    pairs = [operands(cp, m, n, k, seed=s) for s in (1, 2)]
+    runtime.synchronize()
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in pairs]
+    outs = []
+    for _ in range(4):
+        for (a, b), s in zip(pairs, streams):
+            with s:
+                outs.append(((a, b), gpumemlab.matmul(a, b)))
+    for s in streams:
+        s.synchronize()
+    for (a, b), out in outs:
+        Reference(a, b).check(out, "ticket gemv, two streams")
+
+
 # ---------------------------------------------------------------- N or K not a multiple of 4: the padded route
 
 PAD_SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (33, 65, 7), (129, 260, 35), (9, 3, 5), (100, 2, 6),

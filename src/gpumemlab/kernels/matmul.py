@@ -248,13 +248,25 @@ def pad_blocks(rows: int, cols: int) -> int:
 
 
 # --- matrix-vector products (M = 1 or N = 1): memory-bound, one parameterized pair of kernels ---------
+# How split k ranges are added (the kernels' EPILOGUE): "ticket", partials in a kept per-stream workspace added by the
+# last block of each block of outputs (one launch, deterministic); "atomic", atomicAdd into C zeroed by a memset first
+GEMV_EPILOGUES = ("ticket", "atomic")
 
-def gemv_rows(vec: int, split: bool = False) -> KernelSpec:
+
+def _epilogue_arg(split: bool, epilogue: str) -> str:
+    """The trailing EPILOGUE template argument: none for the template's default (GEMV_TICKET) and for an unsplit
+    kernel (which has no epilogue to choose), ", 0" for GEMV_ATOMIC."""
+    if epilogue not in GEMV_EPILOGUES:
+        raise ValueError(f"gemv epilogue is one of {GEMV_EPILOGUES}, got {epilogue!r}")
+    return ", 0" if split and epilogue == "atomic" else ""
+
+
+def gemv_rows(vec: int, split: bool = False, epilogue: str = "ticket") -> KernelSpec:
     """N = 1: one warp per row of A (``vec`` 4: float4 loads, K % 4 == 0 and aligned; 1: any K); ``split``: k ranges
-    per block row, atomic epilogue."""
+    per block row, added by ``epilogue``."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
-    return KernelSpec(SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}>")
+    return KernelSpec(SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}{_epilogue_arg(split, epilogue)}>")
 
 
 SKINNY_ROWS = (1, 2, 4, 8)  # gemv_cols instantiations: M up to 8 rows of A share each read of B
@@ -268,17 +280,19 @@ def skinny_rows(m: int) -> int:
     raise ValueError(f"gemv_cols takes M <= {SKINNY_ROWS[-1]}, got {m}")
 
 
-def gemv_cols(vec: int, split: bool, rows: int = 1) -> KernelSpec:
-    """M <= ``rows``: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row, atomic epilogue."""
+def gemv_cols(vec: int, split: bool, rows: int = 1, epilogue: str = "ticket") -> KernelSpec:
+    """M <= ``rows``: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row, added by
+    ``epilogue``."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
     if rows not in SKINNY_ROWS:
         raise ValueError(f"gemv_cols rows is one of {SKINNY_ROWS}")
-    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}>")
+    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}{_epilogue_arg(split, epilogue)}>")
 
 
-GEMV_KERNELS = ([gemv_rows(v, s) for v in (4, 1) for s in (False, True)]
-                + [gemv_cols(v, s, r) for v in (4, 1) for s in (False, True) for r in SKINNY_ROWS])
+_GEMV_SPLITS = ((False, "ticket"), (True, "ticket"), (True, "atomic"))  # unsplit, then each split epilogue
+GEMV_KERNELS = ([gemv_rows(v, s, e) for v in (4, 1) for s, e in _GEMV_SPLITS]
+                + [gemv_cols(v, s, r, e) for v in (4, 1) for s, e in _GEMV_SPLITS for r in SKINNY_ROWS])
 
 
 # --- the variant table: one row per rung (kernel, launch geometry, layout of B, reuse for the OP/B model) ---

@@ -15,6 +15,7 @@ the float4 kernel (:func:`pad_decision`); :func:`options` forces either for expe
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -284,30 +285,43 @@ WAVES = ("unaligned", "all", "off")  # options(waves=...): where wave_choice che
 # scalar-load kernel with the wave check, whose tiles, not its loads, were what the unaligned shapes had lost; "auto"
 # (the copy-share model below) stays for other GPUs and for sweeps
 _OPTIONS = {"route": "direct", "waves": "unaligned"}
+# options(gemv=...): how the matrix-vector kernels add split k ranges (GEMV_EPILOGUES): "ticket" (default: one launch,
+# partials in a kept per-stream workspace added by the last block to arrive, deterministic) or "atomic" (a memset of
+# C, then atomicAdd: two launches). Kept apart from _OPTIONS, the tile routes' record (describe)
+_GEMV = {"epilogue": "ticket"}
 # route="auto" pads when the copies' ideal DRAM time is at most this share of the product's ideal FP32 time (an
 # assumption of the model, not a measurement: on the H200 the padded multiply ran no faster than the scalar one)
 PAD_MAX_COPY_SHARE = 0.10
 
 
+GEMV_EPILOGUES = K.GEMV_EPILOGUES  # options(gemv=...)
+
+
 @contextmanager
-def options(route: str | None = None, waves: str | None = None):
+def options(route: str | None = None, waves: str | None = None, gemv: str | None = None):
     """Process-wide choices of :func:`matmul` for the block (experiments, probes): ``route`` "auto" (the model of
     :func:`pad_decision`), "direct" (N, K as given: scalar loads when unaligned) or "pad" (padded copies whenever N or
     K is unaligned); ``waves``: where :func:`wave_choice` checks the nearest shape's winner: "unaligned" (the scalar
-    and padded routes), "all" or "off" (the winner as is, the chooser before the wave model)."""
+    and padded routes), "all" or "off" (the winner as is, the chooser before the wave model); ``gemv``: how the
+    matrix-vector kernels add split k ranges, "ticket" or "atomic" (:func:`gemv_launch`)."""
     if route is not None and route not in ROUTES:
         raise UsageError(f"matmul: route {route!r}; expected one of {', '.join(ROUTES)}")
     if waves is not None and waves not in WAVES:
         raise UsageError(f"matmul: waves {waves!r}; expected one of {', '.join(WAVES)}")
-    before = dict(_OPTIONS)
+    if gemv is not None and gemv not in GEMV_EPILOGUES:
+        raise UsageError(f"matmul: gemv {gemv!r}; expected one of {', '.join(GEMV_EPILOGUES)}")
+    before, gemv_before = dict(_OPTIONS), dict(_GEMV)
     if route is not None:
         _OPTIONS["route"] = route
     if waves is not None:
         _OPTIONS["waves"] = waves
+    if gemv is not None:
+        _GEMV["epilogue"] = gemv
     try:
         yield dict(_OPTIONS)
     finally:
         _OPTIONS.update(before)
+        _GEMV.update(gemv_before)
 
 
 @dataclass(frozen=True)
@@ -470,8 +484,9 @@ def pad_scratch(geom: PadGeometry):
 
 
 def release_scratch() -> None:
-    """Drop the kept padded copies (their memory returns to CuPy's pool)."""
+    """Drop the kept padded copies and GEMV workspaces (their memory returns to CuPy's pool)."""
     _SCRATCH.clear()
+    _gemv_workspace.cache_clear()
 
 
 class _PadRun:
@@ -508,6 +523,7 @@ class Plan:
     vec: int | None = None
     splits: int = 1
     keep: tuple = ()  # scratch and prepared operands the launches use
+    epilogue: str | None = None  # gemv with split k ranges: how they are added ("ticket" or "atomic")
 
 
 def _grid2d(variant: str, nx: int, ny: int, block: tuple[int, int], per_x: int = 1) -> tuple[int, int]:
@@ -591,7 +607,7 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
     return Plan("register_blocked", both, parts=parts, config=cfg, vec=vec, splits=splits, keep=keep)
 
 
-GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the atomic epilogue than they save
+GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the epilogue than they save
 GEMV_THREADS = 256      # gemv_cols blocks are 32 x 8, gemv_rows 8 warps
 # gemv_rows (N = 1) splits K when its 8-row blocks number fewer than this many per SM (1024 x 1 x 8192 has 128 blocks:
 # most SMs then hold one block of 8 warps, too few loads in flight), into k ranges of at least GEMV_ROWS_MIN_DEPTH
@@ -609,8 +625,9 @@ def gemv_splits(n: int, k: int, vec: int, slots: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class GemvLaunch:
-    """One launch of the memory-bound path; ``scalars`` follow the ``c, a, b`` pointers; ``splits > 1``: C is
-    zeroed first (split k ranges are added into it)."""
+    """One launch of the memory-bound path; ``scalars`` follow the ``c, a, b, work, ticket`` pointers. ``splits > 1``:
+    the k ranges are added by ``epilogue`` (None: one range), "atomic" (C zeroed first: :attr:`zero_first`) or
+    "ticket" (a workspace of :attr:`workspace` partials and tickets); ``outputs``: M x N."""
 
     spec: KernelSpec
     grid: tuple
@@ -618,12 +635,35 @@ class GemvLaunch:
     scalars: tuple
     vec: int
     splits: int = 1
+    epilogue: str | None = None
+    outputs: int = 0
+
+    @property
+    def zero_first(self) -> bool:
+        """A memset of C before the kernel (the atomic epilogue adds into C)."""
+        return self.epilogue == "atomic"
+
+    @property
+    def workspace(self) -> tuple[int, int] | None:
+        """(partial floats, tickets) of the ticket epilogue: each split's partial of each output, one ticket per block
+        of outputs (grid x); None for the other launches."""
+        return (self.splits * self.outputs, self.grid[0]) if self.epilogue == "ticket" else None
 
 
-def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: int | None = None) -> GemvLaunch:
+def _gemv(spec_of, grid: tuple, block: tuple, scalars: tuple, vec: int, splits: int, epilogue: str,
+          outputs: int) -> GemvLaunch:
+    """The launch, its kernel ``spec_of(split, epilogue)``; the epilogue is kept only when K is split."""
+    split = splits > 1
+    return GemvLaunch(spec_of(split, epilogue), grid, block, scalars, vec, splits, epilogue if split else None, outputs)
+
+
+def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: int | None = None,
+                epilogue: str | None = None) -> GemvLaunch:
     """N = 1 (``gemv_rows``: A times a column vector) or M <= 8 (``gemv_cols``: a few rows of A share each read
-    of B). ``aligned``: A, B and C are 16-byte aligned. ``blocks_per_sm``: resident gemv_cols blocks per SM (None:
-    the driver's occupancy answer for the kernel; 2 for 8 rows, whose registers allow no more)."""
+    of B). ``aligned``: A, B and C are 16-byte aligned. ``blocks_per_sm``: resident blocks per SM of the split kernel
+    (None: the driver's occupancy answer for it; 2 for 8 rows, whose registers allow no more). ``epilogue``: how split
+    k ranges are added, "ticket" or "atomic" (None: :func:`options`' gemv)."""
+    epilogue = _GEMV["epilogue"] if epilogue is None else epilogue
     if n == 1:
         vec = 4 if k % 4 == 0 and aligned else 1
         row_blocks = math.ceil(m / 8)
@@ -632,20 +672,21 @@ def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: 
             if blocks_per_sm is None:
                 from ..gpu import runtime
 
-                blocks_per_sm = runtime.max_active_blocks(K.gemv_rows(vec, True), GEMV_THREADS)
+                blocks_per_sm = runtime.max_active_blocks(K.gemv_rows(vec, True, epilogue), GEMV_THREADS)
             want = min(sms * max(1, blocks_per_sm) // row_blocks, k // GEMV_ROWS_MIN_DEPTH)
             chunk, splits = split_chunk(k, 32 * vec, want)
-        return GemvLaunch(K.gemv_rows(vec, splits > 1), (row_blocks, splits), (256, 1), (m, k, chunk), vec, splits)
+        return _gemv(lambda s, e: K.gemv_rows(vec, s, e), (row_blocks, splits), (256, 1), (m, k, chunk), vec, splits,
+                     epilogue, m)
     if m > K.SKINNY_ROWS[-1]:
         raise UsageError(f"matmul: the gemv path needs M <= {K.SKINNY_ROWS[-1]} or N == 1; got M={m}, N={n}")
     vec, rows = (4 if n % 4 == 0 and aligned else 1), K.skinny_rows(m)
     if blocks_per_sm is None:
         from ..gpu import runtime
 
-        blocks_per_sm = runtime.max_active_blocks(K.gemv_cols(vec, True, rows), GEMV_THREADS)
+        blocks_per_sm = runtime.max_active_blocks(K.gemv_cols(vec, True, rows, epilogue), GEMV_THREADS)
     chunk, splits = gemv_splits(n, k, vec, sms * max(1, blocks_per_sm))
-    return GemvLaunch(K.gemv_cols(vec, splits > 1, rows), (math.ceil(n / (32 * vec)), splits), (32, 8),
-                      (m, n, k, chunk), vec, splits)
+    return _gemv(lambda s, e: K.gemv_cols(vec, s, rows, e), (math.ceil(n / (32 * vec)), splits), (32, 8),
+                 (m, n, k, chunk), vec, splits, epilogue, m * n)
 
 
 def is_gemv(m: int, n: int) -> bool:
@@ -653,27 +694,84 @@ def is_gemv(m: int, n: int) -> bool:
     return n == 1 or m <= K.SKINNY_ROWS[-1]
 
 
-def gemv_plan(a, b, out, sms: int | None = None) -> Plan:
-    """The plan of :func:`gemv_launch` for these operands."""
+# ---------------------------------------------------------------- the ticket epilogue's workspace
+
+GEMV_WORKSPACE_KEEP = 16   # workspaces kept (per device, stream and size class); older ones go back to CuPy's pool
+GEMV_WORKSPACE_MIN = 1024  # elements: the smallest size class
+PER_THREAD_STREAM = 2      # cudaStreamPerThread: one handle that names a different stream in each host thread
+
+
+def size_class(n: int) -> int:
+    """The workspace size class for ``n`` elements: the next power of two, at least GEMV_WORKSPACE_MIN."""
+    return max(GEMV_WORKSPACE_MIN, 1 << (int(n) - 1).bit_length())
+
+
+def gemv_workspace(partials: int, tickets: int):
+    """(float32 partials, zeroed uint32 tickets), at least these many, for the ticket epilogue on CuPy's current
+    stream and device: made once per size class and kept, never per call.
+
+    The rule is one workspace per stream. Kernels on one stream run in order, so one set serves every call there,
+    and each launch leaves its tickets at 0 for the next; a call on another stream, which may run at the same time,
+    gets its own set, so two launches in flight never share a ticket or a partial. The per-thread default stream
+    is one handle for a different stream in each host thread, so its sets are per thread. (A set first made
+    inside a CUDA graph capture would have its zeroing captured, not run: capture after a first call outside.)
+    Size: splits x M x N partials, and the splits never make more blocks than the GPU holds at once, so at most
+    SMs x resident blocks x 32 VEC x M floats (about 1 MiB on an H100 for 8 rows)."""
+    from ..gpu import runtime
+
+    _, _, current, device = runtime._launch_api()
+    stream = current().ptr
+    thread = threading.get_ident() if stream == PER_THREAD_STREAM else 0
+    return _gemv_workspace(device(), stream, thread, size_class(partials), size_class(tickets))
+
+
+@lru_cache(maxsize=GEMV_WORKSPACE_KEEP)
+def _gemv_workspace(device: int, stream: int, thread: int, partials: int, tickets: int):
+    import cupy
+
+    # made on the stream that uses it (the zeroing is ordered before its first launch); an evicted set returns to
+    # CuPy's pool, which hands a block out again only on the stream it came from: after the launches that used it
+    return cupy.empty(partials, cupy.float32), cupy.zeros(tickets, cupy.uint32)
+
+
+class GemvRun:
+    """A :class:`GemvLaunch` prepared once (:class:`runtime.Launcher`); ``run(out, a, b)`` on CuPy's current stream
+    also zeroes C first (atomic epilogue) or passes this stream's workspace (ticket epilogue)."""
+
+    __slots__ = ("launch", "zero", "workspace")
+
+    def __init__(self, g: GemvLaunch):
+        from ..gpu import runtime
+
+        self.zero, self.workspace = g.zero_first, g.workspace
+        if self.workspace is None:  # work and ticket are never read: null pointers, prepared with the scalars
+            self.launch = runtime.Launcher(g.spec, g.grid, g.block, 3, np.uint64(0), np.uint64(0), *g.scalars)
+        else:
+            self.launch = runtime.Launcher(g.spec, g.grid, g.block, 5, *g.scalars)
+
+    def __call__(self, out, a, b) -> None:
+        if self.workspace is not None:
+            self.launch(out, a, b, *gemv_workspace(*self.workspace))
+            return
+        if self.zero:  # split k ranges are added into C
+            from ._checks import cupy_module
+
+            cupy = cupy_module()
+            cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
+        self.launch(out, a, b)
+
+
+def gemv_plan(a, b, out, sms: int | None = None, epilogue: str | None = None) -> Plan:
+    """The plan of :func:`gemv_launch` for these operands (``epilogue``: as there)."""
     from ..gpu import runtime
 
     m, k = a.shape
     n = b.shape[1]
     if sms is None:
         sms = int(runtime.device_info()["sm_count"])
-    g = gemv_launch(m, n, k, _aligned16(a, b) if n == 1 else _aligned16(a, b, out), sms)
-    kernel = runtime.get_kernel(g.spec)
-
-    def launch():
-        runtime.launch(kernel, g.grid, g.block, out, a, b, *g.scalars)
-
-    def zero_then_launch():  # split k ranges are added into C
-        import cupy
-
-        cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
-        launch()
-
-    return Plan("gemv", zero_then_launch if g.splits > 1 else launch, vec=g.vec, splits=g.splits)
+    g = gemv_launch(m, n, k, _aligned16(a, b) if n == 1 else _aligned16(a, b, out), sms, epilogue=epilogue)
+    run = GemvRun(g)
+    return Plan("gemv", lambda: run(out, a, b), vec=g.vec, splits=g.splits, epilogue=g.epilogue)
 
 
 _SMEM_SET: set = set()
@@ -780,16 +878,17 @@ _FLOAT32 = (np.float32,)
 
 @lru_cache(maxsize=4096)
 def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: str = "auto",
-                 waves: str = "unaligned"):
-    """(prepared launch of ``out, a, b``, split factor, padded-route runner or None) for variant "auto", once per
-    shape, alignment class, device and :func:`options`; each call then only writes its pointers. N = 1 or M <= 8:
-    the GEMV kernels (:func:`gemv_launch`); otherwise :func:`route`'s choice with the steps of
-    :func:`register_blocked_plan` (vector width, K chunk, kernel, shared-memory opt-in)."""
+                 waves: str = "unaligned", gemv: str = "ticket"):
+    """(prepared launch of ``out, a, b``, whether C is zeroed first, padded-route runner or None) for variant "auto",
+    once per shape, alignment class, device and :func:`options`; each call then only writes its pointers. N = 1 or
+    M <= 8: the GEMV kernels (:class:`GemvRun`, which zeroes C itself where its epilogue needs it); otherwise
+    :func:`route`'s choice with the steps of :func:`register_blocked_plan` (vector width, K chunk, kernel,
+    shared-memory opt-in)."""
     from ..gpu import runtime
 
     if is_gemv(m, n):  # memory-bound: a warp per row of A (N = 1), or columns of B shared by M <= 8 rows
-        g = gemv_launch(m, n, k, aligned, int(runtime.device_info()["sm_count"]))
-        return runtime.Launcher(g.spec, g.grid, g.block, 3, *g.scalars), g.splits, None
+        g = gemv_launch(m, n, k, aligned, int(runtime.device_info()["sm_count"]), epilogue=gemv)
+        return GemvRun(g), False, None
     r = route(m, n, k, aligned, mode=mode, waves=waves)
     cfg = r.choice.config
     chunk, splits = split_chunk(k, cfg.bk, r.choice.splits)
@@ -798,7 +897,7 @@ def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: 
     _allow_smem(kernel, spec, cfg.smem_bytes)
     launch = runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
                               shmem=cfg.smem_bytes)
-    return launch, splits, (_PadRun(r.geometry) if r.kind == "pad" else None)
+    return launch, splits > 1, (_PadRun(r.geometry) if r.kind == "pad" else None)
 
 
 def matmul(a, b, out=None, variant: str = "auto"):
@@ -828,9 +927,9 @@ def matmul(a, b, out=None, variant: str = "auto"):
         from ..gpu import runtime
 
         aligned = (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
-        launch, splits, pad = _auto_launch(m, n, k, aligned, runtime.device_info()["name"], _OPTIONS["route"],
-                                           _OPTIONS["waves"])
-        if splits > 1:  # split-K partial tiles (or split k ranges of the GEMV) are added into C
+        launch, zero, pad = _auto_launch(m, n, k, aligned, runtime.device_info()["name"], _OPTIONS["route"],
+                                         _OPTIONS["waves"], _GEMV["epilogue"])
+        if zero:  # split-K partial tiles are added into C
             cupy = cupy_module()
             cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         if pad is None:
