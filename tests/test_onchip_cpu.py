@@ -495,3 +495,135 @@ def test_texture_kernels_compile_without_spills_on_the_oldest_and_newest_arch(ar
 
     for spec, (_mod, usage) in compile_specs(texture.KERNELS, arch).items():
         assert usage is not None and usage.spill_store_bytes in (0, None) and usage.local_bytes == 0, spec.label
+
+
+# ---------------------------------------------------------------- sample2d's bucketed gather (Plan(bucket=...))
+
+def test_bucket_bands_from_the_l2_size_and_requested():
+    from gpumemlab.ops.sample import bucket_bands
+
+    mib = 2**20
+    # 256 MiB image, 60 MiB L2 (H200): bands of at most 15 MiB -> 18 -> 32 bands of 256 rows (8 MiB each)
+    assert bucket_bands(8192, 8192 * 8192 * 4, 60 * mib) == (32, 256)
+    assert bucket_bands(8192, 8192 * 8192 * 4, 50 * mib) == (32, 256)  # H100: 12.5 MiB -> 21 -> 32
+    assert bucket_bands(8192, 8192 * 8192 * 4, 8 * mib) == (128, 64)
+    assert bucket_bands(8192, 8192 * 8192 * 4, 60 * mib, 64) == (64, 128)
+    assert bucket_bands(37, 37 * 52 * 4, 60 * mib) == (1, 37)  # fits: one band
+    assert bucket_bands(37, 0, 0, 7) == (7, 6)
+    assert bucket_bands(37, 0, 0, 10) == (10, 4)
+    assert bucket_bands(37, 0, 0, 1024) == (37, 1)  # at most one band per row
+    assert bucket_bands(10, 0, 0, 4) == (4, 3)  # 3 + 3 + 3 + 1 rows
+    assert bucket_bands(9, 0, 0, 4) == (3, 3)  # ceil(9 / 4) = 3 rows per band leaves 3 bands
+    assert bucket_bands(2**17, 2**40, 1) == (1024, 128)  # the shared histogram's bound
+    assert bucket_bands(100_000, 2**40, 1) == (1021, 98)  # 98 rows per band leave 1021 bands
+
+
+def test_bucket_pays_only_for_many_flat_points_over_an_image_larger_than_half_of_l2():
+    from gpumemlab.ops.sample import BUCKET_MIN_POINTS, bucket_pays
+
+    l2, big = 60 * 2**20, 2**28
+    assert bucket_pays(2**24, None, big, l2)
+    assert not bucket_pays(2**24, 8192, big, l2)  # image-shaped: rows order is local already
+    assert not bucket_pays(BUCKET_MIN_POINTS - 1, None, big, l2)
+    assert not bucket_pays(2**24, None, l2 // 2, l2)  # stays in L2
+    assert bucket_pays(2**24, None, l2 // 2 + 1, l2)
+
+
+def test_bucket_plan_launches():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan, plan_launch
+
+    l2, img = 60 * 2**20, (8192, 8192 * 8192 * 4)
+    ln = plan_launch(2**24, None, Plan(bucket="auto", source="ldg", weights="float"), True, True, "clamp", False,
+                     True, False, False, *img, l2)
+    assert (ln.bucket, ln.bands, ln.rows_per_band, ln.grid, ln.chunks) == ("direct", 32, 256, 2**16, 2**12)
+    assert ln.spec == K.sample_bucket_exact("clamp", True, "ldg", True, False)
+    assert ln.spec.name == "sample_bucket_exact<0, 1, 1, 1, 0>" and ln.spec in K.KERNELS
+    # auto where it cannot pay: the plan's unbucketed launch
+    small = plan_launch(2**24, None, Plan(bucket="auto"), False, True, "clamp", False, True, False, False, 1024,
+                        2**22, l2)
+    assert small.bucket is None and small.spec == K.SAMPLE_TEX
+    shaped = plan_launch(2**24, 4096, Plan(bucket="auto", samples=8, order="rows"), False, True, "clamp", False,
+                         True, False, False, *img, l2)
+    assert shaped.bucket is None and shaped.spec == K.sample_tex_tiled(1, 8)
+    # forced: any n and image, one sample per thread whatever the plan's samples; staged and streaming kernels
+    ln = plan_launch(5, None, Plan(bucket="staged", bands=7, samples=4, vector=True, streaming=True), False, False,
+                     "wrap", False, True, False, False, 37, 37 * 208, l2)
+    assert (ln.bucket, ln.bands, ln.rows_per_band, ln.grid, ln.chunks) == ("staged", 7, 6, 1, 1)
+    assert ln.spec == K.sample_bucket_tex(True, True) and ln.spec.defines == (("SAMPLE_STREAM", "1"),)
+    ln = plan_launch(1001, None, Plan(bucket="direct"), True, False, "mirror", False, True, False, False, 29,
+                     29 * 256, l2)
+    assert ln.spec == K.sample_bucket_exact("mirror", False, "global", False, False) and ln.bands == 1
+    ln = plan_launch(1001, None, Plan(bucket="direct", source="gather", bands=3), True, True, "border", True, True,
+                     True, False, 29, 29 * 244, l2)
+    assert ln.spec == K.sample_bucket_exact("border", True, "gather", False, False) and ln.source == "gather"
+    # without the image's rows (plan_launch called the old way) or past 2^31 - 1 points: unbucketed
+    assert plan_launch(1000, None, Plan(bucket="direct"), False, True, "clamp", False, True).bucket is None
+    assert plan_launch(2**31, None, Plan(bucket="direct"), False, True, "clamp", False, True, False, False, *img,
+                       l2).bucket is None
+    assert {K.BUCKET_COUNT, K.BUCKET_SCATTER, K.bucket_unstage(), K.sample_bucket_tex(False),
+            K.sample_bucket_tex(True)} <= set(K.KERNELS)
+
+
+def test_bucket_plan_rejects_what_it_lacks():
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan
+
+    for bad in (dict(bucket="sorted"), dict(bucket=True), dict(bands=-1), dict(bands=1025), dict(bands=2.0),
+                dict(bands=True)):
+        with pytest.raises(UsageError, match="plan"):
+            Plan(**bad)
+    with pytest.raises(ValueError, match="wrap"):
+        K.sample_bucket_exact("wrap", True, "gather", False, False)
+    with pytest.raises(ValueError, match="source"):
+        K.sample_bucket_exact("clamp", True, "smem", False, False)
+
+
+def test_bucket_band_of_a_row():
+    from gpumemlab.ops.sample import bucket_scale, reference_bands
+
+    s, o = bucket_scale((8192, 8192), False, 256)  # pixel rows: band = floor(row / 256)
+    rows = np.array([-5.0, -0.5, 0.0, 255.99, 256.0, 511.0, 8191.0, 8191.4, 9000.0, np.nan, np.inf, -np.inf])
+    assert reference_bands(rows, s, o, 32).tolist() == [0, 0, 0, 0, 1, 1, 31, 31, 31, 0, 31, 0]
+    s, o = bucket_scale((40, 64), True, 10)  # normalized: row = u * 40 - 0.5
+    assert reference_bands(np.array([0.0, 0.26, 0.27, 0.99]), s, o, 4).tolist() == [0, 0, 1, 3]
+
+
+def _bucket_model(bands_of, chunks: int, chunk: int, bands: int):
+    """NumPy model of texture.cu's bucket_count, the inclusive scan and bucket_scatter (tickets taken in item
+    order): the sorted position of every point, the counts and the scan."""
+    n = len(bands_of)
+    block = np.arange(n) // chunk
+    counts = np.zeros((bands, chunks), np.int64)
+    np.add.at(counts, (bands_of, block), 1)
+    scan = np.cumsum(counts.ravel()).reshape(bands, chunks)
+    cursor = scan - counts
+    pos = np.empty(n, np.int64)
+    for i in range(n):  # a ticket of the (band, block) run
+        pos[i] = cursor[bands_of[i], block[i]]
+        cursor[bands_of[i], block[i]] += 1
+    return pos, counts, scan
+
+
+@pytest.mark.parametrize("n,bands", [(1, 1), (5, 7), (255, 4), (4097, 32), (3 * 4096 + 17, 5)])
+def test_bucket_scatter_model_is_a_band_ordered_permutation(n, bands):
+    from gpumemlab.kernels import blocks_for
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan, bucket_bands, bucket_scale, plan_launch, reference_bands
+
+    h = 61
+    ln = plan_launch(n, None, Plan(bucket="direct", bands=bands), True, True, "clamp", False, True, False, False,
+                     h, h * 256, 2**20)
+    assert ln.bands == bucket_bands(h, 0, 0, bands)[0] and ln.chunks == blocks_for(n, K.BUCKET_CHUNK)
+    rows = np.random.default_rng(n).uniform(-3, h + 2, n).astype(np.float32)
+    b = reference_bands(rows, *bucket_scale((h, 80), False, ln.rows_per_band), ln.bands)
+    pos, counts, scan = _bucket_model(b, ln.chunks, K.BUCKET_CHUNK, ln.bands)
+    assert sorted(pos.tolist()) == list(range(n))  # a permutation
+    order = np.argsort(pos)
+    assert np.all(np.diff(b[order]) >= 0)  # band order
+    ends = scan[:, -1]  # band b ends at scan[(b + 1) * chunks - 1]
+    assert ends[-1] == n and np.array_equal(np.diff(np.concatenate([[0], ends])), np.bincount(b, minlength=ln.bands))
+    block = order // K.BUCKET_CHUNK  # each (band, block) run contiguous and in block order within its band
+    keys = b[order] * ln.chunks + block
+    assert np.all(np.diff(keys) >= 0)
+    assert counts.sum() == n

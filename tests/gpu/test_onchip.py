@@ -338,6 +338,114 @@ def test_sample2d_odd_counts_and_misaligned_coordinates_fall_back_to_one_sample_
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+def _bucket_pairs(array: bool, address: str, linear: bool):
+    """(bucketed plan, the same plan unbucketed) pairs: both sample kernels, forced band counts (one band per row
+    at most, so 64 on these images means a band per row), both exact weights and the sources that apply."""
+    from dataclasses import replace
+
+    from gpumemlab.ops.sample import Plan
+
+    if array:
+        bases = [Plan(source="points"), Plan(source="points", weights="float")]
+        if linear and address != "wrap":
+            bases.append(Plan(source="gather", weights="float"))
+    else:
+        bases = [Plan(), Plan(source="ldg", weights="float"), Plan(source="row4", weights="float")]
+    out = []
+    for i, base in enumerate(bases):
+        for bucket, bands in (("direct", 5), ("staged", 64), ("direct", 0)):
+            out.append((replace(base, bucket=bucket, bands=bands, streaming=bool(i % 2 and bands == 64)), base))
+    return out
+
+
+@pytest.mark.parametrize("address", ADDRESS)
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+@pytest.mark.parametrize("array", [False, True])
+def test_sample2d_bucketed_equals_unbucketed(cp, address, mode, array):
+    """The bucketed gather changes the order of the work only: exact results bit-identical to the unbucketed
+    kernels', texture results within the texture unit's tolerance, for odd n, fewer points than a block, more than
+    one chunk of bucket_count, and points outside the image."""
+    import gpumemlab
+    from gpumemlab.ops.sample import ArrayImage, launch_for
+
+    h, w = 29, 61
+    host, img = _image(cp, h, w)
+    image = ArrayImage(img) if array else img
+    for n in (1, 100, 1001, 2 * 4096 + 77):
+        rc = cp.asarray(_points(cp, h, w, n, seed=n))
+        want = reference(host, rc.get(), address, mode == "linear")
+        for plan, base in _bucket_pairs(array, address, mode == "linear"):
+            for exact in (True, False):
+                out = cp.full(n, cp.nan, cp.float32)
+                assert launch_for(image, rc, out, exact=exact, mode=mode, address=address, plan=plan).bucket
+                got = gpumemlab.sample2d(image, rc, mode=mode, address=address, exact=exact, out=out,
+                                         plan=plan).get()
+                ref = gpumemlab.sample2d(image, rc, mode=mode, address=address, exact=exact, plan=base).get()
+                assert not np.isnan(got).any(), (n, plan, exact)
+                if exact:
+                    np.testing.assert_array_equal(got, ref, err_msg=f"n={n} {plan}")
+                elif mode == "nearest":
+                    assert np.mean(got == want.astype(np.float32)) > 0.99, (n, plan)
+                else:
+                    assert np.max(np.abs(got - ref)) <= 1.5 / 256 * (host.max() - host.min()), (n, plan)
+                    assert np.max(np.abs(got - want)) < 0.03, (n, plan)
+
+
+def test_sample2d_bucketed_shapes_normalized_and_empty(cp):
+    import gpumemlab
+    from gpumemlab.errors import UsageError
+    from gpumemlab.ops.sample import Plan
+
+    h, w = 37, 52
+    host, img = _image(cp, h, w)
+    rc = _points(cp, h, w, 6 * 250).reshape(6, 250, 2)
+    for bucket in ("direct", "staged"):
+        plan = Plan(bucket=bucket, bands=4, source="ldg", weights="float")
+        got = gpumemlab.sample2d(img, cp.asarray(rc), exact=True, plan=plan)
+        assert got.shape == (6, 250)
+        want = gpumemlab.sample2d(img, cp.asarray(rc), exact=True, plan=Plan(source="ldg", weights="float"))
+        np.testing.assert_array_equal(got.get(), want.get())
+        norm = cp.asarray(((rc + 0.5) / np.array([h, w])).astype(np.float32))
+        for exact in (True, False):
+            got = gpumemlab.sample2d(img, norm, address="wrap", normalized=True, exact=exact,
+                                     plan=Plan(bucket=bucket, bands=6)).get()
+            want = gpumemlab.sample2d(img, norm, address="wrap", normalized=True, exact=exact, plan=Plan()).get()
+            np.testing.assert_allclose(got, want, atol=0 if exact else 0.03, rtol=0)
+        assert gpumemlab.sample2d(img, cp.zeros((0, 2), cp.float32), plan=plan).shape == (0,)
+        with pytest.raises(UsageError, match="empty"):
+            gpumemlab.sample2d(cp.zeros((0, 4), cp.float32), cp.zeros((3, 2), cp.float32), plan=plan)
+    # auto on a small image: unbucketed (bucket_pays), same values
+    got = gpumemlab.sample2d(img, cp.asarray(rc.reshape(-1, 2)), exact=True, plan=Plan(bucket="auto"))
+    np.testing.assert_array_equal(got.get(), gpumemlab.sample2d(img, cp.asarray(rc.reshape(-1, 2)),
+                                                                exact=True, plan=Plan()).get())
+
+
+def test_bucket_order_is_a_band_ordered_permutation(cp):
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops.sample import Plan, bucket_order, bucket_scale, launch_for, reference_bands
+
+    h, w, n = 300, 200, 3 * 4096 + 5
+    _, img = _image(cp, h, w)
+    rc = cp.asarray(_points(cp, h, w, n, seed=7, margin=10.0))
+    out = cp.empty(n, cp.float32)
+    ln = launch_for(img, rc, out, exact=True, mode="linear", address="clamp", plan=Plan(bucket="direct", bands=16))
+    assert (ln.bands, ln.rows_per_band, ln.chunks) == (16, 19, 4)
+    scale = bucket_scale((h, w), False, ln.rows_per_band)
+    marks = []
+    ordered, index, counts, scan = bucket_order(rc, ln, *scale, marks=marks)
+    assert [m for m, _ in marks] == ["count", "scan", "scatter"]
+    index, ordered, counts, scan = index.get(), ordered.get(), counts.get(), scan.get()
+    assert sorted(index.tolist()) == list(range(n))
+    np.testing.assert_array_equal(ordered, rc.get()[index])
+    bands = reference_bands(ordered[:, 0], *scale, ln.bands)
+    assert np.all(np.diff(bands) >= 0)
+    assert counts.sum() == n and scan[-1] == n
+    ends = scan.reshape(ln.bands, ln.chunks)[:, -1]
+    np.testing.assert_array_equal(np.diff(np.concatenate([[0], ends])), np.bincount(bands, minlength=ln.bands))
+    runs = bands * ln.chunks + index // K.BUCKET_CHUNK  # (band, chunk) runs contiguous, in chunk order
+    assert np.all(np.diff(runs) >= 0)
+
+
 def test_array_image_is_a_snapshot_and_gathers_exactly(cp):
     import gpumemlab
     from gpumemlab.ops.sample import ArrayImage

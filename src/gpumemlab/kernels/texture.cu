@@ -259,3 +259,106 @@ __global__ void sample_exact(float* __restrict__ out, const float* img, long lon
                                ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset,
                                                                    col_scale, col_offset});
 }
+
+// ---------------------------------------------------------------- bucketed gather (Plan(bucket=...), issue 16)
+// Scattered points over an image larger than L2 re-fetch its sectors from DRAM. The bucketed gather samples them
+// in another order: the image's rows are cut into `bands` bands of rows_per_band rows (a band's bytes fit in L2),
+// the points are copied into band order (bucket_count, an inclusive scan of the counts on the host side's stream,
+// bucket_scatter), and the sample kernels walk that list in order, so the blocks in flight read one or two bands,
+// which stay in L2: the image comes from DRAM about once. A point's band only decides the order, never its value:
+// the sample kernels call the same fetch functors as the unbucketed kernels. Band of a point: floor(rc.x * bscale +
+// boffset) clamped to [0, bands - 1] (bscale, boffset: the pixel row over rows_per_band; NaN goes to band 0).
+// Chunks: block b of bucket_count and bucket_scatter takes points [b * BUCKET_CHUNK, (b + 1) * BUCKET_CHUNK), item k
+// of thread t being point b * BUCKET_CHUNK + k * blockDim.x + t (blockDim.x * BUCKET_ITEMS = BUCKET_CHUNK).
+#define BUCKET_ITEMS 16
+#define BUCKET_MAX_BANDS 1024
+
+__device__ __forceinline__ int band_of(float2 rc, float bscale, float boffset, int bands) {
+    const float b = fminf(fmaxf(floorf(fmaf(rc.x, bscale, boffset)), 0.0f), (float)(bands - 1));
+    return (int)b;
+}
+
+// bucket_count: counts[band * gridDim.x + block] = the block's points in band (band-major, so that an inclusive
+// scan of the whole array ends each (band, block) run where the next one starts)
+extern "C" __global__ void bucket_count(int* __restrict__ counts, const float2* __restrict__ coords, long long n,
+                                        int bands, float bscale, float boffset) {
+    __shared__ int hist[BUCKET_MAX_BANDS];
+    for (int b = threadIdx.x; b < bands; b += blockDim.x) hist[b] = 0;
+    __syncthreads();
+    const long long base = (long long)blockIdx.x * blockDim.x * BUCKET_ITEMS + threadIdx.x;
+    float2 rc[BUCKET_ITEMS];
+#pragma unroll
+    for (int k = 0; k < BUCKET_ITEMS; ++k) rc[k] = __ldg(coords + min(base + (long long)k * blockDim.x, n - 1));
+#pragma unroll
+    for (int k = 0; k < BUCKET_ITEMS; ++k)
+        if (base + (long long)k * blockDim.x < n) atomicAdd(&hist[band_of(rc[k], bscale, boffset, bands)], 1);
+    __syncthreads();
+    for (int b = threadIdx.x; b < bands; b += blockDim.x) counts[(long long)b * gridDim.x + blockIdx.x] = hist[b];
+}
+
+// bucket_scatter: each point of the block's chunk to its band's run of the block: position scan[k] - counts[k]
+// (k = band * gridDim.x + block, scan inclusive) plus a shared-memory ticket, so a run is contiguous (its writes
+// coalesce in L2); within a run the order is that of the tickets (not deterministic; the results are)
+extern "C" __global__ void bucket_scatter(float2* __restrict__ sorted, unsigned* __restrict__ index,
+                                          const float2* __restrict__ coords, long long n,
+                                          const int* __restrict__ counts, const int* __restrict__ scan,
+                                          int bands, float bscale, float boffset) {
+    __shared__ int cursor[BUCKET_MAX_BANDS];
+    for (int b = threadIdx.x; b < bands; b += blockDim.x) {
+        const long long k = (long long)b * gridDim.x + blockIdx.x;
+        cursor[b] = scan[k] - counts[k];
+    }
+    __syncthreads();
+    const long long base = (long long)blockIdx.x * blockDim.x * BUCKET_ITEMS + threadIdx.x;
+    float2 rc[BUCKET_ITEMS];
+#pragma unroll
+    for (int k = 0; k < BUCKET_ITEMS; ++k) rc[k] = __ldg(coords + min(base + (long long)k * blockDim.x, n - 1));
+#pragma unroll
+    for (int k = 0; k < BUCKET_ITEMS; ++k) {
+        const long long i = base + (long long)k * blockDim.x;
+        if (i < n) {
+            const int pos = atomicAdd(&cursor[band_of(rc[k], bscale, boffset, bands)], 1);
+            sorted[pos] = rc[k];
+            index[pos] = (unsigned)i;
+        }
+    }
+}
+
+// sample_sorted<STAGED>: thread i samples the i-th point of the band-ordered list and writes its value to the
+// point's place in the output (STAGED 0: scattered 4-byte stores while the texels are read) or to vals[i] (STAGED 1:
+// in band order, bucket_unstage scatters them afterwards with L2 to itself)
+template <int STAGED, class Fetch>
+__device__ __forceinline__ void sample_sorted(float* __restrict__ out, float* __restrict__ vals,
+                                              const float2* __restrict__ sorted, const unsigned* __restrict__ index,
+                                              long long n, const Fetch& fetch) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float v = fetch(load_once(sorted + i));
+    if (STAGED) store_once(vals + i, v);
+    else out[load_once(index + i)] = v;
+}
+
+template <int STAGED>
+__global__ void sample_bucket_tex(float* __restrict__ out, float* __restrict__ vals, cudaTextureObject_t tex,
+                                  const float2* __restrict__ sorted, const unsigned* __restrict__ index, long long n,
+                                  float row_scale, float row_offset, float col_scale, float col_offset) {
+    sample_sorted<STAGED>(out, vals, sorted, index, n, TexFetch{tex, row_scale, row_offset, col_scale, col_offset});
+}
+
+template <int ADDR, int LINEAR, int SRC, int FP32, int STAGED>
+__global__ void sample_bucket_exact(float* __restrict__ out, float* __restrict__ vals, const float* img,
+                                    long long pitch, cudaTextureObject_t tex, int h, int w,
+                                    const float2* __restrict__ sorted, const unsigned* __restrict__ index,
+                                    long long n, float row_scale, float row_offset, float col_scale,
+                                    float col_offset) {
+    sample_sorted<STAGED>(out, vals, sorted, index, n,
+                          ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset, col_scale,
+                                                              col_offset});
+}
+
+// bucket_unstage: out[index[i]] = vals[i]
+extern "C" __global__ void bucket_unstage(float* __restrict__ out, const float* __restrict__ vals,
+                                          const unsigned* __restrict__ index, long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[load_once(index + i)] = load_once(vals + i);
+}
