@@ -386,6 +386,85 @@ def test_transpose_vec_orders_past_the_grid_y_limit(cp, order, group):
     assert bool((out == x.T).all())
 
 
+# ------------------------------------------------------------------ transpose_bulk (sm_90+, the bulk-copy unit)
+
+# multiples of 4, odd multiples of 4 mostly: partial tiles on both sides; 4096x4100: 4160 tiles over 132 x 6 blocks
+# (several laps of every stage ring); (128, 192): 6 tiles, fewer than the resident blocks
+BULK_SHAPES = [(4, 4), (64, 64), (68, 1028), (1000, 2004), (4096, 4100), (132, 4100), (4100, 132), (128, 192)]
+
+
+@pytest.fixture(scope="module")
+def sm90(cp):
+    from gpumemlab.gpu import runtime
+    from gpumemlab.gpu.compile import arch_number
+    from gpumemlab.kernels import transpose as K
+
+    if arch_number(runtime.device_arch()) < K.BULK_MIN_SM:
+        pytest.skip("transpose_bulk needs sm_90+ (cp.async.bulk, mbarrier expect_tx)")
+    return runtime.device_info()["sm_count"]
+
+
+def _launch_bulk(cp, geom, x, rows, cols, grid=None):
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import transpose as K
+
+    out = cp.empty((cols, rows), x.dtype)
+    poison(out)
+    kernel = runtime.get_kernel(geom.spec())
+    runtime.set_max_dynamic_shared(kernel, geom.shmem())
+    if grid is None:
+        resident = runtime.max_active_blocks(kernel, K.BULK_THREADS, geom.shmem())
+        assert resident >= 1
+        grid = geom.grid(rows, cols, runtime.device_info()["sm_count"], resident)
+    runtime.launch(geom.spec(), grid, (K.BULK_THREADS,), out, x, np.int32(rows), np.int32(cols), shmem=geom.shmem())
+    return out
+
+
+def _bulk_geometries():
+    from gpumemlab.kernels import transpose as K
+
+    return K.PROBE_BULK
+
+
+@pytest.mark.parametrize("geom", _bulk_geometries(), ids=lambda g: g.name.replace(" ", "_").replace("/", "_per_").replace("=", ""))
+@pytest.mark.parametrize("rows,cols", BULK_SHAPES)
+def test_transpose_bulk_geometries(cp, sm90, geom, rows, cols):
+    """Every probe geometry of transpose_bulk on its persistent grid: each tile moved once, edges masked."""
+    x = host((rows, cols), "float32", seed=rows + 5 * cols)
+    out = _launch_bulk(cp, geom, cp.asarray(x), rows, cols)
+    np.testing.assert_array_equal(out.get(), x.T)
+
+
+@pytest.mark.parametrize("grid", [1, 3, 7, 5000])
+@pytest.mark.parametrize("stages,empty", [(2, True), (3, True), (4, False)])
+def test_transpose_bulk_any_grid(cp, sm90, grid, stages, empty):
+    """Grids the launch logic never picks: one block walking every tile (the ring's parity over many laps), grids
+    that do not divide the tiles, and more blocks than tiles (blocks with no tile exit at once)."""
+    from gpumemlab.kernels import transpose as K
+
+    rows, cols = 1000, 2004  # 16 x 32 = 512 tiles, partial on both sides
+    geom = K.BulkGeometry(stages, {2: 6, 3: 4, 4: 3}[stages], empty)
+    x = host((rows, cols), "float32", seed=grid + stages)
+    out = _launch_bulk(cp, geom, cp.asarray(x), rows, cols, grid=grid)
+    np.testing.assert_array_equal(out.get(), x.T)
+
+
+def test_transpose_bulk_back_to_back_and_bits(cp, sm90):
+    """Two launches into one output in a row, NaN payloads and -0.0 bit for bit (the bulk unit copies bytes)."""
+    from gpumemlab.kernels import transpose as K
+
+    rows, cols = 2052, 1028
+    bits = np.random.default_rng(1).integers(0, 2**32, (rows, cols), dtype=np.uint64).astype(np.uint32)
+    bits[0, :4] = [0x7FC00001, 0xFF800000, 0x80000000, 0x7F800001]
+    x = cp.asarray(bits.view(np.float32))
+    geom = K.BulkGeometry(2, 6)
+    first = _launch_bulk(cp, geom, x, rows, cols)
+    second = _launch_bulk(cp, geom, x, rows, cols)
+    np.testing.assert_array_equal(first.get().view(np.uint32), bits.T)
+    np.testing.assert_array_equal(second.get().view(np.uint32), bits.T)
+
+
 # ------------------------------------------------------------------ gpumemlab.transpose
 
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (1, 1), (1, 1000), (1000, 1), (4097, 31), (31, 4097),

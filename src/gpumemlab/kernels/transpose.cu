@@ -280,3 +280,127 @@ __global__ void __launch_bounds__(256) transpose_thin(T* __restrict__ out, const
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// transpose_bulk (issue 11, sm_90+): loads decoupled from stores by the bulk-copy (TMA) unit. float only; needs
+// cols % 4 == 0, rows % 4 == 0 and 16-byte aligned arrays (each bulk copy is one tile row of 16-byte granules).
+// A persistent grid: block b moves tiles b, b + gridDim.x, ... of the 64 x 64 tile rectangle (row order). Each block
+// has a ring of S shared stages; warp 0 refills a stage with one tile (64 bulk copies of <= 256 contiguous bytes, two
+// per lane, all completing on the stage's `full` mbarrier, expect_tx = the tile's bytes), so up to S tiles of loads
+// are in flight per block without registers. All 8 warps wait on `full`, read the tile transposed from shared memory
+// and store float4 rows of `out` (each warp: 8 output rows x 64 contiguous bytes, whole sectors). EMPTY: each warp
+// arrives on the stage's `empty` mbarrier when it has read it and only warp 0 waits there before refilling (the other
+// warps run on into the next stage); else a __syncthreads per tile before the refill.
+// Stage layout: tile row r at float offset r * 64 + 4 * (r / 4) (16 bytes of padding after every 4 rows; every row
+// 16-byte aligned, as the bulk unit needs). The transposed read of a warp (lane: input column j = j0 + lane / 8,
+// input row r = 4 * (lane % 8 + 8b) + i) is then bank 4 * (lane % 8) + lane / 8 + const: conflict-free. (A uniform
+// row stride of 68 floats would put lanes k and k + 2 on the same bank: 4-way conflicts.)
+// The inline PTX wrappers are duplicated from peer.cu (each .cu compiles on its own, with no include path).
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned tb_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void tb_init(unsigned long long* bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tb_smem(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void tb_expect(unsigned long long* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tb_smem(bar)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void tb_arrive(unsigned long long* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(tb_smem(bar)) : "memory");
+}
+
+__device__ __forceinline__ void tb_load(void* smem, const void* src, unsigned bytes, unsigned long long* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(tb_smem(smem)), "l"(src), "r"(bytes), "r"(tb_smem(bar)) : "memory");
+}
+
+__device__ __forceinline__ void tb_wait(unsigned long long* bar, unsigned parity) {
+    asm volatile("{\n\t.reg .pred ready;\n\ttb_wait_again:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n\t"
+                 "@!ready bra tb_wait_again;\n\t}" ::"r"(tb_smem(bar)), "r"(parity) : "memory");
+}
+#endif
+
+constexpr int BULK_TILE = 64;
+constexpr int BULK_STAGE_FLOATS = BULK_TILE * BULK_TILE + 4 * (BULK_TILE / 4);  // 4160 floats, 16640 bytes
+
+__device__ __forceinline__ int bulk_row(int r) { return r * BULK_TILE + ((r >> 2) << 2); }
+
+template <int S, int MINB, bool EMPTY>
+__global__ void __launch_bounds__(256, MINB) transpose_bulk(float* __restrict__ out, const float* __restrict__ in,
+                                                            int rows, int cols) {
+#if __CUDA_ARCH__ >= 900
+    static_assert(S >= 1 && S <= 8, "stages");
+    extern __shared__ __align__(128) unsigned char bulk_smem[];  // S stages of BULK_STAGE_FLOATS
+    __shared__ __align__(8) unsigned long long full[S];
+    __shared__ __align__(8) unsigned long long empty[S];
+    float* stages = reinterpret_cast<float*>(bulk_smem);
+    const int tiles_x = (cols + BULK_TILE - 1) / BULK_TILE;
+    const long long tiles = (long long)tiles_x * ((rows + BULK_TILE - 1) / BULK_TILE);
+    const long long mine = blockIdx.x < tiles ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; ++s) {
+            tb_init(&full[s], 1);
+            tb_init(&empty[s], 8);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // the inits, visible to the bulk unit
+    }
+    __syncthreads();
+
+    // warp 0: stage s <- the block's k-th tile
+    auto issue = [&](int s, long long k) {
+        const long long t = blockIdx.x + k * gridDim.x;
+        const int row0 = (int)(t / tiles_x) * BULK_TILE, col0 = (int)(t % tiles_x) * BULK_TILE;
+        const int nr = min(BULK_TILE, rows - row0);
+        const unsigned row_bytes = (unsigned)min(BULK_TILE, cols - col0) * 4u;
+        if (lane == 0) tb_expect(&full[s], nr * row_bytes);
+        __syncwarp();
+        float* dst = stages + s * BULK_STAGE_FLOATS;
+        for (int r = lane; r < nr; r += 32)
+            tb_load(dst + bulk_row(r), in + (long long)(row0 + r) * cols + col0, row_bytes, &full[s]);
+    };
+    if (warp == 0)
+        for (int s = 0; s < S && s < mine; ++s) issue(s, s);
+
+    const int tk = threadIdx.x % 8;  // float4 along the output row: input rows 4k .. 4k+3
+    const int tj = threadIdx.x / 8;  // output row within the tile (input column)
+    float4* __restrict__ out_v = reinterpret_cast<float4*>(out);
+    const int rows_v = rows / 4;
+    for (long long k = 0; k < mine; ++k) {
+        const int s = (int)(k % S);
+        const unsigned parity = (unsigned)((k / S) & 1);
+        const long long t = blockIdx.x + k * gridDim.x;
+        const int row0 = (int)(t / tiles_x) * BULK_TILE, col0 = (int)(t % tiles_x) * BULK_TILE;
+        const bool interior = row0 + BULK_TILE <= rows && col0 + BULK_TILE <= cols;
+        const float* tile = stages + s * BULK_STAGE_FLOATS;
+        tb_wait(&full[s], parity);
+#pragma unroll
+        for (int a = 0; a < BULK_TILE / 32; ++a) {
+#pragma unroll
+            for (int b = 0; b < BULK_TILE / 32; ++b) {
+                const int j = tj + 32 * a;  // input column = output row within the tile
+                const int kk = tk + 8 * b;  // output float4: input rows 4kk .. 4kk+3
+                if (interior || (col0 + j < cols && row0 + 4 * kk < rows)) {
+                    const float* p = tile + bulk_row(4 * kk) + j;  // rows 4kk..4kk+3 are 64 floats apart
+                    out_v[(long long)(col0 + j) * rows_v + row0 / 4 + kk] =
+                        make_float4(p[0], p[BULK_TILE], p[2 * BULK_TILE], p[3 * BULK_TILE]);
+                }
+            }
+        }
+        if constexpr (EMPTY) {
+            __syncwarp();
+            if (lane == 0) tb_arrive(&empty[s]);
+            if (warp == 0 && k + S < mine) {
+                tb_wait(&empty[s], parity);
+                issue(s, k + S);
+            }
+        } else {
+            __syncthreads();
+            if (warp == 0 && k + S < mine) issue(s, k + S);
+        }
+    }
+#endif
+}

@@ -257,3 +257,104 @@ KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DT
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
               for short in (True, False)]
            + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES)))
+
+
+# ---------------------------------------------------------------- transpose_bulk (issue 11, sm_90+)
+# transpose_bulk<S, MINB, EMPTY> in transpose.cu: float32 only, 64 x 64 tiles through a ring of S shared stages
+# filled by the bulk-copy (TMA) unit, a persistent grid of `blocks_per_sm` blocks per SM (one per resident slot at
+# most). Shapes: rows % 4 == 0, cols % 4 == 0, both arrays 16-byte aligned (the library's vector-kernel condition).
+BULK_MIN_SM = 90
+BULK_TILE = 64
+BULK_THREADS = 256
+BULK_STAGE_BYTES = (BULK_TILE * BULK_TILE + 4 * (BULK_TILE // 4)) * 4  # 16640: a 64 x 64 float tile + 16 B / 4 rows
+BULK_STATIC_BYTES = 128  # static shared memory: the 2 S mbarriers, as ptxas reports it for S <= 8
+BULK_STAGES = (2, 3, 4)
+# Hopper (sm_90): 228 KiB of shared memory per SM, of which a block takes at most 227 KiB; the driver reserves 1 KiB
+# per block (cudaDevAttrReservedSharedMemoryPerBlock); 2048 threads per SM.
+SM90_SHARED_PER_SM = 228 * 1024
+SM90_RESERVED_PER_BLOCK = 1024
+SM90_THREADS_PER_SM = 2048
+
+
+@dataclass(frozen=True)
+class BulkGeometry:
+    """One transpose_bulk instantiation and its persistent grid: ``stages`` (S), ``minb`` (__launch_bounds__'s min
+    blocks per SM: the register target), ``empty`` (per-stage empty mbarriers instead of a __syncthreads per tile) and
+    ``blocks_per_sm`` (0: as many as fit, :func:`bulk_blocks_per_sm`; the probe passes the driver's answer)."""
+
+    stages: int = 2
+    minb: int = 6
+    empty: bool = True
+    blocks_per_sm: int = 0
+
+    def __post_init__(self):
+        if not 1 <= self.stages <= 8 or self.minb < 1 or self.blocks_per_sm < 0:
+            raise ValueError(f"transpose_bulk: stages 1..8, minb >= 1, blocks_per_sm >= 0; got {self}")
+
+    @property
+    def name(self) -> str:
+        bps = self.blocks_per_sm or "max"
+        return f"bulk S={self.stages} minb={self.minb} {'empty-mbarrier' if self.empty else 'syncthreads'} B/SM={bps}"
+
+    def spec(self) -> KernelSpec:
+        return KernelSpec(SRC, f"transpose_bulk<{self.stages}, {self.minb}, {str(self.empty).lower()}>",
+                          min_sm=BULK_MIN_SM)
+
+    def shmem(self) -> int:
+        """Dynamic shared memory bytes of the launch: the S stages."""
+        return self.stages * BULK_STAGE_BYTES
+
+    def resident(self, shared_per_sm: int = SM90_SHARED_PER_SM, reserved: int = SM90_RESERVED_PER_BLOCK) -> int:
+        """Blocks per SM the shared memory and thread limits allow (registers aside: MINB keeps them out of it)."""
+        per_block = self.shmem() + BULK_STATIC_BYTES + reserved
+        return min(shared_per_sm // per_block, SM90_THREADS_PER_SM // BULK_THREADS)
+
+    def grid(self, rows: int, cols: int, sm_count: int, resident: int | None = None) -> int:
+        """Blocks of the persistent 1-D grid: blocks_per_sm (or ``resident``, else :meth:`resident`) per SM, at most
+        one per tile."""
+        per_sm = self.blocks_per_sm or resident or self.resident()
+        return max(1, min(bulk_tiles(rows, cols), per_sm * sm_count))
+
+
+def bulk_tiles(rows: int, cols: int) -> int:
+    return math.ceil(rows / BULK_TILE) * math.ceil(cols / BULK_TILE)
+
+
+def bulk_takes(rows: int, cols: int, dtype_name: str = "float32") -> bool:
+    """Whether transpose_bulk takes the shape (alignment of the arrays aside)."""
+    return dtype_name == "float32" and rows % 4 == 0 and cols % 4 == 0 and rows >= 1 and cols >= 1
+
+
+def bulk_tiles_of_block(rows: int, cols: int, grid: int, block: int) -> list[tuple[int, int]]:
+    """(row0, col0) of the tiles block ``block`` moves, in order (the kernel's grid-stride walk, for the tests)."""
+    tiles_x = math.ceil(cols / BULK_TILE)
+    return [((t // tiles_x) * BULK_TILE, (t % tiles_x) * BULK_TILE) for t in range(block, bulk_tiles(rows, cols), grid)]
+
+
+def bulk_bank_conflict_degree(row_offset=None) -> int:
+    """The worst bank conflict of the kernel's transposed shared reads (one warp, one of the 4 loads per float4),
+    for a row layout ``row_offset(r) -> float offset`` (default: the kernel's, r * 64 + 4 * (r // 4))."""
+    row_offset = row_offset or (lambda r: r * BULK_TILE + 4 * (r // 4))
+    worst = 1
+    for warp in range(BULK_THREADS // 32):
+        for a in range(BULK_TILE // 32):
+            for b in range(BULK_TILE // 32):
+                for i in range(4):
+                    banks: dict[int, set] = {}
+                    for lane in range(32):
+                        tid = warp * 32 + lane
+                        j, kk = tid // 8 + 32 * a, tid % 8 + 8 * b
+                        addr = row_offset(4 * kk + i) + j
+                        banks.setdefault(addr % 32, set()).add(addr)
+                    worst = max(worst, max(len(v) for v in banks.values()))
+    return worst
+
+
+# tools/transpose_probe.py's `bulk` set: S = 2, 3, 4 at the most blocks that fit on sm_90 (6, 4, 3; MINB the same, so
+# registers never limit them), the __syncthreads release next to the empty mbarriers at S = 2 and 4, and fewer blocks
+# per SM (3 of S = 2: half the tiles in flight; 2 of S = 3 and 4)
+PROBE_BULK = [BulkGeometry(2, 6), BulkGeometry(3, 4), BulkGeometry(4, 3), BulkGeometry(2, 6, empty=False),
+              BulkGeometry(4, 3, empty=False), BulkGeometry(2, 6, blocks_per_sm=3), BulkGeometry(4, 3, blocks_per_sm=2),
+              BulkGeometry(3, 4, blocks_per_sm=2)]
+
+KERNELS += list(dict.fromkeys(g.spec() for g in PROBE_BULK))
