@@ -4,7 +4,8 @@ sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for
 on a mismatch, listing them.
 
     compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library lessons peer]
-    SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
+    SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K (atomic and
+    ticket epilogues), vec 4 and 1)
 """
 
 from __future__ import annotations
@@ -117,16 +118,18 @@ def matmul_kernels(rng, rb_only: bool):
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops import matmul as ops
 
-    def run(variant, m, n, k, cfg=None, vec=None, splits=None, pad=False):
+    def run(variant, m, n, k, cfg=None, vec=None, splits=None, pad=False, epilogue=None):
         a = device_random_nonzero((m, k), np.float32, 1)
         b = None if ops.VARIANTS[variant].op == "aat" else device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, m if b is None else n), cupy.float32)
-        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits, pad=pad) if variant == "register_blocked"
-             else ops.plan(variant, a, b, out))
+        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits, pad=pad, epilogue=epilogue)
+             if variant == "register_blocked" else ops.plan(variant, a, b, out))
         try:
-            Reference(a, b).verifier(p.run, out, variant)()
+            # the ticket epilogue twice: the second launch needs the tickets the first left at 0
+            for _ in range(2 if p.epilogue == "ticket" else 1):
+                Reference(a, b).verifier(p.run, out, variant)()
         except Exception as exc:
-            check(False, f"{variant} {cfg.name if cfg else ''} {m}x{n}x{k}: {exc}")
+            check(False, f"{variant} {cfg.name if cfg else ''} {m}x{n}x{k} {p.epilogue or ''}: {exc}")
 
     for v in () if rb_only else ops.AB_VARIANTS:
         if ops.VARIANTS[v].k32:
@@ -143,6 +146,11 @@ def matmul_kernels(rng, rb_only: bool):
         # the padded route (options(route="pad")): pad_pitch4 copies, then float4 loads on the padded pitches
         run("register_blocked", 67, 45, 37, cfg, None, None, True)
         run("register_blocked", 33, 17, 41, cfg, None, 2, True)
+        # split-K with the ticket epilogue (partials in the per-stream workspace, the last block of a tile adds them):
+        # float4 (C rows aligned: float4 sums), scalar (N odd: scalar sums), padded
+        run("register_blocked", 72, 68, 100, cfg, 4, 3, epilogue="ticket")
+        run("register_blocked", 33, 17, 41, cfg, 1, 2, epilogue="ticket")
+        run("register_blocked", 33, 17, 41, cfg, None, 2, True, epilogue="ticket")
 
 
 def lesson_kernels(rng):

@@ -495,3 +495,87 @@ def test_padded_route_on_two_streams(cp):
         s.synchronize()
     for (a, b), out in outs:
         Reference(a, b).check(out, "padded route, two streams")
+
+
+# ---------------------------------------------------------------- split-K tiles: the ticket and atomic epilogues
+
+SPLITK_SHAPES = [(777, 1001, 513), (1023, 1025, 1027), (64, 64, 65536), (33, 17, 4099), (130, 260, 8192),
+                 (512, 512, 16384)]  # odd shapes (scalar loads, partial tiles), large K, float4
+
+
+@pytest.mark.parametrize("epilogue", ["ticket", "atomic"])
+@pytest.mark.parametrize("m,n,k", SPLITK_SHAPES)
+def test_split_k_epilogues_back_to_back(cp, m, n, k, epilogue):
+    """register_blocked split 3 ways (or the chooser's splits, if more) with each epilogue: C poisoned, checked
+    against float64; then new data in the same arrays and two launches back to back (the second needs the tickets
+    the first left at 0), checked again; the ticket gives the same bits every run and leaves every ticket at 0."""
+    from gpumemlab.bench.verify import poison
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    a, b = operands(cp, m, n, k, seed=m + n + k)
+    out = cp.empty((m, n), cp.float32)
+    r = ops.route(m, n, k, n % 4 == 0 and k % 4 == 0)
+    splits = min(max(3, r.choice.splits), ops.SPLITK_WORKSPACE_MAX // (m * n))  # within the workspace cap
+    p = ops.register_blocked_plan(a, b, out, r.choice.config, splits=splits, epilogue=epilogue)
+    assert p.splits > 1 and p.epilogue == epilogue
+    poison(out)
+    p.run()
+    Reference(a, b).check(out, f"split-K {epilogue} {m}x{n}x{k}")
+    a2, b2 = operands(cp, m, n, k, seed=7)
+    a[...], b[...] = a2, b2
+    poison(out)
+    p.run()
+    p.run()
+    Reference(a, b).check(out, f"split-K {epilogue} {m}x{n}x{k}, back to back")
+    if epilogue == "ticket":
+        first = out.copy()
+        p.run()
+        assert bool(cp.array_equal(first, out))  # the partials are added in split order: the same bits every run
+        sk = ops.splitk_epilogue(m, n, p.splits, ops._tiles(p.config, m, n), "ticket")
+        assert int(ops.gemv_workspace(*sk.workspace)[1].sum()) == 0  # every ticket back at 0
+
+
+@pytest.mark.parametrize("epilogue", ["ticket", "atomic"])
+def test_split_k_as_users_call_it(cp, epilogue):
+    """gpumemlab.matmul under options(splitk=...): the switch reaches the cached call path, both ways, and the
+    padded route (options(route="pad")) takes it too."""
+    import gpumemlab
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    other = "atomic" if epilogue == "ticket" else "ticket"
+    for m, n, k in [(777, 1001, 513), (64, 64, 65536), (256, 512, 65536)]:
+        a, b = operands(cp, m, n, k, seed=k)
+        with ops.options(splitk=epilogue):
+            Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {epilogue} {m}x{n}x{k}")
+            with ops.options(splitk=other):
+                Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {other} {m}x{n}x{k}")
+            Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {epilogue} again {m}x{n}x{k}")
+            with ops.options(route="pad"):
+                Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul pad {epilogue} {m}x{n}x{k}")
+
+
+def test_split_k_ticket_on_other_streams(cp):
+    """Two non-blocking streams, each with its own workspace, interleaved calls of the issue's shape (and one of
+    another size class): every result right; the per-thread default stream too."""
+    import gpumemlab
+    from gpumemlab.experiments._matmul import Reference
+    from gpumemlab.ops import matmul as ops
+
+    shapes = [(777, 1001, 513), (64, 64, 65536)]
+    ops_in = [operands(cp, m, n, k, seed=m) for m, n, k in shapes]
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
+    outs = []
+    with ops.options(splitk="ticket"):
+        for _ in range(3):
+            for s in streams:
+                with s:
+                    outs += [(a, b, gpumemlab.matmul(a, b)) for a, b in ops_in]
+        with cp.cuda.Stream.ptds:
+            outs += [(a, b, gpumemlab.matmul(a, b)) for a, b in ops_in]
+    for s in streams:
+        s.synchronize()
+    cp.cuda.Stream.ptds.synchronize()
+    for a, b, out in outs:
+        Reference(a, b).check(out, f"ticket on a stream {a.shape}x{b.shape}")
