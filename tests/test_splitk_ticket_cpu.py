@@ -56,11 +56,13 @@ def test_the_issue_shape_takes_3_splits_and_a_9_mb_workspace():
     assert ops.splitk_epilogue(777, 1001, 1, 200, "ticket") == ops.SplitK(None, None)  # one k range: no epilogue
 
 
-def test_the_ticket_falls_back_to_atomic_past_the_workspace_cap():
+def test_the_ticket_falls_back_to_atomic_past_the_workspace_or_splits_cap():
     assert ops.SPLITK_WORKSPACE_MAX == 1 << 22
     assert ops.splitk_epilogue(1024, 1024, 4, 8, "ticket") == ops.SplitK("ticket", (1 << 22, 8))  # exactly the cap
     assert ops.splitk_epilogue(1024, 1024, 5, 8, "ticket") == ops.SplitK("atomic")
-    assert ops.splitk_epilogue(64, 64, 256, 1, "ticket") == ops.SplitK("ticket", (1 << 20, 1))  # 64x64x65536
+    assert ops.SPLITK_TICKET_MAX_SPLITS == 16
+    assert ops.splitk_epilogue(64, 64, 16, 1, "ticket") == ops.SplitK("ticket", (1 << 16, 1))
+    assert ops.splitk_epilogue(64, 64, 17, 1, "ticket") == ops.SplitK("atomic")  # the last block would read 17 tiles
     with pytest.raises(UsageError, match="splitk 'memset'"):
         ops.splitk_epilogue(64, 64, 2, 1, "memset")
 

@@ -2,6 +2,7 @@
 """Issue 11, split-K tiles: gpumemlab.matmul's two split-K epilogues of register_blocked against cuBLAS, as users call it.
 
     PYTHONPATH=src python3 tools/splitk_probe.py OUTDIR [--samples 40] [--shapes MxNxK,...] [--budget-s 45]
+                                                 [--ticket-max-splits N]
                                                                  (on the GPU; writes OUTDIR/splitk_probe.json)
 
 Per shape: the launch each epilogue takes (``ops.route`` + ``ops.splitk_epilogue``: kernel, grid, k ranges,
@@ -167,6 +168,8 @@ def main(argv) -> int:
     ap.add_argument("--samples", type=int, default=40, help="timed samples per call and shape (at least 30)")
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the issue's list)")
     ap.add_argument("--budget-s", type=float, default=45.0, help="start no new shape after this many seconds")
+    ap.add_argument("--ticket-max-splits", type=int, default=None,
+                    help="ops.SPLITK_TICKET_MAX_SPLITS for this run (e.g. 256: the ticket on every split shape)")
     args = ap.parse_args(argv)
     tf32 = os.environ.get("CUPY_TF32")
     if tf32 not in (None, "", "0"):
@@ -182,6 +185,8 @@ def main(argv) -> int:
     from gpumemlab.ops import matmul as ops
     from gpumemlab.ops.blas import tf32_disabled
 
+    if args.ticket_max_splits is not None:
+        ops.SPLITK_TICKET_MAX_SPLITS = args.ticket_max_splits  # before the first call (prepared launches are cached)
     runtime.work_stream()
     tf32_disabled()
     dev = runtime.device_info()
@@ -195,7 +200,8 @@ def main(argv) -> int:
                                               "memory_bus_width_bits", "nvrtc_version", "driver_version")},
                   cupy=cupy.__version__, cupy_tf32=os.environ.get("CUPY_TF32"), samples=samples,
                   l2_flush_bytes=flusher.nbytes, default_splitk=ops._SPLITK["epilogue"],
-                  workspace_max_floats=ops.SPLITK_WORKSPACE_MAX, shapes=[], skipped=[])
+                  workspace_max_floats=ops.SPLITK_WORKSPACE_MAX,
+                  ticket_max_splits=ops.SPLITK_TICKET_MAX_SPLITS, shapes=[], skipped=[])
     result["prewarm"] = prewarm(shapes, dev["arch"])
     print(f"compiled {len(result['prewarm']['kernels'])} kernels in {result['prewarm']['seconds']:.1f} s"
           + (f" ({result['prewarm']['error']})" if result["prewarm"]["error"] else ""), flush=True)

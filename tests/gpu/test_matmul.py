@@ -516,7 +516,7 @@ def test_split_k_epilogues_back_to_back(cp, m, n, k, epilogue):
     a, b = operands(cp, m, n, k, seed=m + n + k)
     out = cp.empty((m, n), cp.float32)
     r = ops.route(m, n, k, n % 4 == 0 and k % 4 == 0)
-    splits = min(max(3, r.choice.splits), ops.SPLITK_WORKSPACE_MAX // (m * n))  # within the workspace cap
+    splits = min(max(3, r.choice.splits), ops.SPLITK_WORKSPACE_MAX // (m * n), ops.SPLITK_TICKET_MAX_SPLITS)
     p = ops.register_blocked_plan(a, b, out, r.choice.config, splits=splits, epilogue=epilogue)
     assert p.splits > 1 and p.epilogue == epilogue
     poison(out)

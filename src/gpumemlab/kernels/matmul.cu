@@ -283,8 +283,9 @@ __device__ __forceinline__ bool last_split(unsigned* ticket) {
 
 // The ticket epilogue's last block: C's BM x BN tile at (m0, n0) = the sum over y = 0, 1, ... of the gridDim.y
 // partial tiles in work, in that order for every element. NT threads take consecutive float4s (or floats) of the
-// tile's rows (coalesced), CH = 4 of them at a time: each split's CH loads are issued before their adds. __ldcg: at L2,
-// where the other SMs' stores landed. float4 when N % 4 == 0 and C is 16-byte aligned (work always is).
+// tile's rows (coalesced), CH (4 float4s or 8 floats) at a time, the split loop unrolled 4 deep so that several
+// splits' loads are in flight before their adds (in split order). __ldcg: at L2, where the other SMs' stores landed.
+// The last block reads splits x the tile alone, so the host caps the splits (ops.matmul.SPLITK_TICKET_MAX_SPLITS). float4 when N % 4 == 0 and C is 16-byte aligned (work always is).
 template <int W> struct vec_of { using type = float; };
 template <> struct vec_of<4> { using type = float4; };
 
@@ -292,7 +293,7 @@ template <int BM, int BN, int NT, int W>
 __device__ __forceinline__ void add_tile_partials(float* __restrict__ C, const float* __restrict__ work, int M, int N,
                                                   int m0, int n0) {
     using T = typename vec_of<W>::type;
-    constexpr int Q = BN / W, PER = BM * Q / NT, CH = PER < 4 ? PER : 4;
+    constexpr int Q = BN / W, PER = BM * Q / NT, CH = PER < (W == 4 ? 4 : 8) ? PER : (W == 4 ? 4 : 8);  // float4s or floats
     static_assert((BM * Q) % NT == 0 && PER % CH == 0, "the tile does not split evenly over the threads");
     // 32-bit offsets: the host takes this epilogue only while splits x M x N < 2^31 (its workspace cap is far below)
     const unsigned plane = (unsigned)M * (unsigned)N;
@@ -308,7 +309,7 @@ __device__ __forceinline__ void add_tile_partials(float* __restrict__ C, const f
             off[u] = row < M && col < N ? (unsigned)row * (unsigned)N + col : ~0u;  // ~0u: outside C
             s[u] = off[u] != ~0u ? __ldcg(reinterpret_cast<const T*>(work + off[u])) : T{};
         }
-#pragma unroll 1
+#pragma unroll 4
         for (int y = 1; y < splits; ++y) {
             const float* part = work + (unsigned)y * plane;
             T v[CH];
@@ -584,9 +585,9 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 // The split-K ticket epilogue: C, A, B, work (splits x M x N floats), ticket (one zeroed counter per tile of C,
 // gridDim.x), M, N, K, k_chunk; all 18 template arguments spelled out (EPILOGUE = RB_TICKET, SPLIT true).
 // Launch bounds as the atomic kernel (MINB). The ticket twins of the small tiles take more registers on sm_90
-// (NVRTC 13): 32 x 128 float4 99 (atomic 96: 4 blocks per SM instead of 5), scalar 116 (98: 4 either way), 64 x 128
-// 149-159 (123-125: 3 instead of 4), 64 x 64 94-103 (92-95). MINB + 1 on them spilled 8-40 bytes (128 x 32,
-// 64 x 128, the scalar kernels), so it is not taken.
+// (NVRTC 13): 32 x 128 float4 105 (atomic 96: 4 blocks per SM instead of 5), scalar 118 (98: 4 either way),
+// 64 x 128 145-159 (123-125: 3 instead of 4), 64 x 64 105 (92-95: 4 instead of 5), 128 x 32 109-110 (106-107).
+// MINB + 1 on them spilled 8-40 bytes (128 x 32, 64 x 128, the scalar kernels), so it is not taken.
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
           bool SPLIT, int DBUF, int ORDER, int PIN, int PAD, int EPILOGUE>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)

@@ -802,6 +802,10 @@ def gemv_plan(a, b, out, sms: int | None = None, epilogue: str | None = None) ->
 # partials are written and read back within one launch, so they should stay in L2 (50 MiB on the H100, 60 on the
 # H200); the shapes the chooser splits need far less (777 x 1001 x 3 splits: 2.3 Mi floats, 9.3 MB).
 SPLITK_WORKSPACE_MAX = 1 << 22
+# ... and at most this many splits: the last block of a tile reads every split's partial tile alone (one SM: 256
+# splits of a 64 x 64 tile are 4 MiB, some 30 us at an SM's share of L2 bandwidth), where the atomic route spreads
+# the additions over every SM's atomics. A guess until measured (tools/splitk_probe.py --ticket-max-splits).
+SPLITK_TICKET_MAX_SPLITS = 16
 
 
 @dataclass(frozen=True)
@@ -821,14 +825,14 @@ class SplitK:
 def splitk_epilogue(m: int, n: int, splits: int, tiles: int, epilogue: str | None = None) -> SplitK:
     """The epilogue of an M x N launch of ``tiles`` tiles and ``splits`` k ranges: ``epilogue`` ("atomic" or "ticket";
     None: :func:`options`' splitk), except that one k range has none and a ticket whose partials would pass
-    SPLITK_WORKSPACE_MAX floats falls back to "atomic"."""
+    SPLITK_WORKSPACE_MAX floats, or with more than SPLITK_TICKET_MAX_SPLITS splits, falls back to "atomic"."""
     if splits <= 1:
         return SplitK()
     epilogue = _SPLITK["epilogue"] if epilogue is None else epilogue
     if epilogue not in SPLITK_EPILOGUES:
         raise UsageError(f"matmul: splitk {epilogue!r}; expected one of {', '.join(SPLITK_EPILOGUES)}")
     partials = splits * m * n
-    if epilogue == "ticket" and partials <= SPLITK_WORKSPACE_MAX:
+    if epilogue == "ticket" and partials <= SPLITK_WORKSPACE_MAX and splits <= SPLITK_TICKET_MAX_SPLITS:
         return SplitK("ticket", (partials, tiles))
     return SplitK("atomic")
 
