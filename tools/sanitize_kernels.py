@@ -73,6 +73,7 @@ def transpose_kernels(rng):
 
     from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
+    from gpumemlab.gpu.compile import runs_on
     from gpumemlab.kernels import transpose as T
 
     for ctype, dtype in ((T.CTYPES[d], d) for d in T.DTYPES):
@@ -108,6 +109,17 @@ def transpose_kernels(rng):
             runtime.launch(g.spec(), g.grid(rows, cols), T.VEC_THREADS, out, xd, np.int32(rows), np.int32(cols),
                            shmem=g.shmem())
             check(np.array_equal(out.get(), x.T), f"transpose_vec {g.name} {rows}x{cols}")
+    for rows, cols in ((68, 132), (260, 4100), (4, 4)):  # transpose_bulk: the bulk-copy unit, sm_90+
+        x = random_nonzero((rows, cols), np.float32, rng)
+        for g in [g for g in T.PROBE_BULK if runs_on(g.spec(), runtime.device_info()["arch"])]:
+            out = cupy.full((cols, rows), np.nan, np.float32)
+            kernel = runtime.get_kernel(g.spec())
+            runtime.set_max_dynamic_shared(kernel, g.shmem())
+            for grid in (g.grid(rows, cols, runtime.device_info()["sm_count"],
+                                runtime.max_active_blocks(kernel, T.BULK_THREADS, g.shmem())), 3):
+                runtime.launch(g.spec(), grid, (T.BULK_THREADS,), out, cupy.asarray(x), np.int32(rows),
+                               np.int32(cols), shmem=g.shmem())
+                check(np.array_equal(out.get(), x.T), f"transpose_bulk {g.name} {rows}x{cols} grid {grid}")
 
 
 def matmul_kernels(rng, rb_only: bool):
@@ -277,6 +289,13 @@ def onchip_kernels(rng):
         got = gpumemlab.sample2d(sources["image"], cupy.asarray(pts), exact=exact, plan=plan).get()
         check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
               f"sample2d streaming exact={exact} coords {pts.shape}")
+    for bucket, exact, address in ((b_, e, a_) for b_ in ("direct", "staged") for e in (False, True)
+                                   for a_ in ("clamp", "wrap")):  # the bucketed gather, 4 bands, flat points
+        plan = replace(default_plan(exact, False), bucket=bucket, bands=4)
+        want = reference_sample(image, coords, address, True)
+        got = gpumemlab.sample2d(sources["image"], cupy.asarray(coords), address=address, exact=exact, plan=plan).get()
+        check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
+              f"sample2d bucket={bucket} exact={exact} {address}")
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:
