@@ -69,10 +69,6 @@ def variants() -> list[Variant]:
         Variant("rows v2 s8", T, dict(samples=8, vector=True, order="rows"), shaped=True, warp_only=True),
         Variant("s8 cs", T, dict(samples=8, streaming=True)),
         Variant("rows s8 cs", T, dict(samples=8, order="rows", streaming=True), shaped=True, warp_only=True),
-        Variant("bucketed", T, dict(bucket="direct")),
-        Variant("bucketed staged", T, dict(bucket="staged")),
-        Variant("bucketed b16", T, dict(bucket="direct", bands=16)),
-        Variant("bucketed b64", T, dict(bucket="direct", bands=64)),
         Variant("array", T, array=True),
         Variant("array v2 s4", T, dict(samples=4, vector=True), array=True),
         Variant("array rows v2 s4", T, dict(samples=4, vector=True, order="rows"), array=True, shaped=True,
@@ -88,12 +84,6 @@ def variants() -> list[Variant]:
                 warp_only=True),
         Variant("rows ldg float s4 cs", E, dict(source="ldg", weights="float", samples=4, order="rows",
                                                 streaming=True), shaped=True, warp_only=True),
-        Variant("bucketed ldg float", E, dict(source="ldg", weights="float", bucket="direct")),
-        Variant("bucketed staged ldg float", E, dict(source="ldg", weights="float", bucket="staged")),
-        Variant("bucketed b16 ldg float", E, dict(source="ldg", weights="float", bucket="direct", bands=16)),
-        Variant("bucketed b64 ldg float", E, dict(source="ldg", weights="float", bucket="direct", bands=64)),
-        Variant("bucketed ldg float cs", E, dict(source="ldg", weights="float", bucket="direct", streaming=True)),
-        Variant("bucketed double", E, dict(bucket="direct")),
         Variant("row4 double", E, dict(source="row4")),
         Variant("row4 float", E, dict(source="row4", weights="float")),
         Variant("row4 float s2", E, dict(source="row4", weights="float", samples=2)),
@@ -195,10 +185,7 @@ def sanity(cupy, records: list) -> None:
 
     gen = np.random.default_rng(5)
     plans = [(False, Plan(samples=4, vector=True, source="row4", weights="float")), (False, Plan(samples=4)),
-             (True, Plan(samples=4, vector=True, weights="float")), (True, Plan(source="points")),
-             (False, Plan(bucket="direct", bands=7)), (False, Plan(bucket="staged", source="ldg", weights="float",
-                                                                   bands=5)),
-             (True, Plan(bucket="direct", source="points", bands=3))]
+             (True, Plan(samples=4, vector=True, weights="float")), (True, Plan(source="points"))]
     for h, w in ((37, 52), (29, 61)):
         host = random_nonzero((h, w), np.float32, gen)
         img = cupy.asarray(host)
@@ -240,20 +227,6 @@ def sanity(cupy, records: list) -> None:
         records.append(dict(check="gather order", got=got, want=want, ok=got == want))
     except Exception as exc:  # noqa: BLE001
         records.append(dict(check="gather order", ok=False, error=f"{type(exc).__name__}: {exc}"))
-
-
-def bucket_split(cupy, fn, count: int = 11) -> dict:
-    """Median ms of each step of a bucketed call (count, scan, scatter, sample, unstage), from the events
-    sample2d(marks=...) records between them; one call at a time behind a sync."""
-    steps: dict = {}
-    for _ in range(count):
-        marks: list = []
-        cupy.cuda.Device().synchronize()
-        fn(marks)
-        marks[-1][1].synchronize()
-        for (_, a), (step, b) in zip(marks, marks[1:]):
-            steps.setdefault(step, []).append(cupy.cuda.get_elapsed_time(a, b))
-    return {step: statistics.median(ts) for step, ts in steps.items()}
 
 
 def main(argv=None) -> int:
@@ -338,7 +311,7 @@ def main(argv=None) -> int:
                                                                   mode="nearest")
         res = cupy.empty(n, np.float32)
         wrec = dict(workload=wname, points=n, least_bytes=least, variants=[])
-        calls, meta, split_fns = {}, {}, {}
+        calls, meta = {}, {}
         for v in variants():
             if (v.warp_only and shaped_pts is None) or (only and v.name not in only) or (v.array and arr_img is None):
                 continue
@@ -353,11 +326,7 @@ def main(argv=None) -> int:
                 ln = launch_for(image, p, out, exact=v.exact, mode="linear", address="clamp", plan=plan)
                 usage = compile_specs([ln.spec], arch)[ln.spec][1]
                 rec.update(kernel=ln.spec.name, grid=ln.grid, vec=ln.vec, unroll=ln.unroll, source=ln.source,
-                           registers=usage.registers if usage else None, bucket=ln.bucket, bands=ln.bands,
-                           rows_per_band=ln.rows_per_band)
-                if ln.bucket:
-                    split_fns[key] = lambda marks, image=image, p=p, out=out, v=v, plan=plan: sample2d(  # noqa
-                        image, p, exact=v.exact, out=out, plan=plan, marks=marks)
+                           registers=usage.registers if usage else None)
                 fn = lambda image=image, p=p, out=out, v=v, plan=plan: sample2d(  # noqa: E731
                     image, p, exact=v.exact, out=out, plan=plan)
                 res.fill(np.nan)
@@ -398,14 +367,6 @@ def main(argv=None) -> int:
                   f"{'ok' if chk['ok'] else 'FAIL':5s} {chk['max_abs']:9.2e} {chk['rel']:8.1e} {st['median_ms']:8.3f} "
                   f"{rec['speedup']:6.2f} {rec['speedup_paired']:6.2f} {st['spread']:7.1%} {gbps:6.0f} "
                   f"{rec['pct_ceiling']:6.1f}", flush=True)
-        for key, fn in split_fns.items():
-            if key not in own:
-                continue
-            split = bucket_split(cupy, fn)
-            meta[key]["split_ms"] = split
-            print(f"# {wname} {key}: {meta[key]['bands']} bands of {meta[key]['rows_per_band']} rows; per step (ms, "
-                  f"one call at a time): " + ", ".join(f"{k} {t:.3f}" for k, t in split.items())
-                  + f"; sum {sum(split.values()):.3f}", flush=True)
         if all_mc:
             bound = 100 / wrec["map_coordinates"]["pct_ceiling"]
             print(f"# {wname}: map_coordinates at {wrec['map_coordinates']['pct_ceiling']:.0f}% of the copy ceiling "

@@ -4,8 +4,7 @@ sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for
 on a mismatch, listing them.
 
     compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library lessons peer]
-    SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K (atomic and
-    ticket epilogues), vec 4 and 1)
+    SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
 from __future__ import annotations
@@ -73,7 +72,6 @@ def transpose_kernels(rng):
 
     from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
-    from gpumemlab.gpu.compile import runs_on
     from gpumemlab.kernels import transpose as T
 
     for ctype, dtype in ((T.CTYPES[d], d) for d in T.DTYPES):
@@ -109,17 +107,6 @@ def transpose_kernels(rng):
             runtime.launch(g.spec(), g.grid(rows, cols), T.VEC_THREADS, out, xd, np.int32(rows), np.int32(cols),
                            shmem=g.shmem())
             check(np.array_equal(out.get(), x.T), f"transpose_vec {g.name} {rows}x{cols}")
-    for rows, cols in ((68, 132), (260, 4100), (4, 4)):  # transpose_bulk: the bulk-copy unit, sm_90+
-        x = random_nonzero((rows, cols), np.float32, rng)
-        for g in [g for g in T.PROBE_BULK if runs_on(g.spec(), runtime.device_info()["arch"])]:
-            out = cupy.full((cols, rows), np.nan, np.float32)
-            kernel = runtime.get_kernel(g.spec())
-            runtime.set_max_dynamic_shared(kernel, g.shmem())
-            for grid in (g.grid(rows, cols, runtime.device_info()["sm_count"],
-                                runtime.max_active_blocks(kernel, T.BULK_THREADS, g.shmem())), 3):
-                runtime.launch(g.spec(), grid, (T.BULK_THREADS,), out, cupy.asarray(x), np.int32(rows),
-                               np.int32(cols), shmem=g.shmem())
-                check(np.array_equal(out.get(), x.T), f"transpose_bulk {g.name} {rows}x{cols} grid {grid}")
 
 
 def matmul_kernels(rng, rb_only: bool):
@@ -130,18 +117,16 @@ def matmul_kernels(rng, rb_only: bool):
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops import matmul as ops
 
-    def run(variant, m, n, k, cfg=None, vec=None, splits=None, pad=False, epilogue=None):
+    def run(variant, m, n, k, cfg=None, vec=None, splits=None, pad=False):
         a = device_random_nonzero((m, k), np.float32, 1)
         b = None if ops.VARIANTS[variant].op == "aat" else device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, m if b is None else n), cupy.float32)
-        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits, pad=pad, epilogue=epilogue)
-             if variant == "register_blocked" else ops.plan(variant, a, b, out))
+        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits, pad=pad) if variant == "register_blocked"
+             else ops.plan(variant, a, b, out))
         try:
-            # the ticket epilogue twice: the second launch needs the tickets the first left at 0
-            for _ in range(2 if p.epilogue == "ticket" else 1):
-                Reference(a, b).verifier(p.run, out, variant)()
+            Reference(a, b).verifier(p.run, out, variant)()
         except Exception as exc:
-            check(False, f"{variant} {cfg.name if cfg else ''} {m}x{n}x{k} {p.epilogue or ''}: {exc}")
+            check(False, f"{variant} {cfg.name if cfg else ''} {m}x{n}x{k}: {exc}")
 
     for v in () if rb_only else ops.AB_VARIANTS:
         if ops.VARIANTS[v].k32:
@@ -158,11 +143,6 @@ def matmul_kernels(rng, rb_only: bool):
         # the padded route (options(route="pad")): pad_pitch4 copies, then float4 loads on the padded pitches
         run("register_blocked", 67, 45, 37, cfg, None, None, True)
         run("register_blocked", 33, 17, 41, cfg, None, 2, True)
-        # split-K with the ticket epilogue (partials in the per-stream workspace, the last block of a tile adds them):
-        # float4 (C rows aligned: float4 sums), scalar (N odd: scalar sums), padded
-        run("register_blocked", 72, 68, 100, cfg, 4, 3, epilogue="ticket")
-        run("register_blocked", 33, 17, 41, cfg, 1, 2, epilogue="ticket")
-        run("register_blocked", 33, 17, 41, cfg, None, 2, True, epilogue="ticket")
 
 
 def lesson_kernels(rng):
@@ -289,13 +269,6 @@ def onchip_kernels(rng):
         got = gpumemlab.sample2d(sources["image"], cupy.asarray(pts), exact=exact, plan=plan).get()
         check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
               f"sample2d streaming exact={exact} coords {pts.shape}")
-    for bucket, exact, address in ((b_, e, a_) for b_ in ("direct", "staged") for e in (False, True)
-                                   for a_ in ("clamp", "wrap")):  # the bucketed gather, 4 bands, flat points
-        plan = replace(default_plan(exact, False), bucket=bucket, bands=4)
-        want = reference_sample(image, coords, address, True)
-        got = gpumemlab.sample2d(sources["image"], cupy.asarray(coords), address=address, exact=exact, plan=plan).get()
-        check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
-              f"sample2d bucket={bucket} exact={exact} {address}")
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:

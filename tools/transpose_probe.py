@@ -20,11 +20,6 @@ pooled copy median / the variant's median, and the median of the per-pair ratios
 occupancy answer) and the first wave's footprint (``kernels.transpose.wave_footprint``: row bands and mean
 contiguous run along a row of ``in`` and of ``out`` for the blocks resident at once, if blocks start in linear order).
 
-``--sets bulk`` (issue 11): ``kernels.transpose.PROBE_BULK``, transpose_bulk (the bulk-copy unit fills S shared
-stages per block, a persistent grid) for S = 2, 3, 4 and a few blocks-per-SM choices, next to the library plan and
-the controls, on aligned shapes of an sm_90+ GPU; its default shapes (the bulk set alone) are ``BULK_SHAPES``. Its
-grid is the driver's blocks per SM (or the geometry's own) times the SMs, at most one block per tile.
-
 ``--extras``: session 23's other measurements too (gpumemlab.copy's host time per call, the copy kernel against
 cudaMemcpyAsync at 4 KiB..1 GiB). ``--model RESIDENT``: print the wave footprints for RESIDENT blocks and exit.
 """
@@ -44,7 +39,7 @@ import numpy as np
 
 from gpumemlab.kernels import transpose as K  # no GPU needed to import
 
-SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23, "bulk": K.PROBE_BULK}
+SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23}
 DEFAULT_SHAPES = "16384x16384,8192x8192,16380x16388,16383x16385"
 LIBRARY = "library plan"
 # controls: the 32x8 tile kernels' copy (same indexing, no shared memory) and copy through a shared tile (load, barrier,
@@ -52,19 +47,6 @@ LIBRARY = "library plan"
 CONTROLS = {"control: copy_tile 32x8 (no transpose)": K.COPY,
             "control: copy_tile 32x8 through shared": K.COPY_SHARED}
 MIN_SAMPLES = 20
-# the bulk set alone: the two square shapes of issue 11's target and the 16-byte-offset pitches
-BULK_SHAPES = "16384x16384,8192x8192,16380x16388"
-
-
-def default_shapes(geoms: list) -> str:
-    """DEFAULT_SHAPES, or BULK_SHAPES when every geometry asked for is transpose_bulk's."""
-    return BULK_SHAPES if geoms and all(isinstance(g, K.BulkGeometry) for g in geoms) else DEFAULT_SHAPES
-
-
-def bulk_plan(g: "K.BulkGeometry", rows: int, cols: int, sms: int, resident: int) -> tuple:
-    """(spec, grid, block, shmem, extra) of a transpose_bulk launch: the persistent grid from the driver's blocks per
-    SM (``resident``) unless the geometry fixes its own."""
-    return g.spec(), (g.grid(rows, cols, sms, resident),), (K.BULK_THREADS,), g.shmem(), ()
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:
@@ -77,7 +59,7 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
     return shapes
 
 
-def geometries(sets: str) -> list:
+def geometries(sets: str) -> list[K.VecGeometry]:
     out = []
     for name in filter(None, sets.split(",")):
         if name not in SETS:
@@ -111,7 +93,7 @@ def model(shapes, geoms, resident: int) -> int:
     for rows, cols in shapes:
         print(f"{rows}x{cols}, {resident} resident blocks (footprint: row bands touched, mean contiguous run "
               f"along a row)")
-        for g in [K.VecGeometry()] + [g for g in geoms if g != K.VecGeometry() and isinstance(g, K.VecGeometry)]:
+        for g in [K.VecGeometry()] + [g for g in geoms if g != K.VecGeometry()]:
             if takes_vector(rows, cols) or g == K.VecGeometry():
                 fp = K.wave_footprint(g, rows, cols, resident) if takes_vector(rows, cols) else None
                 print(f"  {g.name:54s} {footprint_line(fp)}")
@@ -121,16 +103,14 @@ def model(shapes, geoms, resident: int) -> int:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default=os.environ.get("OUT") or ".", help="directory for transpose_probe.json")
-    ap.add_argument("--shapes", help=f"comma-separated ROWSxCOLS (float32; default {DEFAULT_SHAPES})")
+    ap.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated ROWSxCOLS (float32)")
     ap.add_argument("--samples", type=int, default=40, help=f"timed rounds per shape (at least {MIN_SAMPLES})")
-    ap.add_argument("--sets", default="orders", help=f"comma-separated geometry sets: {', '.join(SETS)} (bulk: "
-                    f"transpose_bulk, sm_90+; its default shapes {BULK_SHAPES})")
+    ap.add_argument("--sets", default="orders", help=f"comma-separated geometry sets: {', '.join(SETS)}")
     ap.add_argument("--extras", action="store_true", help="also gpumemlab.copy's host time and copy sizes")
     ap.add_argument("--budget-s", type=float, default=75.0, help="start no new shape after this many seconds")
     ap.add_argument("--model", type=int, metavar="RESIDENT", help="print wave footprints for RESIDENT blocks; no GPU")
     args = ap.parse_args(argv)
-    geoms = geometries(args.sets)
-    shapes = parse_shapes(args.shapes or default_shapes(geoms))
+    shapes, geoms = parse_shapes(args.shapes), geometries(args.sets)
     if args.model is not None:
         return model(shapes, geoms, args.model)
     return measure(args, shapes, geoms)
@@ -144,17 +124,13 @@ def measure(args, shapes, geoms) -> int:
     from gpumemlab.bench.timer import L2Flusher
     from gpumemlab.bench.verify import poison
     from gpumemlab.gpu import runtime
-    from gpumemlab.gpu.compile import arch_number, compile_specs
-
-    def compile_runs_on(arch) -> bool:
-        return arch_number(arch) >= K.BULK_MIN_SM
+    from gpumemlab.gpu.compile import compile_specs
     from gpumemlab.ops import transpose as ops
 
     samples = max(MIN_SAMPLES, args.samples)
     ws = runtime.work_stream()  # CuPy's current stream: launches, the copies, the flushes and the events
     dev = runtime.device_info()
     sms = dev["sm_count"]
-    bulk_ok = compile_runs_on(dev["arch"])  # transpose_bulk: sm_90+
     flusher = L2Flusher(dev["l2_bytes"])
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
 
@@ -179,7 +155,7 @@ def measure(args, shapes, geoms) -> int:
         if time.time() - t_start > args.budget_s:
             result["skipped"].append(f"{rows}x{cols}")
             continue
-        rec = _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms, bulk_ok)
+        rec = _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms)
         failed |= not all(v["ok"] for v in rec["variants"].values()) or not rec["library_call_ok"]
         result["shapes"].append(rec)
         _print_shape(rec)
@@ -195,7 +171,7 @@ def measure(args, shapes, geoms) -> int:
     return 1 if failed else 0
 
 
-def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms, bulk_ok) -> dict:
+def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms) -> dict:
     t0 = time.time()
     x = cupy.random.random((rows, cols), dtype=np.float32) + np.float32(0.5)
     want = cupy.ascontiguousarray(x.T)
@@ -211,8 +187,6 @@ def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geom
     plans = {LIBRARY: (spec, grid, block, shmem, extra, K.VecGeometry() if spec == K.VecGeometry().spec() else None)}
     if takes_vector(rows, cols):
         for g in geoms:
-            if isinstance(g, K.BulkGeometry):
-                continue
             plans.setdefault(g.name if g != K.VecGeometry() else LIBRARY,
                              (g.spec(), g.grid(rows, cols), (K.VEC_THREADS,), g.shmem(), (), g))
     rec = dict(shape=f"{rows}x{cols}", rows=rows, cols=cols, bytes=nbytes, vector=takes_vector(rows, cols),
@@ -220,12 +194,6 @@ def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geom
     runs = {}
     for name, v in CONTROLS.items():  # copies (out keeps the shape): the staging's cost without the transpose's writes
         plans[name] = (v.spec("float"), v.grid(rows, cols), v.block, 0, (), None)
-    for g in geoms:  # transpose_bulk: its persistent grid from the driver's blocks per SM (sm_90+, aligned shapes)
-        if isinstance(g, K.BulkGeometry) and bulk_ok and K.bulk_takes(rows, cols):
-            kernel = runtime.get_kernel(g.spec())
-            runtime.set_max_dynamic_shared(kernel, g.shmem())
-            plans[g.name] = (*bulk_plan(g, rows, cols, sms, runtime.max_active_blocks(kernel, K.BULK_THREADS,
-                                                                                      g.shmem())), None)
     for name, (spec, grid, block, shmem, extra, geom) in plans.items():
         kernel = runtime.get_kernel(spec)
         if shmem:

@@ -254,87 +254,17 @@ __device__ __forceinline__ float4 lds128(const float* p) {
 // Edge tiles are zero-filled (the extra products add zeros) and stores are bounds-checked, so any
 // M, N, K >= 1 is correct. Blocks are visited in groups of GROUP_M tile rows for L2 reuse.
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
-// (k_chunk a multiple of BK), for problems whose tiles cannot fill the GPU. A template flag, so the plain kernel
-// keeps its registers. EPILOGUE says how the gridDim.y partial tiles of one tile of C are added:
-//   RB_ATOMIC (the 7-parameter kernel, names as before): atomicAdd into C, which the host zeroes first (a memset
-//   launch per call; the order of the additions is not fixed).
-//   RB_TICKET (the overload with `work` and `ticket` and an 18th template argument): each block stores its partial
-//   tile into work (split-major: work[y * M * N + i * N + j]), then last_split (the gemv kernels' hand-off below);
-//   the last block of the tile to arrive adds the partials with the whole block, in split order, float4 where the
-//   rows allow it, and writes C: one launch, the same bits every run; its atomicInc leaves the ticket at 0.
+// (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
+// problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
 //   PAD = 1 (VEC = 4 only): A and B have row pitches rounded up to a multiple of 4 floats (lda = 4*ceil(K/4),
 //   ldb = 4*ceil(N/4)): operands that the host copied into 16-byte aligned scratch, A's extra columns zero,
 //   so any N and K take the float4 loads; C keeps its pitch N (float4 stores only when N % 4 == 0 and C
 //   is 16-byte aligned, else bounds-checked scalar stores).
-constexpr int RB_ATOMIC = 0, RB_TICKET = 1;
-
-// The ticket epilogue's hand-off, called by every thread once its partials are stored: true (in every thread of the
-// block) in the last of the gridDim.y blocks of this block of outputs to arrive. atomicInc wraps the counter back
-// to 0 on that last arrival: no reset store, and the buffer is all zeros between launches.
-__device__ __forceinline__ bool last_split(unsigned* ticket) {
-    __shared__ bool last;
-    __threadfence();  // this thread's partials are visible device-wide before its block takes a ticket
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicInc(ticket, gridDim.y - 1) == gridDim.y - 1;
-    __syncthreads();
-    if (last) __threadfence();  // the acquire side: the other blocks' partials are read after the ticket
-    return last;
-}
-
-// The ticket epilogue's last block: C's BM x BN tile at (m0, n0) = the sum over y = 0, 1, ... of the gridDim.y
-// partial tiles in work, in that order for every element. NT threads take consecutive float4s (or floats) of the
-// tile's rows (coalesced), CH (4 float4s or 8 floats) at a time, the split loop unrolled 4 deep so that several
-// splits' loads are in flight before their adds (in split order). __ldcg: at L2, where the other SMs' stores landed.
-// The last block reads splits x the tile alone, so the host caps the splits (ops.matmul.SPLITK_TICKET_MAX_SPLITS). float4 when N % 4 == 0 and C is 16-byte aligned (work always is).
-template <int W> struct vec_of { using type = float; };
-template <> struct vec_of<4> { using type = float4; };
-
-template <int BM, int BN, int NT, int W>
-__device__ __forceinline__ void add_tile_partials(float* __restrict__ C, const float* __restrict__ work, int M, int N,
-                                                  int m0, int n0) {
-    using T = typename vec_of<W>::type;
-    constexpr int Q = BN / W, PER = BM * Q / NT, CH = PER < (W == 4 ? 4 : 8) ? PER : (W == 4 ? 4 : 8);  // float4s or floats
-    static_assert((BM * Q) % NT == 0 && PER % CH == 0, "the tile does not split evenly over the threads");
-    // 32-bit offsets: the host takes this epilogue only while splits x M x N < 2^31 (its workspace cap is far below)
-    const unsigned plane = (unsigned)M * (unsigned)N;
-    const int splits = gridDim.y;
-#pragma unroll 1
-    for (int c0 = 0; c0 < PER; c0 += CH) {
-        unsigned off[CH];
-        T s[CH];
-#pragma unroll
-        for (int u = 0; u < CH; ++u) {
-            const int t = (c0 + u) * NT + threadIdx.x;
-            const int row = m0 + t / Q, col = n0 + (t % Q) * W;
-            off[u] = row < M && col < N ? (unsigned)row * (unsigned)N + col : ~0u;  // ~0u: outside C
-            s[u] = off[u] != ~0u ? __ldcg(reinterpret_cast<const T*>(work + off[u])) : T{};
-        }
-#pragma unroll 4
-        for (int y = 1; y < splits; ++y) {
-            const float* part = work + (unsigned)y * plane;
-            T v[CH];
-#pragma unroll
-            for (int u = 0; u < CH; ++u) v[u] = off[u] != ~0u ? __ldcg(reinterpret_cast<const T*>(part + off[u])) : T{};
-#pragma unroll
-            for (int u = 0; u < CH; ++u) {
-                if constexpr (W == 4) {
-                    s[u].x += v[u].x; s[u].y += v[u].y; s[u].z += v[u].z; s[u].w += v[u].w;
-                } else {
-                    s[u] += v[u];
-                }
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < CH; ++u)
-            if (off[u] != ~0u) *reinterpret_cast<T*>(C + off[u]) = s[u];
-    }
-}
-
-template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD,
-          bool SPLIT, int DBUF, int ORDER, int PIN, int PAD, int EPILOGUE>
-__device__ __forceinline__ void
-register_blocked_body(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
-                      float* __restrict__ work, unsigned* __restrict__ ticket, int M, int N, int K, int k_chunk) {
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
+          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int PAD = 0>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
+                 int k_chunk) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
@@ -529,20 +459,16 @@ register_blocked_body(float* __restrict__ C, const float* __restrict__ A, const 
     }
     cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep the rule simple)
 
-    // epilogue: bounds-checked stores, float4 when every row of C is 16-byte aligned; atomics when split (RB_ATOMIC);
-    // the ticket epilogue stores this split's partial tile into work (float4 when N % 4 == 0) and hands off
-    constexpr bool TICKET = SPLIT && EPILOGUE == RB_TICKET;
-    float* const dst = TICKET ? work + (long long)blockIdx.y * M * N : C;
-    const bool c_vec = TICKET ? (N & 3) == 0
-                              : VEC == 4 && !SPLIT
-                                    && (!PAD || ((N & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0));
+    // epilogue: bounds-checked stores, float4 when every row of C is 16-byte aligned; atomics when split
+    const bool c_vec = VEC == 4 && !SPLIT
+                       && (!PAD || ((N & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0));
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
             const int row = m0 + warp_m * WM + wm * WSUBM + t_m * TM + i;
             if (row >= M) continue;
-            float* crow = dst + (long long)row * N;
+            float* crow = C + (long long)row * N;
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
@@ -557,45 +483,12 @@ register_blocked_body(float* __restrict__ C, const float* __restrict__ A, const 
 #pragma unroll
                         for (int q = 0; q < 4; ++q)
                             if (col + q < N) {
-                                if (SPLIT && !TICKET) atomicAdd(crow + col + q, acc[ii][jj + q]);
+                                if (SPLIT) atomicAdd(crow + col + q, acc[ii][jj + q]);
                                 else crow[col + q] = acc[ii][jj + q];
                             }
                     }
                 }
         }
-    if constexpr (TICKET) {
-        if (!last_split(ticket + blockIdx.x)) return;
-        if ((N & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0)
-            add_tile_partials<BM, BN, NT, 4>(C, work, M, N, m0, n0);
-        else
-            add_tile_partials<BM, BN, NT, 1>(C, work, M, N, m0, n0);
-    }
-}
-
-// The split-K atomic epilogue and the unsplit kernel: C, A, B, M, N, K, k_chunk (names as before EPILOGUE existed).
-template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int PAD = 0>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
-register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
-                 int k_chunk) {
-    register_blocked_body<BM, BN, BK, WM, WN, WNITER, TM, TN, STAGES, VEC, ALOAD, SPLIT, DBUF, ORDER, PIN, PAD,
-                          RB_ATOMIC>(C, A, B, nullptr, nullptr, M, N, K, k_chunk);
-}
-
-// The split-K ticket epilogue: C, A, B, work (splits x M x N floats), ticket (one zeroed counter per tile of C,
-// gridDim.x), M, N, K, k_chunk; all 18 template arguments spelled out (EPILOGUE = RB_TICKET, SPLIT true).
-// Launch bounds as the atomic kernel (MINB). The ticket twins of the small tiles take more registers on sm_90
-// (NVRTC 13): 32 x 128 float4 105 (atomic 96: 4 blocks per SM instead of 5), scalar 118 (98: 4 either way),
-// 64 x 128 145-159 (123-125: 3 instead of 4), 64 x 64 105 (92-95: 4 instead of 5), 128 x 32 109-110 (106-107).
-// MINB + 1 on them spilled 8-40 bytes (128 x 32, 64 x 128, the scalar kernels), so it is not taken.
-template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF, int ORDER, int PIN, int PAD, int EPILOGUE>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
-register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
-                 float* __restrict__ work, unsigned* __restrict__ ticket, int M, int N, int K, int k_chunk) {
-    static_assert(SPLIT && EPILOGUE == RB_TICKET, "the 9-parameter register_blocked is the split-K ticket kernel");
-    register_blocked_body<BM, BN, BK, WM, WN, WNITER, TM, TN, STAGES, VEC, ALOAD, SPLIT, DBUF, ORDER, PIN, PAD,
-                          EPILOGUE>(C, A, B, work, ticket, M, N, K, k_chunk);
 }
 
 // pad_pitch4: the copies of register_blocked<..., PAD = 1>'s operands, both in one launch: dst_a (rows_a x
@@ -641,7 +534,18 @@ pad_pitch4(float* __restrict__ dst_a, const float* __restrict__ src_a, float* __
 // Unsplit launches (and the atomic epilogue) never touch work or ticket (the host passes null).
 constexpr int GEMV_ATOMIC = 0, GEMV_TICKET = 1;
 
-// (last_split, the ticket hand-off, is defined above register_blocked, which shares it)
+// The ticket epilogue's hand-off, called by every thread once its partials are stored: true (in every thread of the
+// block) in the last of the gridDim.y blocks of this block of outputs to arrive. atomicInc wraps the counter back
+// to 0 on that last arrival: no reset store, and the buffer is all zeros between launches.
+__device__ __forceinline__ bool last_split(unsigned* ticket) {
+    __shared__ bool last;
+    __threadfence();  // this thread's partials are visible device-wide before its block takes a ticket
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicInc(ticket, gridDim.y - 1) == gridDim.y - 1;
+    __syncthreads();
+    if (last) __threadfence();  // the acquire side: the other blocks' partials are read after the ticket
+    return last;
+}
 
 // A shuffle tree over the warp: a fixed summation order; lane 0 gets the sum.
 __device__ __forceinline__ float warp_sum(float x) {

@@ -62,10 +62,6 @@ TUNE_PARAMS = {
     "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
     "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1], "ORDER": [0, 1, 2], "PIN": [0, 1],
 }
-# How split-K partial tiles are added (register_blocked's EPILOGUE; ops.matmul.options(splitk=...)): "atomic",
-# atomicAdd into C zeroed by a memset first (two launches); "ticket", partials in a kept per-stream workspace added by
-# the last block of each tile, in split order (one launch, deterministic)
-SPLITK_EPILOGUES = ("atomic", "ticket")
 # split-K factors (sweeps, tuning, chooser): up to 256, since one small tile with K = 65536 took the largest factor
 # swept (64: 64 blocks for 132 SMs) on the H100 and the H200; the chooser also keeps slices >= MIN_SPLIT_DEPTH
 SPLIT_FACTORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -183,23 +179,16 @@ class RBConfig:
             out.append("PIN is 0 or 1")
         return out
 
-    def spec(self, vec: int, split: bool = False, pad: bool = False, epilogue: str = "atomic") -> KernelSpec:
-        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K, its partial tiles
-        added by ``epilogue`` (:data:`SPLITK_EPILOGUES`: "atomic", atomicAdd into C zeroed first, the 7-parameter
-        kernel and its names as before; "ticket", the 9-parameter overload with a workspace and tickets, all 18
-        template arguments written, the last "1"); ``pad``: A and B read with pitches rounded up to 4 floats (padded
-        copies, :func:`pad_pitch`), vec 4 only. An unsplit kernel has no epilogue: ``epilogue`` is ignored."""
+    def spec(self, vec: int, split: bool = False, pad: bool = False) -> KernelSpec:
+        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue);
+        ``pad``: A and B read with pitches rounded up to 4 floats (padded copies, :func:`pad_pitch`), vec 4 only."""
         if vec not in (1, 4):
             raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
         if pad and vec != 4:
             raise ValueError("pad reads float4s: vec must be 4")
-        if epilogue not in SPLITK_EPILOGUES:
-            raise ValueError(f"split-K epilogue is one of {SPLITK_EPILOGUES}, got {epilogue!r}")
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         args = [self.bm, self.bn, self.bk, self.wm, self.wn, self.wniter, self.tm, self.tn, self.stages, vec,
                 self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin, int(pad)]
-        if split and epilogue == "ticket":
-            return KernelSpec(SRC, f"register_blocked<{', '.join(map(str, args + [1]))}>")  # RB_TICKET
         while args[-1] == 0 and len(args) > 14:  # ORDER, PIN, PAD default to 0: keep older names (and caches) stable
             args.pop()
         return KernelSpec(SRC, f"register_blocked<{', '.join(map(str, args))}>")
@@ -376,7 +365,4 @@ KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIP
            + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
            + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)]
-           + [cfg.spec(4, sp, pad=True) for cfg in CANDIDATES for sp in (False, True)] + [PAD_COPY] + GEMV_KERNELS
-           # the split-K kernels' ticket twins (each split instantiation above, with the ticket epilogue)
-           + [cfg.spec(v, True, epilogue="ticket") for cfg in CANDIDATES for v in (4, 1)]
-           + [cfg.spec(4, True, pad=True, epilogue="ticket") for cfg in CANDIDATES])
+           + [cfg.spec(4, sp, pad=True) for cfg in CANDIDATES for sp in (False, True)] + [PAD_COPY] + GEMV_KERNELS)

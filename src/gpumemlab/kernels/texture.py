@@ -51,34 +51,6 @@ def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, 
                            f"{int(bool(fp32))}, {vec}, {unroll}>", defines=_streaming(stream))
 
 
-# The bucketed gather (texture.cu, Plan(bucket=...)): count and scatter the points into band order, sample the
-# band-ordered list (STAGED 0: values stored to their places; 1: in band order, then bucket_unstage scatters them)
-BUCKET_COUNT = KernelSpec(SRC, "bucket_count")
-BUCKET_SCATTER = KernelSpec(SRC, "bucket_scatter")
-BUCKET_CHUNK = BLOCK * 16  # points per block of bucket_count / bucket_scatter (texture.cu's BUCKET_ITEMS = 16)
-BUCKET_MAX_BANDS = 1024  # texture.cu's shared-memory histogram
-
-
-def bucket_unstage(stream: bool = False) -> KernelSpec:
-    return KernelSpec(SRC, "bucket_unstage", defines=_streaming(stream))
-
-
-def sample_bucket_tex(staged: bool, stream: bool = False) -> KernelSpec:
-    return KernelSpec(SRC, f"sample_bucket_tex<{int(bool(staged))}>", defines=_streaming(stream))
-
-
-def sample_bucket_exact(address: str, linear: bool, source: str, fp32: bool, staged: bool,
-                        stream: bool = False) -> KernelSpec:
-    if address not in ADDRESS_MODES:
-        raise ValueError(f"sample_bucket_exact: no address mode {address!r}")
-    if source not in SOURCES:
-        raise ValueError(f"sample_bucket_exact: no source {source!r}; one of {', '.join(SOURCES)}")
-    if source == "gather" and address not in GATHER_ADDRESS:
-        raise ValueError(f"sample_bucket_exact: gather supports only {GATHER_ADDRESS} addressing, not {address!r}")
-    return KernelSpec(SRC, f"sample_bucket_exact<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
-                           f"{int(bool(fp32))}, {int(bool(staged))}>", defines=_streaming(stream))
-
-
 # Declared (compiled for every arch by CI): the kernels as first written, every tiled texture geometry, and the
 # exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode and the probe's
 # workloads), the default plans' kernels with the streaming hints (measured no faster on an H200:
@@ -91,11 +63,3 @@ KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in 
     sample_tex_tiled(1, 8, True)] + [sample_exact("clamp", True, "ldg", True, 1, u, True) for u in (1, 4)] + [
     sample_exact(a, lin, s, True, 2, 2) for a in ADDRESS_MODES for lin in (False, True) for s in SOURCES
     if (a, lin) != ("clamp", True) and (s != "gather" or a in GATHER_ADDRESS)]
-# the bucketed gather: its count and scatter kernels, both sample kernels of the texture path, the exact path's
-# clamp/bilinear kernels for every pitched source and both weights, and one kernel of every other address mode and
-# filter (ldg, float weights)
-KERNELS += [BUCKET_COUNT, BUCKET_SCATTER, bucket_unstage()] + [sample_bucket_tex(st) for st in (False, True)] + [
-    sample_bucket_exact("clamp", True, s, f, st) for s in ("global", "ldg", "row4") for f in (False, True)
-    for st in (False, True)] + [
-    sample_bucket_exact(a, lin, "ldg", True, False) for a in ADDRESS_MODES for lin in (False, True)
-    if (a, lin) != ("clamp", True)]

@@ -289,52 +289,39 @@ _OPTIONS = {"route": "direct", "waves": "unaligned"}
 # partials in a kept per-stream workspace added by the last block to arrive, deterministic) or "atomic" (a memset of
 # C, then atomicAdd: two launches). Kept apart from _OPTIONS, the tile routes' record (describe)
 _GEMV = {"epilogue": "ticket"}
-# options(splitk=...): how register_blocked adds split-K partial tiles (SPLITK_EPILOGUES): "atomic" (default for now:
-# a memset of C, then atomicAdd: two launches) or "ticket" (one launch: partials in the same kept per-stream
-# workspace as the gemv kernels', added in split order by the last block of each tile; deterministic), which falls
-# back to "atomic" when splits x M x N passes SPLITK_WORKSPACE_MAX (:func:`splitk_epilogue`)
-_SPLITK = {"epilogue": "atomic"}
 # route="auto" pads when the copies' ideal DRAM time is at most this share of the product's ideal FP32 time (an
 # assumption of the model, not a measurement: on the H200 the padded multiply ran no faster than the scalar one)
 PAD_MAX_COPY_SHARE = 0.10
 
 
 GEMV_EPILOGUES = K.GEMV_EPILOGUES  # options(gemv=...)
-SPLITK_EPILOGUES = K.SPLITK_EPILOGUES  # options(splitk=...)
 
 
 @contextmanager
-def options(route: str | None = None, waves: str | None = None, gemv: str | None = None,
-            splitk: str | None = None):
+def options(route: str | None = None, waves: str | None = None, gemv: str | None = None):
     """Process-wide choices of :func:`matmul` for the block (experiments, probes): ``route`` "auto" (the model of
     :func:`pad_decision`), "direct" (N, K as given: scalar loads when unaligned) or "pad" (padded copies whenever N or
     K is unaligned); ``waves``: where :func:`wave_choice` checks the nearest shape's winner: "unaligned" (the scalar
     and padded routes), "all" or "off" (the winner as is, the chooser before the wave model); ``gemv``: how the
-    matrix-vector kernels add split k ranges, "ticket" or "atomic" (:func:`gemv_launch`); ``splitk``: how the tile
-    kernel adds split-K partial tiles, "atomic" or "ticket" (:func:`splitk_epilogue`)."""
+    matrix-vector kernels add split k ranges, "ticket" or "atomic" (:func:`gemv_launch`)."""
     if route is not None and route not in ROUTES:
         raise UsageError(f"matmul: route {route!r}; expected one of {', '.join(ROUTES)}")
     if waves is not None and waves not in WAVES:
         raise UsageError(f"matmul: waves {waves!r}; expected one of {', '.join(WAVES)}")
     if gemv is not None and gemv not in GEMV_EPILOGUES:
         raise UsageError(f"matmul: gemv {gemv!r}; expected one of {', '.join(GEMV_EPILOGUES)}")
-    if splitk is not None and splitk not in SPLITK_EPILOGUES:
-        raise UsageError(f"matmul: splitk {splitk!r}; expected one of {', '.join(SPLITK_EPILOGUES)}")
-    before, gemv_before, splitk_before = dict(_OPTIONS), dict(_GEMV), dict(_SPLITK)
+    before, gemv_before = dict(_OPTIONS), dict(_GEMV)
     if route is not None:
         _OPTIONS["route"] = route
     if waves is not None:
         _OPTIONS["waves"] = waves
     if gemv is not None:
         _GEMV["epilogue"] = gemv
-    if splitk is not None:
-        _SPLITK["epilogue"] = splitk
     try:
         yield dict(_OPTIONS)
     finally:
         _OPTIONS.update(before)
         _GEMV.update(gemv_before)
-        _SPLITK.update(splitk_before)
 
 
 @dataclass(frozen=True)
@@ -536,7 +523,7 @@ class Plan:
     vec: int | None = None
     splits: int = 1
     keep: tuple = ()  # scratch and prepared operands the launches use
-    epilogue: str | None = None  # split k ranges (gemv) or split-K tiles: how they are added ("ticket" or "atomic")
+    epilogue: str | None = None  # gemv with split k ranges: how they are added ("ticket" or "atomic")
 
 
 def _grid2d(variant: str, nx: int, ny: int, block: tuple[int, int], per_x: int = 1) -> tuple[int, int]:
@@ -560,10 +547,9 @@ def column_major(b):
 
 
 def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int | None = None,
-                          splits: int | None = None, pad: bool = False, epilogue: str | None = None) -> Plan:
+                          splits: int | None = None, pad: bool = False) -> Plan:
     """``pad``: copy A and/or B into padded scratch first (part "pad", in ``run``) and read them by float4 (any
-    N, K); the scratch is the plan's own. ``epilogue``: how split-K partial tiles are added, "atomic" or "ticket"
-    (None: :func:`options`' splitk; :func:`splitk_epilogue` decides, with its workspace cap)."""
+    N, K); the scratch is the plan's own."""
     from ..gpu import runtime
 
     m, k = a.shape
@@ -582,8 +568,7 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
     if vec == 4 and not fast:
         raise UsageError("register_blocked vec=4 needs N % 4 == 0, K % 4 == 0 and 16-byte aligned arrays")
     chunk, splits = split_chunk(k, cfg.bk, splits or 1)
-    sk = splitk_epilogue(m, n, splits, _tiles(cfg, m, n), epilogue)
-    spec = cfg.spec(vec, split=splits > 1, pad=geom is not None, epilogue=sk.epilogue or "atomic")
+    spec = cfg.spec(vec, split=splits > 1, pad=geom is not None)
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
     grid, threads, smem = (_tiles(cfg, m, n), splits), cfg.threads, cfg.smem_bytes
@@ -610,21 +595,16 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
         cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         launch()
 
-    def ticket_launch():  # one launch: this stream's workspace, the last block of each tile writes C
-        runtime.launch(kernel, grid, threads, out, pa, pb, *gemv_workspace(*sk.workspace), m, n, k, chunk,
-                       shmem=smem)
-
-    multiply = ticket_launch if sk.epilogue == "ticket" else zero_then_launch if sk.zero_first else launch
+    multiply = zero_then_launch if splits > 1 else launch
     if geom is None:
-        return Plan("register_blocked", multiply, config=cfg, vec=vec, splits=splits, epilogue=sk.epilogue)
+        return Plan("register_blocked", multiply, config=cfg, vec=vec, splits=splits)
 
     def both():
         parts["pad"]()
         multiply()
 
     parts["multiply"] = multiply
-    return Plan("register_blocked", both, parts=parts, config=cfg, vec=vec, splits=splits, keep=keep,
-                epilogue=sk.epilogue)
+    return Plan("register_blocked", both, parts=parts, config=cfg, vec=vec, splits=splits, keep=keep)
 
 
 GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the epilogue than they save
@@ -728,9 +708,7 @@ def size_class(n: int) -> int:
 
 def gemv_workspace(partials: int, tickets: int):
     """(float32 partials, zeroed uint32 tickets), at least these many, for the ticket epilogue on CuPy's current
-    stream and device: made once per size class and kept, never per call. Shared by the gemv kernels and the
-    split-K tile kernel (:func:`splitk_epilogue`): launches on one stream run in order, and each leaves its tickets
-    at 0, so one set per size class serves both.
+    stream and device: made once per size class and kept, never per call.
 
     The rule is one workspace per stream. Kernels on one stream run in order, so one set serves every call there,
     and each launch leaves its tickets at 0 for the next; a call on another stream, which may run at the same time,
@@ -794,60 +772,6 @@ def gemv_plan(a, b, out, sms: int | None = None, epilogue: str | None = None) ->
     g = gemv_launch(m, n, k, _aligned16(a, b) if n == 1 else _aligned16(a, b, out), sms, epilogue=epilogue)
     run = GemvRun(g)
     return Plan("gemv", lambda: run(out, a, b), vec=g.vec, splits=g.splits, epilogue=g.epilogue)
-
-
-# ---------------------------------------------------------------- split-K tiles: the atomic and ticket epilogues
-
-# The ticket epilogue's partials at most (floats: 16 MiB): splits x M x N beyond it take the atomic route. The
-# partials are written and read back within one launch, so they should stay in L2 (50 MiB on the H100, 60 on the
-# H200); the shapes the chooser splits need far less (777 x 1001 x 3 splits: 2.3 Mi floats, 9.3 MB).
-SPLITK_WORKSPACE_MAX = 1 << 22
-# ... and at most this many splits: the last block of a tile reads every split's partial tile alone (one SM: 256
-# splits of a 64 x 64 tile are 4 MiB, some 30 us at an SM's share of L2 bandwidth), where the atomic route spreads
-# the additions over every SM's atomics. A guess until measured (tools/splitk_probe.py --ticket-max-splits).
-SPLITK_TICKET_MAX_SPLITS = 16
-
-
-@dataclass(frozen=True)
-class SplitK:
-    """How one register_blocked launch adds its split-K partial tiles: ``epilogue`` None (one k range), "atomic"
-    (a memset of C first: :attr:`zero_first`) or "ticket" (``workspace``: (partial floats, tickets), as
-    :func:`gemv_workspace` takes them: splits x M x N partials, one ticket per tile, grid x)."""
-
-    epilogue: str | None = None
-    workspace: tuple[int, int] | None = None
-
-    @property
-    def zero_first(self) -> bool:
-        return self.epilogue == "atomic"
-
-
-def splitk_epilogue(m: int, n: int, splits: int, tiles: int, epilogue: str | None = None) -> SplitK:
-    """The epilogue of an M x N launch of ``tiles`` tiles and ``splits`` k ranges: ``epilogue`` ("atomic" or "ticket";
-    None: :func:`options`' splitk), except that one k range has none and a ticket whose partials would pass
-    SPLITK_WORKSPACE_MAX floats, or with more than SPLITK_TICKET_MAX_SPLITS splits, falls back to "atomic"."""
-    if splits <= 1:
-        return SplitK()
-    epilogue = _SPLITK["epilogue"] if epilogue is None else epilogue
-    if epilogue not in SPLITK_EPILOGUES:
-        raise UsageError(f"matmul: splitk {epilogue!r}; expected one of {', '.join(SPLITK_EPILOGUES)}")
-    partials = splits * m * n
-    if epilogue == "ticket" and partials <= SPLITK_WORKSPACE_MAX and splits <= SPLITK_TICKET_MAX_SPLITS:
-        return SplitK("ticket", (partials, tiles))
-    return SplitK("atomic")
-
-
-class _TicketRun:
-    """A prepared split-K ticket launch (``C, A, B, work, ticket`` then the scalars): ``run(out, a, b)`` passes this
-    stream's workspace (:func:`gemv_workspace`), so it drops in wherever the plain prepared launch goes."""
-
-    __slots__ = ("launch", "workspace")
-
-    def __init__(self, launch, workspace: tuple[int, int]):
-        self.launch, self.workspace = launch, workspace
-
-    def __call__(self, out, a, b) -> None:
-        self.launch(out, a, b, *gemv_workspace(*self.workspace))
 
 
 _SMEM_SET: set = set()
@@ -954,12 +878,12 @@ _FLOAT32 = (np.float32,)
 
 @lru_cache(maxsize=4096)
 def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: str = "auto",
-                 waves: str = "unaligned", gemv: str = "ticket", splitk: str = "atomic"):
+                 waves: str = "unaligned", gemv: str = "ticket"):
     """(prepared launch of ``out, a, b``, whether C is zeroed first, padded-route runner or None) for variant "auto",
     once per shape, alignment class, device and :func:`options`; each call then only writes its pointers. N = 1 or
     M <= 8: the GEMV kernels (:class:`GemvRun`, which zeroes C itself where its epilogue needs it); otherwise
     :func:`route`'s choice with the steps of :func:`register_blocked_plan` (vector width, K chunk, kernel,
-    shared-memory opt-in, split-K epilogue: :func:`splitk_epilogue`; the ticket's launch is a :class:`_TicketRun`)."""
+    shared-memory opt-in)."""
     from ..gpu import runtime
 
     if is_gemv(m, n):  # memory-bound: a warp per row of A (N = 1), or columns of B shared by M <= 8 rows
@@ -968,18 +892,12 @@ def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: 
     r = route(m, n, k, aligned, mode=mode, waves=waves)
     cfg = r.choice.config
     chunk, splits = split_chunk(k, cfg.bk, r.choice.splits)
-    tiles = _tiles(cfg, m, n)
-    sk = splitk_epilogue(m, n, splits, tiles, splitk)
-    spec = cfg.spec(1 if r.kind == "scalar" else 4, split=splits > 1, pad=r.kind == "pad",
-                    epilogue=sk.epilogue or "atomic")
+    spec = cfg.spec(1 if r.kind == "scalar" else 4, split=splits > 1, pad=r.kind == "pad")
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
-    pad = _PadRun(r.geometry) if r.kind == "pad" else None
-    if sk.epilogue == "ticket":
-        launch = runtime.Launcher(kernel, (tiles, splits), cfg.threads, 5, m, n, k, chunk, shmem=cfg.smem_bytes)
-        return _TicketRun(launch, sk.workspace), False, pad
-    launch = runtime.Launcher(kernel, (tiles, splits), cfg.threads, 3, m, n, k, chunk, shmem=cfg.smem_bytes)
-    return launch, sk.zero_first, pad
+    launch = runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
+                              shmem=cfg.smem_bytes)
+    return launch, splits > 1, (_PadRun(r.geometry) if r.kind == "pad" else None)
 
 
 def matmul(a, b, out=None, variant: str = "auto"):
@@ -1010,8 +928,8 @@ def matmul(a, b, out=None, variant: str = "auto"):
 
         aligned = (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
         launch, zero, pad = _auto_launch(m, n, k, aligned, runtime.device_info()["name"], _OPTIONS["route"],
-                                         _OPTIONS["waves"], _GEMV["epilogue"], _SPLITK["epilogue"])
-        if zero:  # split-K partial tiles are added into C (the atomic epilogue)
+                                         _OPTIONS["waves"], _GEMV["epilogue"])
+        if zero:  # split-K partial tiles are added into C
             cupy = cupy_module()
             cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         if pad is None:

@@ -25,11 +25,6 @@ exact path reads its texels from and in which precision it weights them. An :cla
 image in a CUDA array, the texture unit's block-linear layout: a 32-byte sector holds a 4 x 2 texel tile instead of
 8 x 1, so a scattered 2x2 footprint touches fewer sectors) is sampled like the image itself; the exact path then
 selects texels with point-sampled or gathered texture fetches and weights them in software.
-
-``Plan(bucket=...)`` (opt-in, issue 16) samples scattered points in another order: the points are copied into the
-order of the image band (rows) they read, and sampled band after band, so that each band of the image stays in L2
-while its points read it (:func:`bucket_bands`, :func:`bucket_pays`). Same fetch, same values: only the order of the
-work changes.
 """
 
 from __future__ import annotations
@@ -54,9 +49,6 @@ _scratch = None
 ORDERS = ("flat", "rows")
 PLAN_SOURCES = ("auto", "global", "ldg", "row4", "points", "gather")
 WEIGHTS = ("double", "float")
-BUCKETS = ("off", "auto", "direct", "staged")
-BUCKET_MIN_POINTS = 2**20  # bucket="auto" buckets from this many points (and an image over half of L2)
-BUCKET_BAND_FRACTION = 4  # automatic band count: a band's bytes at most L2 / 4
 
 
 @dataclass(frozen=True)
@@ -80,16 +72,6 @@ class Plan:
         arithmetic).
     streaming: load the coordinates and store the output with the evict-first hint (each is touched once), leaving
         L2 to the image's texels, which scattered samples re-read.
-    bucket: the bucketed gather (texture.cu's bucket_count, bucket_scatter, sample_bucket_*): the points are copied
-        into the order of the image band they read and sampled in that order, one sample per thread (``samples``,
-        ``vector`` and ``order`` then do not apply), each band staying in L2 while its points read it. ``"off"``;
-        ``"direct"``: the sample kernel stores each value to its place in the output (scattered 4-byte stores);
-        ``"staged"``: it stores the values in band order and a fourth kernel scatters them; ``"auto"``: ``"direct"``
-        where it can pay (:func:`bucket_pays`: flat coordinates, at least 2^20 points, an image over half of L2),
-        else off. Temporaries per call from CuPy's pool: 12 bytes per point (16 staged) and two int32 per band and
-        chunk of 4096 points.
-    bands: the bucketed gather's band count (1 to 1024, at most the image's rows); 0: from the L2 size
-        (:func:`bucket_bands`).
     """
 
     samples: int = 1
@@ -98,18 +80,14 @@ class Plan:
     source: str = "auto"
     weights: str = "double"
     streaming: bool = False
-    bucket: str = "off"
-    bands: int = 0
 
     def __post_init__(self):
         if self.samples not in (1, 2, 4, 8):
             raise UsageError(f"plan: samples={self.samples!r} not supported; expected 1, 2, 4 or 8")
         for name, value, allowed in (("order", self.order, ORDERS), ("source", self.source, PLAN_SOURCES),
-                                     ("weights", self.weights, WEIGHTS), ("bucket", self.bucket, BUCKETS)):
+                                     ("weights", self.weights, WEIGHTS)):
             if value not in allowed:
                 raise UsageError(f"plan: {name} {value!r} not supported; expected one of {', '.join(allowed)}")
-        if not isinstance(self.bands, int) or isinstance(self.bands, bool) or not 0 <= self.bands <= 1024:
-            raise UsageError(f"plan: bands={self.bands!r} not supported; expected 0 (from the L2 size) to 1024")
 
 
 # The defaults, chosen by tools/sample2d_probe.py on an H200 (docs/notes/sample2d.md): eight samples per thread in
@@ -279,48 +257,6 @@ class Launch:
     width: int = 0  # samples per row of the tiling
     tiles: int = 1  # tiles (blocks) across a row
     source: str | None = None  # the exact path's texel source
-    bucket: str | None = None  # the bucketed gather ("direct" or "staged"; spec is then its sample kernel)
-    bands: int = 0
-    rows_per_band: int = 0
-    chunks: int = 0  # blocks of bucket_count / bucket_scatter (K.BUCKET_CHUNK points each)
-
-
-def bucket_bands(rows: int, image_bytes: int, l2_bytes: int, requested: int = 0) -> tuple[int, int]:
-    """(bands, rows_per_band) of the bucketed gather over an image of ``rows`` rows and ``image_bytes`` bytes: the
-    ``requested`` count, or else the least power of two whose bands hold at most L2 / 4 bytes each (8192^2 float32
-    with 60 MiB of L2: 32 bands of 256 rows); at most 1024 and at most ``rows``. Bands hold ceil(rows / bands) rows,
-    so fewer bands may be left (the count returned)."""
-    from ..kernels import texture as K
-
-    if requested:
-        bands = requested
-    else:
-        per_band = max(1, l2_bytes // BUCKET_BAND_FRACTION)
-        bands = 1 << (max(1, -(-image_bytes // per_band)) - 1).bit_length()
-    bands = max(1, min(bands, rows, K.BUCKET_MAX_BANDS))
-    rows_per_band = -(-rows // bands)
-    return -(-rows // rows_per_band), rows_per_band
-
-
-def bucket_pays(n: int, row_length: int | None, image_bytes: int, l2_bytes: int) -> bool:
-    """Where ``bucket="auto"`` buckets: flat coordinates (coordinates shaped like an image are sampled in rows order,
-    already local), at least BUCKET_MIN_POINTS points, and an image over half of L2 (a smaller one stays in L2)."""
-    return row_length is None and n >= BUCKET_MIN_POINTS and 2 * image_bytes > l2_bytes
-
-
-def bucket_scale(shape: tuple[int, int], normalized: bool, rows_per_band: int) -> tuple[float, float]:
-    """(bscale, boffset): a point's band is floor(row * bscale + boffset), clamped to the bands (texture.cu's
-    band_of): its pixel row (centers at integers) over rows_per_band, whatever the path's own coordinate map."""
-    (rs, ro, _, _), _ = coordinate_map(shape, normalized, True, "clamp")
-    return rs / rows_per_band, ro / rows_per_band
-
-
-def reference_bands(rows, bscale: float, boffset: float, bands: int):
-    """NumPy: texture.cu's band_of for row coordinates ``rows`` (float32 arithmetic, one rounding of the fma
-    modelled in float64)."""
-    rows = np.asarray(rows, np.float32).astype(np.float64)
-    b = np.floor(np.float32(rows * np.float32(bscale) + np.float32(boffset)).astype(np.float64))
-    return np.clip(np.nan_to_num(b, nan=0.0), 0, bands - 1).astype(np.int64)
 
 
 def tiling(n: int, row_length: int | None, plan: Plan, aligned: bool, block: int) -> tuple[int, int, int, int, int]:
@@ -361,26 +297,13 @@ def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_
 
 @lru_cache(maxsize=256)
 def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear: bool, address: str,
-                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False,
-                image_rows: int = 0, image_bytes: int = 0, l2_bytes: int = 0) -> Launch:
+                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False) -> Launch:
     """The launch :func:`sample2d` makes (pure: CPU-testable). The default plan on the image itself gives the
-    kernels as first written (sample_tex, sample_soft). The bucketed gather (``plan.bucket``) needs the image's rows
-    and bytes and the L2 size; it takes one sample per thread, at most 2^31 - 1 points (else the plan's
-    unbucketed launch)."""
+    kernels as first written (sample_tex, sample_soft)."""
     from ..kernels import blocks_for
     from ..kernels import texture as K
 
     src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok) if exact else None
-    bucket = plan.bucket
-    if bucket == "auto":
-        bucket = "direct" if bucket_pays(n, row_length, image_bytes, l2_bytes) else "off"
-    if bucket != "off" and 0 < n < 2**31 and image_rows > 0:
-        staged = bucket == "staged"
-        bands, rows_per_band = bucket_bands(image_rows, image_bytes, l2_bytes, plan.bands)
-        spec = (K.sample_bucket_exact(address, linear, src, plan.weights == "float", staged, plan.streaming)
-                if exact else K.sample_bucket_tex(staged, plan.streaming))
-        return Launch(spec, blocks_for(n, K.BLOCK), False, source=src, bucket=bucket, bands=bands,
-                      rows_per_band=rows_per_band, chunks=blocks_for(n, K.BUCKET_CHUNK))
     first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and (
         not exact or (src in ("global", "ldg") and plan.weights == "double"))
     if first_written:
@@ -401,52 +324,12 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
     aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
-    bucket_args = ()
-    if plan.bucket != "off":
-        from ..gpu import runtime
-
-        rows = image.shape[0]
-        nbytes = rows * image.shape[1] * 4 if on_array else rows * image.strides[0]
-        bucket_args = (rows, nbytes, int(runtime.device_info()["l2_bytes"]))
     return plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
-                       gather_ok, row4_ok, *bucket_args)
-
-
-def bucket_order(pts, ln: Launch, bscale: float, boffset: float, marks: list | None = None):
-    """The bucketed gather's first steps for C-contiguous (..., 2) float32 ``pts`` and a bucketed launch ``ln``:
-    (sorted, index, counts, scan): the points in band order ((n, 2) float32), their original indices (uint32),
-    the per (band, chunk) counts (band-major, int32) and their inclusive scan (band b ends at
-    scan[(b + 1) * ln.chunks - 1]). ``marks``: a list to append (step, CUDA event) after each step to."""
-    import cupy
-
-    from ..gpu import runtime
-    from ..kernels import texture as K
-
-    n = pts.size // 2
-    counts = cupy.empty(ln.bands * ln.chunks, np.int32)
-    geometry = (np.int32(ln.bands), np.float32(bscale), np.float32(boffset))
-    runtime.launch(K.BUCKET_COUNT, ln.chunks, K.BLOCK, counts, pts, np.int64(n), *geometry)
-    _mark(marks, "count")
-    scan = cupy.cumsum(counts, dtype=np.int32)
-    _mark(marks, "scan")
-    ordered = cupy.empty((n, 2), np.float32)
-    index = cupy.empty(n, np.uint32)
-    runtime.launch(K.BUCKET_SCATTER, ln.chunks, K.BLOCK, ordered, index, pts, np.int64(n), counts, scan, *geometry)
-    _mark(marks, "scatter")
-    return ordered, index, counts, scan
-
-
-def _mark(marks, step: str) -> None:
-    if marks is not None:
-        import cupy
-
-        ev = cupy.cuda.Event()
-        ev.record()
-        marks.append((step, ev))
+                       gather_ok, row4_ok)
 
 
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
-             exact: bool = False, out=None, plan: Plan | None = None, marks: list | None = None):
+             exact: bool = False, out=None, plan: Plan | None = None):
     """Sample the 2-D float32 ``image`` at ``coords``.
 
     Args:
@@ -458,8 +341,6 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
         exact: software interpolation (map_coordinates' results) instead of the texture unit's 8-bit weights.
         out: a float32 C-contiguous GPU array of shape ``coords.shape[:-1]`` to write (default: a new one).
         plan: how the work is laid out (:class:`Plan`); default :func:`default_plan`.
-        marks: a list to append (step, CUDA event) pairs to, ("start" first), after each kernel of the bucketed
-            gather (tools/sample2d_probe.py's per-kernel split); ignored elsewhere.
 
     Returns:
         A float32 array of shape ``coords.shape[:-1]``.
@@ -488,10 +369,7 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
     scalars = (np.float32(rs), np.float32(ro), np.float32(cs), np.float32(co))
     ln = launch_for(image if on_array else img, pts, out, exact=exact, mode=mode, address=address, plan=plan)
     tiling_args = (np.int32(ln.width), np.int32(ln.tiles)) if ln.tiled else ()
-    if ln.bucket:
-        _sample_bucketed(ln, image if on_array else img, pts, out, shape, exact, linear, address, normalized,
-                         normalized_tex, scalars, marks)
-    elif not exact:
+    if not exact:
         filt = "linear" if linear else "point"
         tex = image.texture(filt, address, normalized_tex) if on_array else _texture(img, mode, address,
                                                                                      normalized_tex)
@@ -508,38 +386,3 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
         runtime.launch(ln.spec, ln.grid, K.BLOCK, out, src, pitch, handle, np.int32(shape[0]), np.int32(shape[1]),
                        pts, np.int64(n), *tiling_args, *scalars)
     return out
-
-
-def _sample_bucketed(ln: Launch, image, pts, out, shape, exact: bool, linear: bool, address: str, normalized: bool,
-                     normalized_tex: bool, scalars: tuple, marks: list | None) -> None:
-    """The bucketed gather: bucket_order, then the sample kernel over the band-ordered points (and bucket_unstage
-    where staged). Temporaries from CuPy's pool, freed (stream-ordered) on return."""
-    import cupy
-
-    from ..gpu import runtime
-    from ..kernels import texture as K
-
-    n = out.size
-    on_array = isinstance(image, ArrayImage)
-    _mark(marks, "start")
-    ordered, index, _, _ = bucket_order(pts, ln, *bucket_scale(shape, bool(normalized), ln.rows_per_band),
-                                        marks=marks)
-    vals = cupy.empty(n, np.float32) if ln.bucket == "staged" else out
-    if not exact:
-        filt = "linear" if linear else "point"
-        tex = image.texture(filt, address, normalized_tex) if on_array else _texture(image, "linear" if linear
-                                                                                     else "nearest", address,
-                                                                                     normalized_tex)
-        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, vals, tex.handle, ordered, index, np.int64(n), *scalars)
-    else:
-        if on_array:
-            src, pitch, handle = np.uint64(0), np.int64(0), image.texture("point", "clamp", False).handle
-        else:
-            src, pitch, handle = image, np.int64(image.strides[0] // 4), np.uint64(0)
-        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, vals, src, pitch, handle, np.int32(shape[0]),
-                       np.int32(shape[1]), ordered, index, np.int64(n), *scalars)
-    _mark(marks, "sample")
-    if ln.bucket == "staged":
-        runtime.launch(K.bucket_unstage("SAMPLE_STREAM" in dict(ln.spec.defines)), ln.grid, K.BLOCK, out, vals,
-                       index, np.int64(n))
-        _mark(marks, "unstage")
