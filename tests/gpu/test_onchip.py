@@ -424,5 +424,8 @@ def test_texture_experiment_quick(cp):
     assert len(exact) == 8  # normalized inputs carry float32 rounding of (rc + 0.5) / size into the reference
     assert all(r.extra["max_abs_error"] < (1e-4 if r.params["normalized"] else 1e-5) for r in exact)
     s2d = [r for r in recs if r.variant.startswith("sample2d")]
-    assert len(s2d) == 4 and all("map_coordinates order=1" in r.extra["head_to_head"] for r in s2d)
+    paths = {"sample2d texture", "sample2d exact"}
+    assert sorted((r.params["coords"], r.variant) for r in s2d) == sorted(
+        (c, v + a) for c in ("smooth warp", "uniform random") for v in paths for a in ("", " (ArrayImage)"))
+    assert all("map_coordinates order=1" in r.extra["head_to_head"] for r in s2d)
     assert not any(f.startswith("(no finding") for f in exp.describe(recs)["findings"])
