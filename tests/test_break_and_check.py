@@ -1,18 +1,15 @@
 """tools/break_and_check.py: its table matches the code (every snippet exactly once, every test node collects),
 its edits fail loudly when stale, and its verdicts come out right on real runs, caught and not caught."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tool_modules import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("break_and_check", ROOT / "tools" / "break_and_check.py")
-bc = importlib.util.module_from_spec(spec)
-sys.modules["break_and_check"] = bc  # dataclasses resolve their module by name
-spec.loader.exec_module(bc)
+bc = load_tool("break_and_check")
 
 
 @pytest.mark.parametrize("sabotage", bc.SABOTAGES, ids=lambda s: s.name)

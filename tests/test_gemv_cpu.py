@@ -1,10 +1,8 @@
 """The matrix-vector path's split epilogues without a GPU: kernel names, launch shapes and routes per epilogue, the
 options switch, the per-stream workspace rule, the prepared launch's arguments, and the new instantiations' code."""
 
-import importlib.util
 import re
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +10,8 @@ import pytest
 from gpumemlab.errors import UsageError
 from gpumemlab.kernels import matmul as K
 from gpumemlab.ops import matmul as ops
+from tool_modules import load_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 SMS = 132  # an H100 / H200
 
 
@@ -165,10 +163,7 @@ def test_prepared_launch_passes_the_workspace_or_null_pointers(monkeypatch, fake
 
 
 def _sass_loop():
-    spec = importlib.util.spec_from_file_location("sass_loop", ROOT / "tools" / "sass_loop.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("sass_loop")
 
 
 def test_atomic_instantiations_keep_gemv_depth_rows_of_b_in_flight():
@@ -205,9 +200,7 @@ def test_ticket_kernels_build_for_every_supported_arch_without_spills():
 
 
 def test_probe_prints_a_row_per_shape_with_both_ratios(capsys):
-    spec = importlib.util.spec_from_file_location("gemv_probe", ROOT / "tools" / "gemv_probe.py")
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
+    probe = load_tool("gemv_probe")
     launch = dict(kernel="gemv_cols<4, true, 1>", grid=[64, 12], block=[32, 8], splits=12, epilogue="ticket",
                   zero_first=False, workspace=[98304, 64])
     timing = lambda us: dict(median_s=us * 1e-6, min_s=(us - 0.5) * 1e-6, max_s=(us + 1) * 1e-6)  # noqa: E731

@@ -113,13 +113,9 @@ def test_matmul_shapes_experiment_is_registered():
 
 
 def test_installing_a_sweep_of_some_groups_keeps_the_other_shapes_winners(tmp_path, monkeypatch, capsys):
-    import importlib.util
-    from pathlib import Path
+    from tool_modules import load_tool
 
-    spec = importlib.util.spec_from_file_location("matmul_zoo", Path(__file__).resolve().parents[1] / "tools" /
-                                                  "matmul_zoo.py")
-    zoo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(zoo)
+    zoo = load_tool("matmul_zoo")
     table = tmp_path / "matmul_shapes.json"
     big, small = K.CANDIDATES[0].name, K.SMALL.name
     table.write_text(json.dumps(dict(format=1, about="x", devices={"GPU": dict(

@@ -1,18 +1,14 @@
 """The developer tools' pure parts (no GPU, no disassembler)."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from tool_modules import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+load = load_tool
 
 
 def test_sass_loop_finds_the_loop_and_each_loads_first_use():

@@ -4,8 +4,6 @@ register counts that keep the orders at the library's occupancy. (tests/gpu/test
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -13,15 +11,11 @@ from gpumemlab.gpu.compile import compile_specs
 from gpumemlab.kernels import all_specs
 from gpumemlab.kernels import transpose as K
 from gpumemlab.model.occupancy import occupancy
-
-ROOT = Path(__file__).resolve().parents[1]
+from tool_modules import load_tool
 
 
 def load_probe():
-    spec = importlib.util.spec_from_file_location("transpose_probe", ROOT / "tools" / "transpose_probe.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("transpose_probe")
 
 
 def test_default_geometry_is_the_library_kernel_and_grid():

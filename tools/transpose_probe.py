@@ -39,6 +39,9 @@ import numpy as np
 
 from gpumemlab.kernels import transpose as K  # no GPU needed to import
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other probes, beside this file
+from matmul_unaligned_probe import summary  # noqa: E402  (median, min/max, p10/p90 of a sample list)
+
 SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23}
 DEFAULT_SHAPES = "16384x16384,8192x8192,16380x16388,16383x16385"
 LIBRARY = "library plan"
@@ -71,14 +74,6 @@ def geometries(sets: str) -> list[K.VecGeometry]:
 def takes_vector(rows: int, cols: int) -> bool:
     """Whether the library's plan for an aligned float32 rows x cols input is the vector kernel (the orders apply)."""
     return rows % 4 == 0 and cols % 4 == 0 and min(rows, cols) > K.THIN_MAX
-
-
-def summary(samples: list[float]) -> dict:
-    x = np.asarray(samples)
-    med = float(np.median(x))
-    return dict(median_s=med, min_s=float(x.min()), max_s=float(x.max()), p10_s=float(np.percentile(x, 10)),
-                p90_s=float(np.percentile(x, 90)),
-                spread=float((np.percentile(x, 90) - np.percentile(x, 10)) / med) if med else None, n=len(samples))
 
 
 def footprint_line(fp: dict | None) -> str:

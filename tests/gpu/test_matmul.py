@@ -388,25 +388,30 @@ def test_ticket_gemv_after_a_call_on_another_stream(cp):
             ws.sync()
 
 
-def test_ticket_gemv_on_two_streams_at_once(cp):
-    """Two non-blocking streams running the same split shape concurrently never share tickets or partials."""
+def check_on_two_streams(cp, m: int, n: int, k: int, rounds: int, what: str) -> None:
+    """gpumemlab.matmul on two non-blocking streams at once, ``rounds`` calls each with its own operands, then every
+    result checked (a stream's kept workspace or scratch must never serve the other)."""
     import gpumemlab
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.gpu import runtime
 
-    m, n, k = 1, 8192, 1024
     pairs = [operands(cp, m, n, k, seed=s) for s in (1, 2)]
     runtime.synchronize()
     streams = [cp.cuda.Stream(non_blocking=True) for _ in pairs]
     outs = []
-    for _ in range(4):
+    for _ in range(rounds):
         for (a, b), s in zip(pairs, streams):
             with s:
                 outs.append(((a, b), gpumemlab.matmul(a, b)))
     for s in streams:
         s.synchronize()
     for (a, b), out in outs:
-        Reference(a, b).check(out, "ticket gemv, two streams")
+        Reference(a, b).check(out, what)
+
+
+def test_ticket_gemv_on_two_streams_at_once(cp):
+    """Two non-blocking streams running the same split shape concurrently never share tickets or partials."""
+    check_on_two_streams(cp, 1, 8192, 1024, 4, "ticket gemv, two streams")
 
 
 # ---------------------------------------------------------------- N or K not a multiple of 4: the padded route
@@ -476,22 +481,7 @@ def test_padded_route_with_misaligned_pointers(cp):
 
 def test_padded_route_on_two_streams(cp):
     """Each stream keeps its own scratch: two streams padding the same shape at once stay correct."""
-    import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.gpu import runtime
     from gpumemlab.ops import matmul as ops
 
-    m, n, k = 513, 515, 517
-    pairs = [operands(cp, m, n, k, seed=s) for s in (1, 2)]
-    runtime.synchronize()
-    streams = [cp.cuda.Stream(non_blocking=True) for _ in pairs]
-    outs = []
     with ops.options(route="pad"):
-        for _ in range(3):
-            for (a, b), s in zip(pairs, streams):
-                with s:
-                    outs.append(((a, b), gpumemlab.matmul(a, b)))
-    for s in streams:
-        s.synchronize()
-    for (a, b), out in outs:
-        Reference(a, b).check(out, "padded route, two streams")
+        check_on_two_streams(cp, 513, 515, 517, 3, "padded route, two streams")
