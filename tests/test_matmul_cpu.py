@@ -2,6 +2,7 @@
 the OP/B model (seed 000's answers), the config choice, and the public API's input errors."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -274,3 +275,18 @@ def test_matmul_experiments_are_registered():
     assert sizes[0] == 128 and sizes[-1] == 8192
     assert reg["matmul_sizes"].params["slow_max_size"] < 8192
     assert "matmul_shared_ab" in reg
+
+
+def test_tf32_environment_check_names_the_variable_and_sets_cupy_tf32_off(monkeypatch):
+    from gpumemlab.ops.blas import require_fp32_env, tf32_env_problem
+
+    for var in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE"):
+        monkeypatch.delenv(var, raising=False)
+    assert tf32_env_problem() is None
+    assert require_fp32_env() is None and os.environ["CUPY_TF32"] == "0"
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")
+    assert tf32_env_problem() == "NVIDIA_TF32_OVERRIDE=1: cuBLAS SGEMM would not be pure FP32; unset it"
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE")
+    monkeypatch.setenv("CUPY_TF32", "1")
+    assert require_fp32_env() == "CUPY_TF32=1: cuBLAS SGEMM would not be pure FP32; unset it"
+    assert os.environ["CUPY_TF32"] == "1"  # left as found: the caller refuses to run

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpumemlab.ops.blas import require_fp32_env  # no CuPy at import
+
 SHAPES = [(1, 8192, 1024), (1, 4096, 4096), (1, 1024, 8192), (1, 16384, 16384), (4, 8192, 1024), (1, 777, 1001),
           (1024, 1, 8192)]  # the last: N = 1, gemv_rows splits K too
 ROUTES = ("atomic", "ticket")  # ops.options(gemv=...)
@@ -129,11 +131,10 @@ def main(argv) -> int:
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the issue's list)")
     ap.add_argument("--budget-s", type=float, default=45.0, help="start no new shape after this many seconds")
     args = ap.parse_args(argv)
-    tf32 = os.environ.get("CUPY_TF32")
-    if tf32 not in (None, "", "0"):
-        print(f"CUPY_TF32={tf32}: cuBLAS would not be FP32; unset it", file=sys.stderr)
+    problem = require_fp32_env()  # before CuPy loads
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    os.environ["CUPY_TF32"] = "0"  # before CuPy loads
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # matmul_unaligned_probe's check, beside this file
     t_start = time.time()
 

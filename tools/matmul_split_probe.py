@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpumemlab.ops.blas import require_fp32_env  # no CuPy at import
+
 SHAPES = [(777, 1001, 513), (1023, 1025, 1027), (999, 1001, 1003), (601, 803, 1201), (2047, 2047, 2047),
           (512, 512, 16384), (4095, 4097, 1023)]
 FACTORS = (1, 2, 3, 4, 6, 8)
@@ -86,7 +88,10 @@ def main(argv) -> int:
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the unaligned zoo shapes and controls)")
     ap.add_argument("--budget-s", type=float, default=60.0, help="start no new shape after this many seconds")
     args = ap.parse_args(argv)
-    os.environ.setdefault("CUPY_TF32", "0")
+    problem = require_fp32_env()  # before CuPy loads
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other probes' helpers, beside this file
     t_start = time.time()
 

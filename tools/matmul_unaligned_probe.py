@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from gpumemlab.ops.blas import require_fp32_env  # no CuPy at import
+
 SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (1001, 1001, 1001), (3001, 2999, 3000), (4095, 4097, 1023),
           (513, 777, 1001), (129, 4097, 1025), (2047, 2049, 4097)]
 # aligned controls: two measured zoo shapes (their own winners) and one the zoo held out (its nearest winner)
@@ -84,11 +86,10 @@ def main(argv) -> int:
     ap.add_argument("--budget-s", type=float, default=140.0, help="start no new shape after this many seconds")
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the issue's list and controls)")
     args = ap.parse_args(argv)
-    tf32 = os.environ.get("CUPY_TF32")
-    if tf32 not in (None, "", "0"):
-        print(f"CUPY_TF32={tf32}: cuBLAS would not be FP32; unset it", file=sys.stderr)
+    problem = require_fp32_env()  # before CuPy loads
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    os.environ["CUPY_TF32"] = "0"  # before CuPy loads
     samples = max(10, args.samples)
     t_start = time.time()
 

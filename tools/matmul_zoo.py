@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 
@@ -115,8 +114,11 @@ def main(argv) -> int:
     ap.add_argument("--groups", default="", help="comma-separated zoo groups to sweep (default: all), e.g. "
                     "tall_skinny,short_wide,large_k")
     args = ap.parse_args(argv)
-    if os.environ.get("CUPY_TF32", "0") != "0":
-        print("CUPY_TF32 is set: cuBLAS would not be FP32", file=sys.stderr)
+    from gpumemlab.ops.blas import tf32_env_problem
+
+    problem = tf32_env_problem()
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     import cupy
 

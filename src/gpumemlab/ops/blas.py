@@ -9,13 +9,31 @@ import numpy as np
 CUBLAS_DEFAULT_MATH = 0  # cublasMath_t: FP32 SGEMM without TF32 tensor-core math
 
 
+def tf32_env_problem() -> str | None:
+    """Why cuBLAS SGEMM would not be pure FP32 in this environment (CUPY_TF32 or NVIDIA_TF32_OVERRIDE set), or None.
+    Probes call it before CuPy loads, then set CUPY_TF32=0 (:func:`require_fp32_env`)."""
+    for var in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE"):
+        if os.environ.get(var, "") not in ("", "0"):
+            return f"{var}={os.environ[var]}: cuBLAS SGEMM would not be pure FP32; unset it"
+    return None
+
+
+def require_fp32_env() -> str | None:
+    """:func:`tf32_env_problem`, and CUPY_TF32=0 set when there is none (before CuPy loads, for the tools)."""
+    problem = tf32_env_problem()
+    if problem is None:
+        os.environ["CUPY_TF32"] = "0"
+    return problem
+
+
 def tf32_disabled() -> None:
     """Set CuPy's cuBLAS handle to default (non-TF32) math; refuse a TF32 override."""
     import cupy
     from cupy_backends.cuda.libs import cublas
 
-    if os.environ.get("NVIDIA_TF32_OVERRIDE", "") not in ("", "0"):
-        raise RuntimeError("NVIDIA_TF32_OVERRIDE is set: cuBLAS SGEMM would not be pure FP32")
+    problem = tf32_env_problem()
+    if problem is not None and "NVIDIA_TF32_OVERRIDE" in problem:  # CUPY_TF32 only steers CuPy's own matmul
+        raise RuntimeError(problem)
     cublas.setMathMode(cupy.cuda.device.get_cublas_handle(), CUBLAS_DEFAULT_MATH)
 
 

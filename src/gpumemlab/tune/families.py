@@ -165,12 +165,13 @@ def _matmul_runner(problem: Problem, point: Point) -> Runner:
 
 
 def _cublas_runner(problem: Problem) -> Runner:
-    import os
-
     import cupy
 
-    if os.environ.get("CUPY_TF32", "0") != "0" or os.environ.get("NVIDIA_TF32_OVERRIDE", "") not in ("", "0"):
-        raise UsageError("CUPY_TF32 or NVIDIA_TF32_OVERRIDE is set: cuBLAS SGEMM would not be pure FP32")
+    from ..ops.blas import tf32_env_problem
+
+    problem_env = tf32_env_problem()
+    if problem_env:
+        raise UsageError(problem_env)
     a, b, out = problem.data["a"], problem.data["b"], problem.data["out"]
     return Runner(lambda: cupy.matmul(a, b, out=out), lambda: out, lambda: out.fill(np.nan))
 
