@@ -278,7 +278,7 @@ def test_matmul_experiments_are_registered():
 
 
 def test_tf32_environment_check_names_the_variable_and_sets_cupy_tf32_off(monkeypatch):
-    from gpumemlab.ops.blas import require_fp32_env, tf32_env_problem
+    from gpumemlab.gpu.fp32 import require_fp32_env, tf32_env_problem
 
     for var in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE"):
         monkeypatch.delenv(var, raising=False)

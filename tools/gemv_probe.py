@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpumemlab.ops.blas import require_fp32_env  # no CuPy at import
+from gpumemlab.gpu.fp32 import require_fp32_env  # no CuPy at import
 
 SHAPES = [(1, 8192, 1024), (1, 4096, 4096), (1, 1024, 8192), (1, 16384, 16384), (4, 8192, 1024), (1, 777, 1001),
           (1024, 1, 8192)]  # the last: N = 1, gemv_rows splits K too

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpumemlab.ops.blas import require_fp32_env  # no CuPy at import
+from gpumemlab.gpu.fp32 import require_fp32_env  # no CuPy at import
 
 SHAPES = [(777, 1001, 513), (1023, 1025, 1027), (999, 1001, 1003), (601, 803, 1201), (2047, 2047, 2047),
           (512, 512, 16384), (4095, 4097, 1023)]

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from gpumemlab.ops.blas import require_fp32_env  # no CuPy at import
+from gpumemlab.gpu.fp32 import require_fp32_env  # no CuPy at import
 
 SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (1001, 1001, 1001), (3001, 2999, 3000), (4095, 4097, 1023),
           (513, 777, 1001), (129, 4097, 1025), (2047, 2049, 4097)]

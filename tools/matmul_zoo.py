@@ -114,7 +114,7 @@ def main(argv) -> int:
     ap.add_argument("--groups", default="", help="comma-separated zoo groups to sweep (default: all), e.g. "
                     "tall_skinny,short_wide,large_k")
     args = ap.parse_args(argv)
-    from gpumemlab.ops.blas import tf32_env_problem
+    from gpumemlab.gpu.fp32 import tf32_env_problem
 
     problem = tf32_env_problem()
     if problem:

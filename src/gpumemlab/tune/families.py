@@ -167,7 +167,7 @@ def _matmul_runner(problem: Problem, point: Point) -> Runner:
 def _cublas_runner(problem: Problem) -> Runner:
     import cupy
 
-    from ..ops.blas import tf32_env_problem
+    from ..gpu.fp32 import tf32_env_problem
 
     problem_env = tf32_env_problem()
     if problem_env:
