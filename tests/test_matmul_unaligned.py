@@ -196,3 +196,21 @@ def test_float4_only_skips_shapes_the_scalar_kernel_was_measured_on():
     assert ops.choose(1001, 1001, 1001, dev, winners=winners, waves=False, float4_only=True).config == SKINNY
     only_odd = {"999x1001x1003": (MID.name, 2)}  # nothing measured by float4: every shape counts
     assert ops.choose(1001, 1001, 1001, dev, winners=only_odd, waves=False, float4_only=True).config == MID
+
+
+def test_wave_choice_scales_split_and_unsplit_evidence_apart():
+    """777 x 1001 x 513 (H200, docs/notes/matmul.md): its nearest winner, 768^3 at 6 splits, scaled by multiply-adds
+    alone chose 3 splits (0.83x cuBLAS), while the same tiles unsplit ran 0.97x. An unsplit launch is predicted from
+    the nearest shape the configuration won unsplit (999 x 1001 x 1003), a split one from split evidence."""
+    winners = {"768x768x768": (SKINNY.name, 6), "999x1001x1003": (SKINNY.name, 1)}
+    times = {"768x768x768": 40.08e-6, "999x1001x1003": 70.7e-6}
+    got, predicted = ops.wave_choice(777, 1001, 513, winners, times, 132)
+    assert ops.nearest_measured(777, 1001, 513, winners) == ops.Choice(SKINNY, 4)  # 768^3's slice depth kept
+    # unsplit: 25 x 8 tiles, 2 per SM, 528 deep, against 999 x 1001 x 1003's 2 per SM, 1008 deep
+    assert predicted[ops.Choice(SKINNY, 1)] == pytest.approx(70.7e-6 * (2 * 528) / (2 * 1008))
+    # split: 768^3 at 6 splits ran 864 blocks, 7 per SM, 128 deep; 777 at 3 splits: 600 blocks, 5 per SM, 176 deep
+    assert predicted[ops.Choice(SKINNY, 3)] == pytest.approx(40.08e-6 * (5 * 176) / (7 * 128))
+    assert got == ops.Choice(SKINNY, 1)
+    # with split evidence alone (the rule before), split 3 is chosen and no unsplit launch is predicted
+    alone, predicted = ops.wave_choice(777, 1001, 513, {"768x768x768": (SKINNY.name, 6)}, times, 132)
+    assert alone == ops.Choice(SKINNY, 3) and ops.Choice(SKINNY, 1) not in predicted

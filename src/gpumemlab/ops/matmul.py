@@ -183,8 +183,11 @@ def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, ma
 
     Each configuration's evidence is the measured shape nearest to M x N x K that it won (within ``reach``), its
     predicted time that shape's median (``times``) scaled by :func:`busiest_sm_work`; split factors: the one that
-    keeps the evidence's slice depth and, where the evidence split K, one more and one fewer. An exactly measured
-    shape keeps its winner. None without a usable winner."""
+    keeps the evidence's slice depth and, where the evidence split K, one more and one fewer. A configuration has
+    two: the nearest shape it won split and the nearest it won unsplit, because the multiply-add count scales time
+    only between launches with the same fixed costs (a split launch also zeroes C and adds its partial tiles
+    atomically; scaling 768^3's 6 splits down to 777x1001x513 chose 3 splits at 0.83x cuBLAS where unsplit ran
+    0.97x, docs/notes/matmul.md). An exactly measured shape keeps its winner. None without a usable winner."""
     known = {c.name: c for c in K.CANDIDATES}
     rows = []
     for shape, (name, splits) in winners.items():
@@ -199,16 +202,19 @@ def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, ma
     if d0 == 0:
         return plain, {}
     evidence = {}
-    for d, mnk, cfg, splits, t in rows:  # nearest first: each configuration's nearest evidence
-        if cfg.name not in evidence and (d <= reach or cfg == cfg0):
-            evidence[cfg.name] = (mnk, cfg, splits, t)
-    predicted = {}
+    for d, mnk, cfg, splits, t in rows:  # nearest first: each configuration's nearest split and unsplit evidence
+        key = (cfg.name, splits > 1)
+        if key not in evidence and (d <= reach or cfg == cfg0):
+            evidence[key] = (mnk, cfg, splits, t)
+    predicted, kind = {}, {}
     for mnk, cfg, splits, t in evidence.values():
         s = _scaled_splits(k, mnk[2], splits)
         options = {s} | ({x for x in (s - 1, s + 1) if 2 <= x <= SWEEP_SPLITS[-1]} if splits > 1 else set())
         base = busiest_sm_work(cfg, *mnk, splits, sms)
         for x in sorted(options):
-            predicted[Choice(cfg, x)] = t * busiest_sm_work(cfg, m, n, k, x, sms) / base
+            c, same = Choice(cfg, x), (x > 1) == (splits > 1)
+            if c not in predicted or (same and not kind[c]):  # evidence of the same kind (split or not) wins
+                predicted[c], kind[c] = t * busiest_sm_work(cfg, m, n, k, x, sms) / base, same
     best = min(predicted, key=predicted.get)
     if predicted[best] < predicted[plain] * (1.0 - margin):
         return best, predicted
