@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Scattered gathers and resident threads: sample2d(exact=True) on 2^24 uniformly random points (8192^2 float32)
+with its blocks per SM capped, and with other block sizes, against map_coordinates(order=1).
+
+    PYTHONPATH=src python3 tools/sample2d_occupancy_probe.py [--rounds 21]
+
+The exact path's flat kernel is launched as sample2d launches it; a cap of B blocks per SM is a dynamic shared
+memory request that leaves room for B blocks only (the driver's occupancy answer is printed), and a block size
+other than 256 replaces kernels.texture.BLOCK for the call. A DRAM-bound gather needs enough requests in flight;
+past that point more of them only queue. Each variant is checked against map_coordinates (max abs error) and
+timed interleaved with it (sample2d_probe's loop). Writes $OUT/sample2d_occupancy_probe.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sample2d_probe import interleaved, spin_kernel, summarize
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--side", type=int, default=8192)
+    ap.add_argument("--random", type=int, default=2**24)
+    args = ap.parse_args(argv)
+    import cupy
+    from cupyx.scipy.ndimage import map_coordinates
+
+    from gpumemlab.bench.verify import device_random_nonzero
+    from gpumemlab.experiments.texture import uniform_points
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops import sample as S
+
+    info = runtime.device_info()
+    side = args.side
+    img = device_random_nonzero(side * side, np.float32, 0).reshape(side, side)
+    pts = uniform_points(cupy, side, side, args.random, 0)
+    pts_t = cupy.ascontiguousarray(pts.T)
+    ref = map_coordinates(img, pts_t, order=1, mode="nearest")
+    mc_out, out = cupy.empty_like(ref), cupy.empty_like(ref)
+    base = lambda: map_coordinates(img, pts_t, output=mc_out, order=1, mode="nearest")  # noqa: E731
+    launch, block0 = runtime.launch, K.BLOCK
+    ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp")
+    kernel = runtime.get_kernel(ln.spec)
+    smem_sm = int(info.get("shared_per_sm_bytes") or 228 * 1024)
+
+    def variant(block: int, shmem: int):
+        def call():
+            K.BLOCK = block
+            S.plan_launch.cache_clear()
+            runtime.launch = lambda *a, **kw: launch(*a, **{**kw, "shmem": shmem})
+            try:
+                S.sample2d(img, pts, exact=True, out=out)
+            finally:
+                runtime.launch, K.BLOCK = launch, block0
+                S.plan_launch.cache_clear()
+        return call
+
+    calls, meta = {}, {}
+    for cap in (None, 6, 4, 3, 2):
+        shmem = 0 if cap is None else smem_sm // cap - 2048
+        if shmem > 48 * 1024:
+            runtime.set_max_dynamic_shared(kernel, shmem)
+        name = "default" if cap is None else f"cap {cap} blocks/SM"
+        calls[name] = variant(block0, shmem)
+        meta[name] = dict(block=block0, shmem=shmem, blocks_per_sm=runtime.max_active_blocks(kernel, block0, shmem))
+    for block in (128, 512, 1024):
+        calls[f"block {block}"] = variant(block, 0)
+        meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))
+    spin = spin_kernel(cupy)
+    result = dict(device=info.get("name"), kernel=ln.spec.name, rounds=args.rounds, variants=[])
+    print(f"# {info.get('name')}: {ln.spec.name}, {args.random} random points over {side}^2", flush=True)
+    for name, fn in calls.items():
+        out.fill(np.nan)
+        fn()
+        meta[name]["max_abs"] = float(cupy.nan_to_num(cupy.abs(out - ref), nan=np.inf).max())
+    own, paired = interleaved(cupy, calls, base, args.rounds, spin)
+    for name in calls:
+        a, b = summarize(own[name]), summarize(paired[name])
+        ratio = statistics.median(m / o for m, o in zip(paired[name], own[name]))
+        rec = dict(variant=name, **meta[name], ms=a, map_coordinates_ms=b, speedup=b["median_ms"] / a["median_ms"],
+                   paired_ratio=ratio)
+        result["variants"].append(rec)
+        print(f"{name:18s} block {meta[name]['block']:4d} shmem {meta[name]['shmem']:6d} blocks/SM "
+              f"{meta[name]['blocks_per_sm']:2d}  {a['median_ms']:.3f} ms (spread {a['spread']:.1%})  map_coordinates "
+              f"{b['median_ms']:.3f} ms  x{rec['speedup']:.3f} (paired {ratio:.3f})  max_abs {meta[name]['max_abs']:.1e}",
+              flush=True)
+    (Path(os.environ.get("OUT", ".")) / "sample2d_occupancy_probe.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
