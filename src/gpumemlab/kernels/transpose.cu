@@ -219,52 +219,46 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
     }
 }
 
-// transpose_warp<TPW, TRANSPOSE> (probe, issue 11): each warp moves TPW 32 x 32 float tiles, side by side along a row
-// of `in`, through its own padded shared tile and synchronizes with __syncwarp only: no block barrier, so no warp
-// waits for another warp's loads. A lane loads 8 float4 per tile (4 rows x 128 bytes per instruction) and stores
-// 8 float4 (4 output rows x 128 bytes); with the 33-float row pitch both the shared stores and the column gathers
-// are conflict-free. TRANSPOSE false: the same staging written back in row order (the control). Full tiles only:
-// rows and cols multiples of 32 * TPW and 32, 16-byte aligned (the probe checks; the library never launches it).
-template <int TPW, bool TRANSPOSE>
-__global__ void __launch_bounds__(256 / TPW) transpose_warp(float* __restrict__ out, const float* __restrict__ in,
-                                                            int rows, int cols) {
-    constexpr int WARPS = 8 / TPW;
-    __shared__ float tile[WARPS][TPW][32][33];
+// transpose_warp<WX, WY, TRANSPOSE> (probe, issue 11): each warp moves one 32 x 32 float tile through its own padded
+// shared tile and synchronizes with __syncwarp only: no block barrier, so no warp waits for another warp's loads.
+// The block's 8 warps cover WX tile columns x WY tile rows of `in`: runs of 128 * WX bytes along `in`'s rows and
+// 128 * WY bytes along `out`'s. A lane loads 8 float4 (4 rows x 128 bytes per instruction) and stores 8 float4
+// (4 output rows x 128 bytes); with the 33-float row pitch the shared stores and the column gathers are both
+// conflict-free. TRANSPOSE false: the same staging written back in row order (the control). Full blocks only: rows
+// a multiple of 32 * WY, cols of 32 * WX, 16-byte aligned (the probe checks; the library never launches it).
+template <int WX, int WY, bool TRANSPOSE>
+__global__ void __launch_bounds__(256) transpose_warp(float* __restrict__ out, const float* __restrict__ in,
+                                                      int rows, int cols) {
+    static_assert(WX * WY == 8, "8 warps per block");
+    __shared__ float tile[8][32][33];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int groups_x = cols / (32 * TPW);
-    const long long g = (long long)blockIdx.x * WARPS + warp;
-    if (g >= (long long)groups_x * (rows / 32)) return;
-    const int row0 = (int)(g / groups_x) * 32, col0 = (int)(g % groups_x) * 32 * TPW;
+    const int blocks_x = cols / (32 * WX);
+    if ((long long)blockIdx.x >= (long long)blocks_x * (rows / (32 * WY))) return;
+    const int row0 = ((int)blockIdx.x / blocks_x * WY + warp / WX) * 32;
+    const int col0 = ((int)blockIdx.x % blocks_x * WX + warp % WX) * 32;
     const int rr = lane >> 3, q = lane & 7;
-    float4 v[TPW][8];
+    float4 v[8];
 #pragma unroll
-    for (int t = 0; t < TPW; ++t)
+    for (int i = 0; i < 8; ++i)
+        v[i] = __ldg(reinterpret_cast<const float4*>(in + (long long)(row0 + 4 * i + rr) * cols + col0) + q);
+    float (*s)[33] = tile[warp];
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-            v[t][i] = __ldg(reinterpret_cast<const float4*>(in + (long long)(row0 + 4 * i + rr) * cols + col0 + 32 * t) + q);
-    float (*s)[32][33] = tile[warp];
-#pragma unroll
-    for (int t = 0; t < TPW; ++t)
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            float* d = &s[t][4 * i + rr][4 * q];
-            d[0] = v[t][i].x; d[1] = v[t][i].y; d[2] = v[t][i].z; d[3] = v[t][i].w;
-        }
+    for (int i = 0; i < 8; ++i) {
+        float* d = &s[4 * i + rr][4 * q];
+        d[0] = v[i].x; d[1] = v[i].y; d[2] = v[i].z; d[3] = v[i].w;
+    }
     __syncwarp();
 #pragma unroll
-    for (int t = 0; t < TPW; ++t)
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int j = 4 * i + rr;
-            if (TRANSPOSE) {
-                const float4 e = make_float4(s[t][4 * q][j], s[t][4 * q + 1][j], s[t][4 * q + 2][j], s[t][4 * q + 3][j]);
-                *reinterpret_cast<float4*>(out + (long long)(col0 + 32 * t + j) * rows + row0 + 4 * q) = e;
-            } else {
-                const float* e = &s[t][j][4 * q];
-                *reinterpret_cast<float4*>(out + (long long)(row0 + j) * cols + col0 + 32 * t + 4 * q) =
-                    make_float4(e[0], e[1], e[2], e[3]);
-            }
+    for (int i = 0; i < 8; ++i) {
+        const int j = 4 * i + rr;
+        if (TRANSPOSE) {
+            const float4 e = make_float4(s[4 * q][j], s[4 * q + 1][j], s[4 * q + 2][j], s[4 * q + 3][j]);
+            *reinterpret_cast<float4*>(out + (long long)(col0 + j) * rows + row0 + 4 * q) = e;
+        } else {
+            const float* e = &s[j][4 * q];
+            *reinterpret_cast<float4*>(out + (long long)(row0 + j) * cols + col0 + 4 * q) = make_float4(e[0], e[1], e[2], e[3]);
         }
+    }
 }
 
 // transpose_thin: one side s < 32 (the other, L, long). A block moves `chunk` positions of the long side: in global

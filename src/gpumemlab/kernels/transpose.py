@@ -253,18 +253,20 @@ PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL)])
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS
 
-# transpose_warp (probe): warp-private tiles synchronized by __syncwarp; {name: (spec, tiles per warp, transposes)}
-WARP_PROBES = {f"warp tiles, {tpw} per warp{'' if tr else ' (copy control)'}":
-               (KernelSpec(SRC, f"transpose_warp<{tpw}, {str(tr).lower()}>"), tpw, tr)
-               for tpw in (1, 2) for tr in (True, False)}
+# transpose_warp (probe): warp-private tiles synchronized by __syncwarp, the block's 8 warps as WX x WY tiles;
+# {name: (spec, WX, WY, transposes)}
+WARP_PROBES = {f"warp tiles {wx}x{wy}{'' if tr else ' (copy control)'}":
+               (KernelSpec(SRC, f"transpose_warp<{wx}, {wy}, {str(tr).lower()}>"), wx, wy, tr)
+               for wx, wy, tr in ((8, 1, True), (4, 2, True), (2, 4, True), (1, 8, True), (8, 1, False), (2, 4, False))}
 
 
-def warp_grid(rows: int, cols: int, tpw: int) -> tuple[int]:
-    """transpose_warp's 1-D grid: (8 / tpw) warps per block, one group of tpw 32 x 32 tiles per warp."""
-    return (max(1, math.ceil((rows // 32) * (cols // (32 * tpw)) / (8 // tpw))),)
+def warp_grid(rows: int, cols: int, wx: int, wy: int) -> tuple[int]:
+    """transpose_warp's 1-D grid: one block per 32 wy x 32 wx region (full regions only)."""
+    return (max(1, (rows // (32 * wy)) * (cols // (32 * wx))),)
+
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
               for short in (True, False)]
            + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES))
-           + [spec for spec, _, _ in WARP_PROBES.values()])
+           + [w[0] for w in WARP_PROBES.values()])
