@@ -191,9 +191,9 @@ def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geom
     copies_of_x = set(CONTROLS)
     for name, v in CONTROLS.items():  # copies (out keeps the shape): the staging's cost without the transpose's writes
         plans[name] = (v.spec("float"), v.grid(rows, cols), v.block, 0, (), None)
-    for name, (spec_w, wx, wy, tr) in (K.WARP_PROBES.items() if warp else ()):  # full blocks only
-        if rows % (32 * wy) == 0 and cols % (32 * wx) == 0:
-            plans[name] = (spec_w, K.warp_grid(rows, cols, wx, wy), (256,), 0, (), None)
+    for name, (spec_w, wx, wy, tr_rows, tr) in (K.WARP_PROBES.items() if warp else ()):  # full blocks only
+        if rows % (32 * tr_rows * wy) == 0 and cols % (32 * wx) == 0:
+            plans[name] = (spec_w, K.warp_grid(rows, cols, wx, wy, tr_rows), (256 // tr_rows,), 0, (), None)
             if not tr:
                 copies_of_x.add(name)
     for name, (spec, grid, block, shmem, extra, geom) in plans.items():
