@@ -42,7 +42,7 @@ from gpumemlab.kernels import transpose as K  # no GPU needed to import
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other probes, beside this file
 from matmul_unaligned_probe import summary  # noqa: E402  (median, min/max, p10/p90 of a sample list)
 
-SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23, "warp": []}  # warp: K.WARP_PROBES (own launch)
+SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23}
 DEFAULT_SHAPES = "16384x16384,8192x8192,16380x16388,16383x16385"
 LIBRARY = "library plan"
 # controls: the 32x8 tile kernels' copy (same indexing, no shared memory) and copy through a shared tile (load, barrier,
@@ -150,8 +150,7 @@ def measure(args, shapes, geoms) -> int:
         if time.time() - t_start > args.budget_s:
             result["skipped"].append(f"{rows}x{cols}")
             continue
-        rec = _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms,
-                     "warp" in args.sets.split(","))
+        rec = _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms)
         failed |= not all(v["ok"] for v in rec["variants"].values()) or not rec["library_call_ok"]
         result["shapes"].append(rec)
         _print_shape(rec)
@@ -167,7 +166,7 @@ def measure(args, shapes, geoms) -> int:
     return 1 if failed else 0
 
 
-def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms, warp) -> dict:
+def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms) -> dict:
     t0 = time.time()
     x = cupy.random.random((rows, cols), dtype=np.float32) + np.float32(0.5)
     want = cupy.ascontiguousarray(x.T)
@@ -188,14 +187,8 @@ def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geom
     rec = dict(shape=f"{rows}x{cols}", rows=rows, cols=cols, bytes=nbytes, vector=takes_vector(rows, cols),
                variants={})
     runs = {}
-    copies_of_x = set(CONTROLS)
     for name, v in CONTROLS.items():  # copies (out keeps the shape): the staging's cost without the transpose's writes
         plans[name] = (v.spec("float"), v.grid(rows, cols), v.block, 0, (), None)
-    for name, (spec_w, wx, wy, tr_rows, tr) in (K.WARP_PROBES.items() if warp else ()):  # full blocks only
-        if rows % (32 * tr_rows * wy) == 0 and cols % (32 * wx) == 0:
-            plans[name] = (spec_w, K.warp_grid(rows, cols, wx, wy, tr_rows), (256 // tr_rows,), 0, (), None)
-            if not tr:
-                copies_of_x.add(name)
     for name, (spec, grid, block, shmem, extra, geom) in plans.items():
         kernel = runtime.get_kernel(spec)
         if shmem:
@@ -205,7 +198,7 @@ def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geom
             runtime.launch(spec, grid, block, out, x, r32, c32, *extra, shmem=shmem)
         poison(out)
         run()
-        ok = bool(cupy.array_equal(out.reshape(rows, cols), x) if name in copies_of_x else cupy.array_equal(out, want))
+        ok = bool(cupy.array_equal(out.reshape(rows, cols), x) if name in CONTROLS else cupy.array_equal(out, want))
         per_sm = runtime.max_active_blocks(kernel, math.prod(block), shmem)
         u = usage(spec)
         rec["variants"][name] = dict(kernel=spec.name, grid=list(grid), shmem=shmem, ok=ok, blocks_per_sm=per_sm,

@@ -219,59 +219,6 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
     }
 }
 
-// transpose_warp<WX, WY, TR, TRANSPOSE> (probe, issue 11): each warp moves TR 32 x 32 float tiles stacked down `in`'s
-// rows (a 32 * TR x 32 region) through its own padded shared tiles and synchronizes with __syncwarp only: no block
-// barrier, so no warp waits for another warp's loads. The block's 8 / TR warps cover WX x WY such regions. A lane
-// loads 8 float4 per tile (4 rows x 128 bytes per instruction); a store instruction writes 4 / TR output rows of
-// 128 * TR bytes, so one warp writes each output row's whole 128 * TR byte run, back to back. Row pitch 33 floats
-// and tile pitch 32 * 33 + 2 keep the shared stores and the column gathers conflict-free. TRANSPOSE false: the
-// same staging written back in row order (the control). Full blocks only: rows a multiple of 32 * TR * WY, cols of
-// 32 * WX, 16-byte aligned (the probe checks; the library never launches it).
-template <int WX, int WY, int TR, bool TRANSPOSE>
-__global__ void __launch_bounds__(256 / TR) transpose_warp(float* __restrict__ out, const float* __restrict__ in,
-                                                           int rows, int cols) {
-    static_assert(WX * WY * TR == 8 && (TR == 1 || TR == 2 || TR == 4), "8 / TR warps per block");
-    constexpr int TP = 32 * 33 + 2;  // floats per shared tile
-    __shared__ float tiles[WX * WY][TR * TP];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int blocks_x = cols / (32 * WX);
-    if ((long long)blockIdx.x >= (long long)blocks_x * (rows / (32 * TR * WY))) return;
-    const int row0 = ((int)blockIdx.x / blocks_x * WY + warp / WX) * 32 * TR;
-    const int col0 = ((int)blockIdx.x % blocks_x * WX + warp % WX) * 32;
-    const int rr = lane >> 3, q = lane & 7;
-    float4 v[TR][8];
-#pragma unroll
-    for (int t = 0; t < TR; ++t)
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-            v[t][i] = __ldg(reinterpret_cast<const float4*>(in + (long long)(row0 + 32 * t + 4 * i + rr) * cols + col0) + q);
-    float* s = tiles[warp];
-#pragma unroll
-    for (int t = 0; t < TR; ++t)
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            float* d = s + t * TP + (4 * i + rr) * 33 + 4 * q;
-            d[0] = v[t][i].x; d[1] = v[t][i].y; d[2] = v[t][i].z; d[3] = v[t][i].w;
-        }
-    __syncwarp();
-    constexpr int LPR = 8 * TR;  // lanes per output row
-#pragma unroll
-    for (int i = 0; i < 8 * TR; ++i) {
-        if (TRANSPOSE) {
-            const int j = i * (32 / LPR) + lane / LPR;  // output row within the region (= input column)
-            const int c = lane % LPR;                   // output float4: input rows 4c .. 4c + 3
-            const float* e = s + (c / 8) * TP + (4 * (c % 8)) * 33 + j;
-            *reinterpret_cast<float4*>(out + (long long)(col0 + j) * rows + row0 + 4 * c) =
-                make_float4(e[0], e[33], e[66], e[99]);
-        } else {
-            const int t = i / 8, r = 4 * (i % 8) + rr;
-            const float* e = s + t * TP + r * 33 + 4 * q;
-            *reinterpret_cast<float4*>(out + (long long)(row0 + 32 * t + r) * cols + col0 + 4 * q) =
-                make_float4(e[0], e[1], e[2], e[3]);
-        }
-    }
-}
-
 // transpose_thin: one side s < 32 (the other, L, long). A block moves `chunk` positions of the long side: in global
 // memory they are s runs of `chunk` elements (stride L) on one side and one contiguous run of chunk*s elements on
 // the other, so both the loads and the stores are coalesced (a 32-wide tile would leave 32-s of 32 lanes idle).

@@ -253,21 +253,7 @@ PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL)])
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS
 
-# transpose_warp (probe): warp-private tiles synchronized by __syncwarp; each warp TR tiles stacked down the rows,
-# the block's 8 / TR warps as WX x WY regions; {name: (spec, WX, WY, TR, transposes)}
-WARP_PROBES = {f"warp {wx}x{wy} x{tr}{'' if tr_ else ' (copy control)'}":
-               (KernelSpec(SRC, f"transpose_warp<{wx}, {wy}, {tr}, {str(tr_).lower()}>"), wx, wy, tr, tr_)
-               for wx, wy, tr, tr_ in ((4, 2, 1, True), (2, 2, 2, True), (4, 1, 2, True), (1, 4, 2, True),
-                                       (2, 1, 4, True), (1, 2, 4, True), (4, 2, 1, False), (2, 2, 2, False))}
-
-
-def warp_grid(rows: int, cols: int, wx: int, wy: int, tr: int) -> tuple[int]:
-    """transpose_warp's 1-D grid: one block per (32 tr wy) x (32 wx) region (full regions only)."""
-    return (max(1, (rows // (32 * tr * wy)) * (cols // (32 * wx))),)
-
-
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
               for short in (True, False)]
-           + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES))
-           + [w[0] for w in WARP_PROBES.values()])
+           + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES)))
