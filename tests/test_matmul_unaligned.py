@@ -214,3 +214,25 @@ def test_wave_choice_scales_split_and_unsplit_evidence_apart():
     # with split evidence alone (the rule before), split 3 is chosen and no unsplit launch is predicted
     alone, predicted = ops.wave_choice(777, 1001, 513, {"768x768x768": (SKINNY.name, 6)}, times, 132)
     assert alone == ops.Choice(SKINNY, 3) and ops.Choice(SKINNY, 1) not in predicted
+
+
+def test_wave_choice_picks_the_split_factor_of_the_nearest_tiles_without_the_margin():
+    """777 x 1001 x 513 on the H100 (its 2026-11-26 sweep): the nearest winner, 768^3 at 4 splits, rescaled to 3
+    splits (38.4 us predicted) against the same tiles unsplit (36.4 us): 5% apart, inside the 10% margin that guards
+    a switch of configuration. Between split factors of the nearest winner's own tiles the prediction decides: the
+    sweep measured unsplit 42.1 us, 3 splits 48.5 us."""
+    winners = {"768x768x768": (SKINNY.name, 4), "999x1001x1003": (SKINNY.name, 1)}
+    times = {"768x768x768": 41.9e-6, "999x1001x1003": 69.6e-6}
+    got, predicted = ops.wave_choice(777, 1001, 513, winners, times, 132)
+    assert ops.nearest_measured(777, 1001, 513, winners) == ops.Choice(SKINNY, 3)
+    unsplit, split3 = predicted[ops.Choice(SKINNY, 1)], predicted[ops.Choice(SKINNY, 3)]
+    assert unsplit == pytest.approx(69.6e-6 * (2 * 528) / (2 * 1008))
+    # 768^3 at 4 splits: 576 blocks, 5 per SM, 192 deep; 777 at 3 splits: 600 blocks, 5 per SM, 176 deep
+    assert split3 == pytest.approx(41.9e-6 * (5 * 176) / (5 * 192))
+    assert split3 * 0.9 < unsplit < split3 and got == ops.Choice(SKINNY, 1)
+    # another configuration still needs the margin: MID predicted 5% faster than the best SKINNY factor is not taken
+    # (1024 x 1280 x 640, farther than 768^3: 2 blocks of 640 on the busiest SM, against 2 of 520 for 777)
+    near = dict(winners, **{"1024x1280x640": (MID.name, 1)})
+    times_near = dict(times, **{"1024x1280x640": unsplit * 0.95 * 640 / 520})
+    got, predicted = ops.wave_choice(777, 1001, 513, near, times_near, 132)
+    assert min(predicted, key=predicted.get).config == MID and got == ops.Choice(SKINNY, 1)

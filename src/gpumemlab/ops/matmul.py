@@ -178,8 +178,9 @@ def busiest_sm_work(cfg: K.RBConfig, m: int, n: int, k: int, splits: int, sms: i
 
 def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, margin: float = WAVE_MARGIN,
                 reach: float = WAVE_REACH) -> tuple[Choice, dict] | None:
-    """The nearest measured shape's winner (:func:`nearest_measured`) unless the wave model predicts another
-    measured configuration at least ``margin`` faster on M x N x K; (choice, {candidate: predicted s}).
+    """The nearest measured shape's winner (:func:`nearest_measured`) at the split factor the wave model predicts
+    fastest, unless it predicts another measured configuration at least ``margin`` faster on M x N x K; (choice,
+    {candidate: predicted s}).
 
     Each configuration's evidence is the measured shape nearest to M x N x K that it won (within ``reach``), its
     predicted time that shape's median (``times``) scaled by :func:`busiest_sm_work`; split factors: the one that
@@ -215,10 +216,14 @@ def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, ma
             c, same = Choice(cfg, x), (x > 1) == (splits > 1)
             if c not in predicted or (same and not kind[c]):  # evidence of the same kind (split or not) wins
                 predicted[c], kind[c] = t * busiest_sm_work(cfg, m, n, k, x, sms) / base, same
+    # the nearest winner's tiles at their best predicted split factor: its own split factor, rescaled to this K, is
+    # a model output too, so the prediction alone decides between split factors; another configuration (tiles
+    # differ in speed per multiply-add, which the model does not count) must be predicted ``margin`` faster
+    mine = min((c for c in predicted if c.config == cfg0), key=predicted.get, default=plain)
     best = min(predicted, key=predicted.get)
-    if predicted[best] < predicted[plain] * (1.0 - margin):
+    if best.config != cfg0 and predicted[best] < predicted[mine] * (1.0 - margin):
         return best, predicted
-    return plain, predicted
+    return mine, predicted
 
 
 def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None,
