@@ -117,17 +117,20 @@ template <typename T, typename V, int TILE> struct VecTile {
         else fetch<true>(buf, in, rows, cols, row0, col0);
     }
 
-    template <bool MASK>
+    // SPAN: lanes per output row in one store instruction (8: 128-byte pieces; 16: a float tile row's 256 bytes)
+    template <bool MASK, int SPAN = 8>
     static __device__ __forceinline__ void store(V* __restrict__ out, const T* __restrict__ tile, int rows, int cols,
                                                  int row0, int col0) {
-        const int tk = threadIdx.x % 8;  // vector along the output row
-        const int tj = threadIdx.x / 8;  // output row within the tile
+        static_assert(CPR % SPAN == 0 && NT % SPAN == 0, "span");
+        constexpr int ROWS = NT / SPAN;     // output rows per pass
+        const int tk = threadIdx.x % SPAN;  // vector along the output row
+        const int tj = threadIdx.x / SPAN;  // output row within the tile
 #pragma unroll
-        for (int a = 0; a < TILE / 32; ++a) {
+        for (int a = 0; a < TILE / ROWS; ++a) {
 #pragma unroll
-            for (int b = 0; b < CPR / 8; ++b) {
-                const int j = tj + 32 * a;  // output row within the tile (= input column)
-                const int k = tk + 8 * b;   // output vector: input rows k*W .. k*W+W-1
+            for (int b = 0; b < CPR / SPAN; ++b) {
+                const int j = tj + ROWS * a;  // output row within the tile (= input column)
+                const int k = tk + SPAN * b;  // output vector: input rows k*W .. k*W+W-1
                 T e[W];
 #pragma unroll
                 for (int i = 0; i < W; ++i) {
@@ -192,7 +195,8 @@ __device__ __forceinline__ void block_tile(unsigned& bx, unsigned& by) {
 
 // PIPE: a block that moves several tiles (gridDim.y < row tiles) fetches its next tile into registers before it
 // stores the current one, so that tile's loads are in flight during the stores. ORDER, G: the block order above.
-template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1>
+// SPAN: lanes per output row of a store instruction (VecTile::store).
+template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1, int SPAN = 8>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
     typedef VecTile<T, V, TILE> VT;
     V* tile = vec_tile<V, TILE * TILE / VT::W>();
@@ -213,8 +217,8 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
         __syncthreads();
         if (PIPE && by + (int)gridDim.y < tiles_y)
             VT::fetch_at(buf, in_v, rows, cols, (by + gridDim.y) * TILE, col0);
-        if (interior) VT::template store<false>(out_v, tile_e, rows, cols, row0, col0);
-        else VT::template store<true>(out_v, tile_e, rows, cols, row0, col0);
+        if (interior) VT::template store<false, SPAN>(out_v, tile_e, rows, cols, row0, col0);
+        else VT::template store<true, SPAN>(out_v, tile_e, rows, cols, row0, col0);
         __syncthreads();
     }
 }

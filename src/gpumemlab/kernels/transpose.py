@@ -160,10 +160,11 @@ class VecGeometry:
     order: int = ORDER_ROWS
     group: int = 1
     tiles_per_block: int = 1
+    span: int = 8  # lanes per output row in a store instruction (16: a 64-float tile row in one instruction)
 
     def __post_init__(self):
-        if self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1:
-            raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1; got {self}")
+        if self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16):
+            raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1, span 8 or 16; got {self}")
         if self.order not in ORDER_NAMES or (self.order == ORDER_GROUPED) != (self.group > 1) or self.group < 1:
             raise ValueError(f"transpose_vec: order {tuple(ORDER_NAMES)} with group > 1 exactly for the grouped "
                              f"order; got order={self.order} group={self.group}")
@@ -172,15 +173,17 @@ class VecGeometry:
     def name(self) -> str:
         order = ORDER_NAMES[self.order] + (f" G={self.group}" if self.order == ORDER_GROUPED else "")
         return (f"tile={self.tile} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
-                f"order={order}")
+                f"order={order}" + (f" span={self.span}" if self.span != 8 else ""))
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         """The template instantiation, trailing defaults left out (the default is LIBRARY_VECTORIZED's spec)."""
         targs = [ctype, VECTOR[ctype][0], str(self.tile), str(self.minb)]
-        if self.pipe or self.order != ORDER_ROWS:
+        if self.pipe or self.order != ORDER_ROWS or self.span != 8:
             targs.append(str(self.pipe).lower())
-        if self.order != ORDER_ROWS:
+        if self.order != ORDER_ROWS or self.span != 8:
             targs += [str(self.order), str(self.group)]
+        if self.span != 8:
+            targs.append(str(self.span))
         return KernelSpec(SRC, f"transpose_vec<{', '.join(targs)}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
@@ -251,7 +254,9 @@ PROBE_SESSION23 = [VecGeometry(64, 4), VecGeometry(64, 2), VecGeometry(64, 4, Tr
 PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g) for g in ORDER_GROUPS]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL)])
-PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS
+# a float tile row's 256 output bytes in one store instruction (16 lanes per row) instead of two of 128
+PROBE_SPANS = [VecGeometry(span=16), VecGeometry(minb=ORDER_MINB, span=16)]
+PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
