@@ -78,8 +78,11 @@ template <> struct Pack<double2, double> { static __device__ __forceinline__ dou
 // 16-byte aligned arrays (W = elements per vector); the library checks. Block: 256 threads (1-D).
 // Interior tiles take an unmasked path, and MINB (min blocks per SM) keeps ptxas from interleaving each load
 // with its shared store, so that all loads of a thread are in flight together.
-template <typename T, typename V, int TILE> struct VecTile {
+template <typename T, typename V, int TILE, int SPAN = 8> struct VecTile {
     static constexpr int NT = 256;
+    // swizzle width in chunks: 8 (as first written), or SPAN where a store instruction gathers SPAN chunks of one
+    // tile column, so that they fall in distinct banks
+    static constexpr int SWZ = (SPAN > 8 ? SPAN : 8) - 1;
     static constexpr int W = sizeof(V) / sizeof(T);  // elements per 16-byte vector
     static constexpr int CPR = TILE / W;             // vectors (chunks) per tile row
     static constexpr int RPP = NT / CPR;             // tile rows loaded per pass
@@ -106,7 +109,7 @@ template <typename T, typename V, int TILE> struct VecTile {
 #pragma unroll
         for (int p = 0; p < LOADS; ++p) {
             const int r = threadIdx.x / CPR + p * RPP;
-            tile[r * CPR + (q ^ ((r / W) & 7))] = buf[p];
+            tile[r * CPR + (q ^ ((r / W) & SWZ))] = buf[p];
         }
     }
 
@@ -117,8 +120,9 @@ template <typename T, typename V, int TILE> struct VecTile {
         else fetch<true>(buf, in, rows, cols, row0, col0);
     }
 
-    // SPAN: lanes per output row in one store instruction (8: 128-byte pieces; 16: a float tile row's 256 bytes)
-    template <bool MASK, int SPAN = 8>
+    // SPAN (the struct's): lanes per output row in one store instruction (8: 128-byte pieces; 16 or 32: a float
+    // tile row's 256 or 512 bytes)
+    template <bool MASK>
     static __device__ __forceinline__ void store(V* __restrict__ out, const T* __restrict__ tile, int rows, int cols,
                                                  int row0, int col0) {
         static_assert(CPR % SPAN == 0 && NT % SPAN == 0, "span");
@@ -135,7 +139,7 @@ template <typename T, typename V, int TILE> struct VecTile {
 #pragma unroll
                 for (int i = 0; i < W; ++i) {
                     const int r = k * W + i;
-                    e[i] = tile[r * TILE + (((j / W) ^ ((r / W) & 7)) * W) + j % W];
+                    e[i] = tile[r * TILE + (((j / W) ^ ((r / W) & SWZ)) * W) + j % W];
                 }
                 if (!MASK || (col0 + j < cols && row0 + k * W < rows))
                     out[(long long)(col0 + j) * (rows / W) + row0 / W + k] = Pack<V, T>::make(e);
@@ -198,7 +202,7 @@ __device__ __forceinline__ void block_tile(unsigned& bx, unsigned& by) {
 // SPAN: lanes per output row of a store instruction (VecTile::store).
 template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1, int SPAN = 8>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
-    typedef VecTile<T, V, TILE> VT;
+    typedef VecTile<T, V, TILE, SPAN> VT;
     V* tile = vec_tile<V, TILE * TILE / VT::W>();
     const V* __restrict__ in_v = reinterpret_cast<const V*>(in);
     V* __restrict__ out_v = reinterpret_cast<V*>(out);
@@ -217,8 +221,8 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
         __syncthreads();
         if (PIPE && by + (int)gridDim.y < tiles_y)
             VT::fetch_at(buf, in_v, rows, cols, (by + gridDim.y) * TILE, col0);
-        if (interior) VT::template store<false, SPAN>(out_v, tile_e, rows, cols, row0, col0);
-        else VT::template store<true, SPAN>(out_v, tile_e, rows, cols, row0, col0);
+        if (interior) VT::template store<false>(out_v, tile_e, rows, cols, row0, col0);
+        else VT::template store<true>(out_v, tile_e, rows, cols, row0, col0);
         __syncthreads();
     }
 }

@@ -160,11 +160,12 @@ class VecGeometry:
     order: int = ORDER_ROWS
     group: int = 1
     tiles_per_block: int = 1
-    span: int = 8  # lanes per output row in a store instruction (16: a 64-float tile row in one instruction)
+    span: int = 8  # lanes per output row in a store instruction (16, 32: a 64- or 128-float tile row in one)
 
     def __post_init__(self):
-        if self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16):
-            raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1, span 8 or 16; got {self}")
+        if self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16, 32) or self.tile * 4 // 16 % self.span:
+            raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1, span 8, 16 or 32 "
+                             f"dividing the tile's float4s per row; got {self}")
         if self.order not in ORDER_NAMES or (self.order == ORDER_GROUPED) != (self.group > 1) or self.group < 1:
             raise ValueError(f"transpose_vec: order {tuple(ORDER_NAMES)} with group > 1 exactly for the grouped "
                              f"order; got order={self.order} group={self.group}")
@@ -254,8 +255,9 @@ PROBE_SESSION23 = [VecGeometry(64, 4), VecGeometry(64, 2), VecGeometry(64, 4, Tr
 PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g) for g in ORDER_GROUPS]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL)])
-# a float tile row's 256 output bytes in one store instruction (16 lanes per row) instead of two of 128
-PROBE_SPANS = [VecGeometry(span=16), VecGeometry(minb=ORDER_MINB, span=16)]
+# a float tile row's 256 (or a 128-tile's 512) output bytes in one store instruction instead of 128-byte pieces
+# (at minb 4 and 1: the registers every arch needs without spilling)
+PROBE_SPANS = [VecGeometry(span=16), VecGeometry(128, 1, span=32), VecGeometry(128, 1, span=16)]
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
