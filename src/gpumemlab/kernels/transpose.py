@@ -257,7 +257,10 @@ PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL)])
 # a float tile row's 256 (or a 128-tile's 512) output bytes in one store instruction instead of 128-byte pieces
 # (at minb 4 and 1: the registers every arch needs without spilling)
-PROBE_SPANS = [VecGeometry(span=16), VecGeometry(128, 1, span=32), VecGeometry(128, 1, span=16)]
+PROBE_SPANS = [VecGeometry(span=16), VecGeometry(128, 1, span=32), VecGeometry(128, 1, span=16),
+               VecGeometry(minb=3, span=16), VecGeometry(minb=5, span=16),
+               VecGeometry(span=16, pipe=True, tiles_per_block=2), VecGeometry(span=16, pipe=True, tiles_per_block=4)]
+PROBE_SPANS += [VecGeometry(span=16, order=ORDER_GROUPED, group=g) for g in (2, 8, 32)]
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
