@@ -141,6 +141,22 @@ def test_merge_runs_takes_each_experiment_from_the_first_run_that_has_it_and_kee
         tool.merge([base, _run("cmd-d", ["x5"], device="GPU B")])
 
 
+def test_merge_runs_takes_a_ceiling_the_base_lacks_from_the_run_that_measured_it():
+    """A base that ran only matmul_shapes has no host-link ceilings; the merged run keeps the older run's."""
+    tool = load("merge_runs")
+    base = _run("cmd-a", ["x1"])
+    older = _run("cmd-b", ["x1", "x2"])
+    older.ceilings["h2d_best_gbps"] = dict(value=55.0, unit="GB/s")
+    older.ceilings["copy_gbps"] = dict(value=90.0, unit="GB/s")
+    out = tool.merge([base, older])
+    assert out.ceilings["h2d_best_gbps"]["value"] == 55.0
+    assert out.ceilings["copy_gbps"]["value"] == 100.0  # the base's own stays
+    assert "h2d_best_gbps" not in base.ceilings  # the inputs are not changed
+    idle = _run("cmd-c", ["x1"])  # its only experiment comes from the base: it contributes nothing, not even ceilings
+    idle.ceilings["h2d_best_gbps"] = dict(value=55.0, unit="GB/s")
+    assert tool.merge([base, idle]).ceilings.keys() == {"copy_gbps"}
+
+
 def test_merge_runs_keeps_what_a_run_skipped_on_purpose_and_the_readme_says_why():
     tool = load("merge_runs")
     base = _run("cmd-a", ["x1"])

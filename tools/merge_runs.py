@@ -3,7 +3,7 @@
     python tools/merge_runs.py OUT_DIR BASE.json [MORE.json ...]
 
 Each experiment is taken whole from the first run (in the order given) that has records of it; BASE gives meta,
-device and ceilings, and every other run that contributed is listed in ``meta.merged_runs`` with its command,
+device and ceilings (a ceiling BASE lacks comes from the first contributing run that has it), and every other run that contributed is listed in ``meta.merged_runs`` with its command,
 date, ceilings and experiments. Ceilings are then raised to the best record, the findings recomputed (as a single
 run does after each experiment) and each experiment's text taken from its current declaration, and the report is
 rendered into OUT_DIR. With one run it re-renders that run with the current findings and texts.
@@ -41,8 +41,8 @@ def merge(runs: list[RunResults]) -> RunResults:
     names = {n.get("name") for n in (r.device for r in runs)}
     if len(names) != 1:
         raise SystemExit(f"merge_runs: the runs come from different GPUs: {sorted(map(str, names))}")
-    out = RunResults(meta=dict(base.meta), device=base.device, ceilings=base.ceilings, results=[], experiments={},
-                     errors=[])
+    out = RunResults(meta=dict(base.meta), device=base.device, ceilings={k: dict(v) for k, v in base.ceilings.items()},
+                     results=[], experiments={}, errors=[])
     merged = []
     for run in runs:
         mine = sorted({r.experiment for r in run.results} - {r.experiment for r in out.results})
@@ -52,6 +52,8 @@ def merge(runs: list[RunResults]) -> RunResults:
         out.experiments.update({n: dict(run.experiments[n]) for n in mine if n in run.experiments})
         out.errors += [e for e in run.errors if e["experiment"] in mine]
         merged += provenance(run, mine, own=run is not base)
+        for name, c in run.ceilings.items():  # a ceiling the base did not measure (e.g. host links): the first run's
+            out.ceilings.setdefault(name, dict(c))
     for run in runs:  # experiments a run skipped on purpose (``requires``: e.g. two GPUs needed) keep their note
         for name, info in run.experiments.items():
             if info.get("skipped") and name not in out.experiments:
