@@ -27,10 +27,19 @@ def test_default_geometry_is_the_library_kernel_and_grid():
 
 
 def test_spec_names_leave_out_trailing_defaults():
-    assert K.VecGeometry(64, 4, True).spec().name == "transpose_vec<float, float4, 64, 4, true>"
-    assert K.VecGeometry(minb=6, order=K.ORDER_GROUPED, group=8).spec().name == \
+    """The template's defaults (no PIPE, row order, SPAN 8) are left out; the library's span 16 is spelled out."""
+    s8 = dict(span=K.KERNEL_SPAN)
+    assert K.VecGeometry(64, 4, True, **s8).spec().name == "transpose_vec<float, float4, 64, 4, true>"
+    assert K.VecGeometry(minb=6, order=K.ORDER_GROUPED, group=8, **s8).spec().name == \
         "transpose_vec<float, float4, 64, 6, false, 1, 8>"
-    assert K.VecGeometry(minb=6, order=K.ORDER_DIAGONAL).spec().name == "transpose_vec<float, float4, 64, 6, false, 2, 1>"
+    assert K.VecGeometry(minb=6, order=K.ORDER_DIAGONAL, **s8).spec().name == \
+        "transpose_vec<float, float4, 64, 6, false, 2, 1>"
+    assert K.VecGeometry(**s8).spec().name == "transpose_vec<float, float4, 64, 4>"  # the library before session 25
+    assert K.VecGeometry().spec().name == K.LIBRARY_VECTORIZED.spec("float").name == \
+        "transpose_vec<float, float4, 64, 4, false, 0, 1, 16>"
+    assert K.LIBRARY_VECTORIZED.spec("double").name == "transpose_vec<double, double2, 64, 4, false, 0, 1, 16>"
+    assert K.VecGeometry(minb=6, order=K.ORDER_DIAGONAL).spec().name == \
+        "transpose_vec<float, float4, 64, 6, false, 2, 1, 16>"
 
 
 @pytest.mark.parametrize("bad", [dict(order=K.ORDER_GROUPED), dict(group=4), dict(order=3), dict(tile=32),
@@ -75,9 +84,10 @@ def test_wave_footprint_trades_input_runs_for_output_runs():
     of every output row; grouping by 16 reads 16 row bands in 12 KiB runs and writes 4 KiB runs; the diagonal
     order has short runs on both sides."""
     fp = {g.name: K.wave_footprint(g, 16384, 16384, 792) for g in K.PROBE_ORDERS}
-    rows = fp[K.VecGeometry(minb=K.ORDER_MINB).name]
-    g16 = fp[K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_GROUPED, group=16).name]
-    diag = fp[K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_DIAGONAL).name]
+    s8 = dict(span=K.KERNEL_SPAN)  # the order probes' stores (their footprints do not depend on it)
+    rows = fp[K.VecGeometry(minb=K.ORDER_MINB, **s8).name]
+    g16 = fp[K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_GROUPED, group=16, **s8).name]
+    diag = fp[K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_DIAGONAL, **s8).name]
     assert rows["in_bands"] == 4 and rows["out_bands"] == 256 and rows["in_run_bytes"] > 32 * 1024
     assert 512 < rows["out_run_bytes"] < 1024
     assert (g16["in_bands"], g16["out_bands"]) == (16, 50) and 3900 < g16["out_run_bytes"] <= 4096  # 49.5 columns

@@ -28,6 +28,12 @@ DTYPES = ("float32", "float64", "int32")  # NumPy dtypes with an instantiation (
 VECTOR = {"float": ("float4", 4, 8), "double": ("double2", 2, 4), "int": ("int4", 4, 8)}
 
 
+# transpose_vec's SPAN: lanes per output row of one store instruction. The template's default, 8, writes a 64-wide float
+# tile row as two 128-byte pieces (as first written); the library's 16 writes its 256 bytes in one instruction, which
+# an H200 measured 1.3-2.5 points of the copy faster on every shape (docs/notes/reduce_transpose.md, session 25)
+KERNEL_SPAN, LIBRARY_SPAN = 8, 16
+
+
 @dataclass(frozen=True)
 class TransposeVariant:
     name: str
@@ -42,6 +48,7 @@ class TransposeVariant:
     space: str = "global"                              # or "shared": the access is a tile read
     vector: bool = False  # needs rows, cols % W == 0 and 16-byte alignment
     minb: int = 0         # vector kernels: min blocks per SM for __launch_bounds__ (0: VECTOR's)
+    span: int = KERNEL_SPAN  # vector kernels: lanes per output row of a store instruction (SPAN in transpose.cu)
 
     @property
     def model_block(self) -> tuple[int, int, int]:
@@ -51,7 +58,8 @@ class TransposeVariant:
     def spec(self, ctype: str = "float") -> KernelSpec:
         if self.vector:
             vt, _, minb = VECTOR[ctype]
-            return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {self.minb or minb}>")
+            tail = f", false, 0, 1, {self.span}" if self.span != KERNEL_SPAN else ""
+            return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {self.minb or minb}{tail}>")
         return KernelSpec(SRC, f"{self.kernel}<{ctype}, {self.targs}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
@@ -137,7 +145,8 @@ def thin_launch(rows: int, cols: int, ctype: str, min_blocks: int = 1) -> ThinLa
 
 # gpumemlab.transpose's vector kernel: 4 blocks per SM as the register target (a same-run comparison of 2, 4 and 8
 # on an H100 at 8192^2 and 16384^2 float32: 4 tied 2 and beat 8, the ladder's value; both double variants tied)
-LIBRARY_VECTORIZED = replace(VECTORIZED, name="vectorized 64x64, 4 blocks/SM (library)", minb=4)
+LIBRARY_VECTORIZED = replace(VECTORIZED, name="vectorized 64x64, 4 blocks/SM, 256-byte stores (library)", minb=4,
+                             span=LIBRARY_SPAN)
 LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
 
 
@@ -160,7 +169,7 @@ class VecGeometry:
     order: int = ORDER_ROWS
     group: int = 1
     tiles_per_block: int = 1
-    span: int = 8  # lanes per output row in a store instruction (16, 32: a 64- or 128-float tile row in one)
+    span: int = LIBRARY_SPAN  # lanes per output row of a store instruction (8: 128-byte pieces, as first written)
 
     def __post_init__(self):
         if self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16, 32) or self.tile * 4 // 16 % self.span:
@@ -174,16 +183,17 @@ class VecGeometry:
     def name(self) -> str:
         order = ORDER_NAMES[self.order] + (f" G={self.group}" if self.order == ORDER_GROUPED else "")
         return (f"tile={self.tile} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
-                f"order={order}" + (f" span={self.span}" if self.span != 8 else ""))
+                f"order={order}" + (f" span={self.span}" if self.span != LIBRARY_SPAN else ""))
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         """The template instantiation, trailing defaults left out (the default is LIBRARY_VECTORIZED's spec)."""
         targs = [ctype, VECTOR[ctype][0], str(self.tile), str(self.minb)]
-        if self.pipe or self.order != ORDER_ROWS or self.span != 8:
+        span = self.span != KERNEL_SPAN
+        if self.pipe or self.order != ORDER_ROWS or span:
             targs.append(str(self.pipe).lower())
-        if self.order != ORDER_ROWS or self.span != 8:
+        if self.order != ORDER_ROWS or span:
             targs += [str(self.order), str(self.group)]
-        if self.span != 8:
+        if span:
             targs.append(str(self.span))
         return KernelSpec(SRC, f"transpose_vec<{', '.join(targs)}>")
 
@@ -249,18 +259,18 @@ def wave_footprint(geom: VecGeometry, rows: int, cols: int, resident: int, elem:
 # control get __launch_bounds__(256, 6): 40 registers, 6 blocks per SM on sm_80..sm_120 like the library.
 ORDER_MINB = 6
 ORDER_GROUPS = (2, 4, 8, 16, 32)
-PROBE_SESSION23 = [VecGeometry(64, 4), VecGeometry(64, 2), VecGeometry(64, 4, True, tiles_per_block=2),
-                   VecGeometry(128, 1), VecGeometry(128, 2), VecGeometry(128, 3),
-                   VecGeometry(128, 1, True, tiles_per_block=4), VecGeometry(128, 3, tiles_per_block=4)]
-PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB)]
-                + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g) for g in ORDER_GROUPS]
-                + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL)])
-# a float tile row's 256 (or a 128-tile's 512) output bytes in one store instruction instead of 128-byte pieces
-# (at minb 4 and 1: the registers every arch needs without spilling)
-PROBE_SPANS = [VecGeometry(span=16), VecGeometry(128, 1, span=32), VecGeometry(128, 1, span=16),
-               VecGeometry(minb=3, span=16), VecGeometry(minb=5, span=16),
-               VecGeometry(span=16, pipe=True, tiles_per_block=2), VecGeometry(span=16, pipe=True, tiles_per_block=4)]
-PROBE_SPANS += [VecGeometry(span=16, order=ORDER_GROUPED, group=g) for g in (2, 8, 32)]
+# (measured with 8 lanes per output row of a store, as the library then had: kept so)
+_S8 = dict(span=KERNEL_SPAN)
+PROBE_SESSION23 = [VecGeometry(64, 4, **_S8), VecGeometry(64, 2, **_S8), VecGeometry(64, 4, True, tiles_per_block=2, **_S8),
+                   VecGeometry(128, 1, **_S8), VecGeometry(128, 2, **_S8), VecGeometry(128, 3, **_S8),
+                   VecGeometry(128, 1, True, tiles_per_block=4, **_S8), VecGeometry(128, 3, tiles_per_block=4, **_S8)]
+PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
+                + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g, **_S8) for g in ORDER_GROUPS]
+                + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL, **_S8)])
+# store spans (issue 11, session 25): the library before (8 lanes per output row: two 128-byte pieces) against its 16.
+# A 128-tile's 512-byte rows in one instruction need 1 block per SM to compile without spills on every arch, and lost
+# (82-86% of the copy), so they are not kept
+PROBE_SPANS = [VecGeometry(**_S8)]
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
