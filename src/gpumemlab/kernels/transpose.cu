@@ -78,16 +78,18 @@ template <> struct Pack<double2, double> { static __device__ __forceinline__ dou
 // 16-byte aligned arrays (W = elements per vector); the library checks. Block: 256 threads (1-D).
 // Interior tiles take an unmasked path, and MINB (min blocks per SM) keeps ptxas from interleaving each load
 // with its shared store, so that all loads of a thread are in flight together.
-template <typename T, typename V, int TILE, int SPAN = 8> struct VecTile {
+// TR: the tile's rows (default TILE: square); a TR x TILE tile writes output rows of TR elements.
+template <typename T, typename V, int TILE, int SPAN = 8, int TR = TILE> struct VecTile {
     static constexpr int NT = 256;
-    // swizzle width in chunks: 8 (as first written), or SPAN where a store instruction gathers SPAN chunks of one
-    // tile column, so that they fall in distinct banks
-    static constexpr int SWZ = (SPAN > 8 ? SPAN : 8) - 1;
     static constexpr int W = sizeof(V) / sizeof(T);  // elements per 16-byte vector
     static constexpr int CPR = TILE / W;             // vectors (chunks) per tile row
+    static constexpr int OCPR = TR / W;              // vectors per output row of the tile
     static constexpr int RPP = NT / CPR;             // tile rows loaded per pass
-    static constexpr int LOADS = TILE / RPP;         // vector loads per thread
-    static_assert(CPR % 8 == 0 && TILE % 32 == 0 && NT % CPR == 0, "tile shape");
+    static constexpr int LOADS = TR / RPP;           // vector loads per thread
+    // swizzle width in chunks: 8 (as first written), or SPAN where a store instruction gathers SPAN chunks of one
+    // tile column, so that they fall in distinct banks (at most the chunks of a row)
+    static constexpr int SWZ = ((SPAN > 8 ? SPAN : 8) < CPR ? (SPAN > 8 ? SPAN : 8) : CPR) - 1;
+    static_assert(CPR % 8 == 0 && TILE % 32 == 0 && TR % 32 == 0 && NT % CPR == 0, "tile shape");
 
     // the thread's LOADS vectors of the tile at (row0, col0), global -> registers
     template <bool MASK>
@@ -116,7 +118,7 @@ template <typename T, typename V, int TILE, int SPAN = 8> struct VecTile {
     // fetch, unmasked for an interior tile
     static __device__ __forceinline__ void fetch_at(V (&buf)[LOADS], const V* __restrict__ in, int rows, int cols,
                                                     int row0, int col0) {
-        if (row0 + TILE <= rows && col0 + TILE <= cols) fetch<false>(buf, in, rows, cols, row0, col0);
+        if (row0 + TR <= rows && col0 + TILE <= cols) fetch<false>(buf, in, rows, cols, row0, col0);
         else fetch<true>(buf, in, rows, cols, row0, col0);
     }
 
@@ -125,14 +127,14 @@ template <typename T, typename V, int TILE, int SPAN = 8> struct VecTile {
     template <bool MASK>
     static __device__ __forceinline__ void store(V* __restrict__ out, const T* __restrict__ tile, int rows, int cols,
                                                  int row0, int col0) {
-        static_assert(CPR % SPAN == 0 && NT % SPAN == 0, "span");
+        static_assert(OCPR % SPAN == 0 && NT % SPAN == 0, "span");
         constexpr int ROWS = NT / SPAN;     // output rows per pass
         const int tk = threadIdx.x % SPAN;  // vector along the output row
         const int tj = threadIdx.x / SPAN;  // output row within the tile
 #pragma unroll
         for (int a = 0; a < TILE / ROWS; ++a) {
 #pragma unroll
-            for (int b = 0; b < CPR / SPAN; ++b) {
+            for (int b = 0; b < OCPR / SPAN; ++b) {
                 const int j = tj + ROWS * a;  // output row within the tile (= input column)
                 const int k = tk + SPAN * b;  // output vector: input rows k*W .. k*W+W-1
                 T e[W];
@@ -200,27 +202,29 @@ __device__ __forceinline__ void block_tile(unsigned& bx, unsigned& by) {
 // PIPE: a block that moves several tiles (gridDim.y < row tiles) fetches its next tile into registers before it
 // stores the current one, so that tile's loads are in flight during the stores. ORDER, G: the block order above.
 // SPAN: lanes per output row of a store instruction (VecTile::store).
-template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1, int SPAN = 8>
+// TR: tile rows (default TILE), so that a store instruction can write longer output runs with the same tile width.
+template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1, int SPAN = 8,
+          int TR = TILE>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
-    typedef VecTile<T, V, TILE, SPAN> VT;
-    V* tile = vec_tile<V, TILE * TILE / VT::W>();
+    typedef VecTile<T, V, TILE, SPAN, TR> VT;
+    V* tile = vec_tile<V, TR * TILE / VT::W>();
     const V* __restrict__ in_v = reinterpret_cast<const V*>(in);
     V* __restrict__ out_v = reinterpret_cast<V*>(out);
-    const int tiles_y = (rows + TILE - 1) / TILE;
+    const int tiles_y = (rows + TR - 1) / TR;
     unsigned bx, by0;  // unsigned, like blockIdx: ORDER 0 compiles to the same code as blockIdx itself
     block_tile<ORDER, G>(bx, by0);
     const int col0 = bx * TILE;
     const T* tile_e = reinterpret_cast<const T*>(tile);
     V buf[VT::LOADS];
-    if (PIPE && by0 < tiles_y) VT::fetch_at(buf, in_v, rows, cols, by0 * TILE, col0);
+    if (PIPE && by0 < tiles_y) VT::fetch_at(buf, in_v, rows, cols, by0 * TR, col0);
     for (int by = by0; by < tiles_y; by += gridDim.y) {
-        const int row0 = by * TILE;
-        const bool interior = row0 + TILE <= rows && col0 + TILE <= cols;
+        const int row0 = by * TR;
+        const bool interior = row0 + TR <= rows && col0 + TILE <= cols;
         if (!PIPE) VT::fetch_at(buf, in_v, rows, cols, row0, col0);
         VT::put(tile, buf);
         __syncthreads();
         if (PIPE && by + (int)gridDim.y < tiles_y)
-            VT::fetch_at(buf, in_v, rows, cols, (by + gridDim.y) * TILE, col0);
+            VT::fetch_at(buf, in_v, rows, cols, (by + gridDim.y) * TR, col0);
         if (interior) VT::template store<false>(out_v, tile_e, rows, cols, row0, col0);
         else VT::template store<true>(out_v, tile_e, rows, cols, row0, col0);
         __syncthreads();

@@ -170,9 +170,11 @@ class VecGeometry:
     group: int = 1
     tiles_per_block: int = 1
     span: int = LIBRARY_SPAN  # lanes per output row of a store instruction (8: 128-byte pieces, as first written)
+    rows: int = 0  # tile rows (0: the tile side): a taller tile writes longer output runs
 
     def __post_init__(self):
-        if self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16, 32) or self.tile * 4 // 16 % self.span:
+        if (self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16, 32)
+                or self.tile_rows % 32 or self.tile_rows * 4 // 16 % self.span):
             raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1, span 8, 16 or 32 "
                              f"dividing the tile's float4s per row; got {self}")
         if self.order not in ORDER_NAMES or (self.order == ORDER_GROUPED) != (self.group > 1) or self.group < 1:
@@ -180,31 +182,37 @@ class VecGeometry:
                              f"order; got order={self.order} group={self.group}")
 
     @property
+    def tile_rows(self) -> int:
+        return self.rows or self.tile
+
+    @property
     def name(self) -> str:
         order = ORDER_NAMES[self.order] + (f" G={self.group}" if self.order == ORDER_GROUPED else "")
-        return (f"tile={self.tile} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
+        return (f"tile={self.tile}{f'x{self.rows} rows' if self.rows else ''} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
                 f"order={order}" + (f" span={self.span}" if self.span != LIBRARY_SPAN else ""))
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         """The template instantiation, trailing defaults left out (the default is LIBRARY_VECTORIZED's spec)."""
         targs = [ctype, VECTOR[ctype][0], str(self.tile), str(self.minb)]
-        span = self.span != KERNEL_SPAN
-        if self.pipe or self.order != ORDER_ROWS or span:
+        span, rows = self.span != KERNEL_SPAN, self.tile_rows != self.tile
+        if self.pipe or self.order != ORDER_ROWS or span or rows:
             targs.append(str(self.pipe).lower())
-        if self.order != ORDER_ROWS or span:
+        if self.order != ORDER_ROWS or span or rows:
             targs += [str(self.order), str(self.group)]
-        if span:
+        if span or rows:
             targs.append(str(self.span))
+        if rows:
+            targs.append(str(self.tile_rows))
         return KernelSpec(SRC, f"transpose_vec<{', '.join(targs)}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
-        tiles_y = math.ceil(rows / self.tile)
+        tiles_y = math.ceil(rows / self.tile_rows)
         return (max(1, math.ceil(cols / self.tile)), max(1, min(math.ceil(tiles_y / self.tiles_per_block), MAX_GRID_Y)))
 
     def shmem(self, ctype: str = "float") -> int:
         """Dynamic shared memory bytes of the launch: the tile when it exceeds 48 KiB, else 0 (a static tile)."""
         size = {"float": 4, "int": 4, "double": 8}[ctype]
-        nbytes = self.tile * self.tile * size
+        nbytes = self.tile * self.tile_rows * size
         return nbytes if nbytes > STATIC_SHARED_MAX else 0
 
 
@@ -230,7 +238,7 @@ def wave_footprint(geom: VecGeometry, rows: int, cols: int, resident: int, elem:
     w, h = geom.grid(rows, cols)
     tiles = [block_tile(geom.order, geom.group, w, h, i) for i in range(min(resident, w * h))]
 
-    def runs(by_band: dict) -> float:
+    def runs(by_band: dict, side: int) -> float:
         lengths = []
         for members in by_band.values():
             members = sorted(members)
@@ -242,14 +250,14 @@ def wave_footprint(geom: VecGeometry, rows: int, cols: int, resident: int, elem:
                     lengths.append(run)
                     run = 1
             lengths.append(run)
-        return sum(lengths) / len(lengths) * geom.tile * elem
+        return sum(lengths) / len(lengths) * side * elem
 
     in_bands, out_bands = {}, {}
     for x, y in tiles:
         in_bands.setdefault(y, []).append(x)   # tile row y of `in`: its tiles x side by side along the rows
         out_bands.setdefault(x, []).append(y)  # tile row x of `out` (= tile column x of `in`)
-    return dict(blocks=len(tiles), in_bands=len(in_bands), out_bands=len(out_bands), in_run_bytes=runs(in_bands),
-                out_run_bytes=runs(out_bands))
+    return dict(blocks=len(tiles), in_bands=len(in_bands), out_bands=len(out_bands),
+                in_run_bytes=runs(in_bands, geom.tile), out_run_bytes=runs(out_bands, geom.tile_rows))
 
 
 # tools/transpose_probe.py's geometries, float32 only. Session 23's: blocks per SM, PIPE, 128 x 128 tiles in
@@ -271,7 +279,9 @@ PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
 # A 128-tile's 512-byte rows in one instruction need 1 block per SM to compile without spills on every arch, and lost
 # (82-86% of the copy), so they are not kept
 PROBE_SPANS = [VecGeometry(**_S8)]
-PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS
+# 128 x 64 tiles (issue 11, session 25): 512-byte output rows, written by one store instruction each (span 32) or two
+PROBE_TALL = [VecGeometry(rows=128, minb=m, span=sp) for m in (3, 4) for sp in (16, 32)]
+PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
