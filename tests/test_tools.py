@@ -155,6 +155,10 @@ def test_merge_runs_takes_a_ceiling_the_base_lacks_from_the_run_that_measured_it
     idle = _run("cmd-c", ["x1"])  # its only experiment comes from the base: it contributes nothing, not even ceilings
     idle.ceilings["h2d_best_gbps"] = dict(value=55.0, unit="GB/s")
     assert tool.merge([base, idle]).ceilings.keys() == {"copy_gbps"}
+    # a ceiling only an earlier merge recorded (in its merged_runs entry) comes back too
+    folded = _run("cmd-d", ["x2"], merged=[dict(experiments=["x2"], command="cmd-e", date="d-e",
+                                                 ceilings=dict(d2h_best_gbps=dict(value=54.0, unit="GB/s")))])
+    assert tool.merge([base, folded]).ceilings["d2h_best_gbps"]["value"] == 54.0
 
 
 def test_merge_runs_keeps_what_a_run_skipped_on_purpose_and_the_readme_says_why():

@@ -51,9 +51,13 @@ def merge(runs: list[RunResults]) -> RunResults:
         out.results += [r for r in run.results if r.experiment in mine]
         out.experiments.update({n: dict(run.experiments[n]) for n in mine if n in run.experiments})
         out.errors += [e for e in run.errors if e["experiment"] in mine]
-        merged += provenance(run, mine, own=run is not base)
-        for name, c in run.ceilings.items():  # a ceiling the base did not measure (e.g. host links): the first run's
-            out.ceilings.setdefault(name, dict(c))
+        entries = provenance(run, mine, own=run is not base)
+        merged += entries
+        # a ceiling the base did not measure (e.g. host links): the first contributing run's, or one that run had
+        # merged in earlier
+        for ceilings in [run.ceilings] + [e.get("ceilings") or {} for e in entries]:
+            for name, c in ceilings.items():
+                out.ceilings.setdefault(name, dict(c))
     for run in runs:  # experiments a run skipped on purpose (``requires``: e.g. two GPUs needed) keep their note
         for name, info in run.experiments.items():
             if info.get("skipped") and name not in out.experiments:

@@ -75,7 +75,8 @@ def table(res: RunResults, source: str) -> str:
              + "".join(f" Records of {m}." for m in merged_lines(res.meta)), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows(res)]
-    lines += ["", "Ceilings measured in the same run: " + "; ".join(
+    where = "by these runs" if res.meta.get("merged_runs") else "in the same run"
+    lines += ["", f"Ceilings measured {where}: " + "; ".join(
         f"{k} {fmt_num(v['value'])} {v['unit']}" for k, v in res.ceilings.items()) + "."]
     from gpumemlab.experiments import registry
 
