@@ -42,7 +42,7 @@ from gpumemlab.kernels import transpose as K  # no GPU needed to import
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other probes, beside this file
 from matmul_unaligned_probe import summary  # noqa: E402  (median, min/max, p10/p90 of a sample list)
 
-SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23, "spans": K.PROBE_SPANS, "tall": K.PROBE_TALL, "hints": K.PROBE_HINTS}
+SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23, "spans": K.PROBE_SPANS, "tall": K.PROBE_TALL}
 DEFAULT_SHAPES = "16384x16384,8192x8192,16380x16388,16383x16385"
 LIBRARY = "library plan"
 # controls: the 32x8 tile kernels' copy (same indexing, no shared memory) and copy through a shared tile (load, barrier,

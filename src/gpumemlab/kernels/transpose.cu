@@ -79,9 +79,7 @@ template <> struct Pack<double2, double> { static __device__ __forceinline__ dou
 // Interior tiles take an unmasked path, and MINB (min blocks per SM) keeps ptxas from interleaving each load
 // with its shared store, so that all loads of a thread are in flight together.
 // TR: the tile's rows (default TILE: square); a TR x TILE tile writes output rows of TR elements.
-// HINT (probe): cache hints, 0 none; bit 0: loads evict-first (ld.global.cs: the input is read once); bit 1: stores
-// streaming (st.global.cs).
-template <typename T, typename V, int TILE, int SPAN = 8, int TR = TILE, int HINT = 0> struct VecTile {
+template <typename T, typename V, int TILE, int SPAN = 8, int TR = TILE> struct VecTile {
     static constexpr int NT = 256;
     static constexpr int W = sizeof(V) / sizeof(T);  // elements per 16-byte vector
     static constexpr int CPR = TILE / W;             // vectors (chunks) per tile row
@@ -102,7 +100,7 @@ template <typename T, typename V, int TILE, int SPAN = 8, int TR = TILE, int HIN
         for (int p = 0; p < LOADS; ++p) {
             const int r = threadIdx.x / CPR + p * RPP;
             const long long at = (long long)(row0 + r) * (cols / W) + col0 / W + q;
-            if (!MASK || (row0 + r < rows && col0 + q * W < cols)) buf[p] = (HINT & 1) ? __ldcs(in + at) : __ldg(in + at);
+            if (!MASK || (row0 + r < rows && col0 + q * W < cols)) buf[p] = __ldg(in + at);
             else buf[p] = V{};
         }
     }
@@ -145,11 +143,8 @@ template <typename T, typename V, int TILE, int SPAN = 8, int TR = TILE, int HIN
                     const int r = k * W + i;
                     e[i] = tile[r * TILE + (((j / W) ^ ((r / W) & SWZ)) * W) + j % W];
                 }
-                if (!MASK || (col0 + j < cols && row0 + k * W < rows)) {
-                    V* dst = out + (long long)(col0 + j) * (rows / W) + row0 / W + k;
-                    if (HINT & 2) __stcs(dst, Pack<V, T>::make(e));
-                    else *dst = Pack<V, T>::make(e);
-                }
+                if (!MASK || (col0 + j < cols && row0 + k * W < rows))
+                    out[(long long)(col0 + j) * (rows / W) + row0 / W + k] = Pack<V, T>::make(e);
             }
         }
     }
@@ -209,9 +204,9 @@ __device__ __forceinline__ void block_tile(unsigned& bx, unsigned& by) {
 // SPAN: lanes per output row of a store instruction (VecTile::store).
 // TR: tile rows (default TILE), so that a store instruction can write longer output runs with the same tile width.
 template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1, int SPAN = 8,
-          int TR = TILE, int HINT = 0>
+          int TR = TILE>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
-    typedef VecTile<T, V, TILE, SPAN, TR, HINT> VT;
+    typedef VecTile<T, V, TILE, SPAN, TR> VT;
     V* tile = vec_tile<V, TR * TILE / VT::W>();
     const V* __restrict__ in_v = reinterpret_cast<const V*>(in);
     V* __restrict__ out_v = reinterpret_cast<V*>(out);

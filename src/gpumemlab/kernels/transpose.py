@@ -171,11 +171,10 @@ class VecGeometry:
     tiles_per_block: int = 1
     span: int = LIBRARY_SPAN  # lanes per output row of a store instruction (8: 128-byte pieces, as first written)
     rows: int = 0  # tile rows (0: the tile side): a taller tile writes longer output runs
-    hint: int = 0  # cache hints (probe): bit 0 loads evict-first, bit 1 streaming stores
 
     def __post_init__(self):
         if (self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16, 32)
-                or self.tile_rows % 32 or self.tile_rows * 4 // 16 % self.span or self.hint not in range(4)):
+                or self.tile_rows % 32 or self.tile_rows * 4 // 16 % self.span):
             raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1, span 8, 16 or 32 "
                              f"dividing the tile's float4s per row; got {self}")
         if self.order not in ORDER_NAMES or (self.order == ORDER_GROUPED) != (self.group > 1) or self.group < 1:
@@ -190,20 +189,20 @@ class VecGeometry:
     def name(self) -> str:
         order = ORDER_NAMES[self.order] + (f" G={self.group}" if self.order == ORDER_GROUPED else "")
         return (f"tile={self.tile}{f'x{self.rows} rows' if self.rows else ''} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
-                f"order={order}" + (f" span={self.span}" if self.span != LIBRARY_SPAN else "")
-                + (f" hint={self.hint}" if self.hint else ""))
+                f"order={order}" + (f" span={self.span}" if self.span != LIBRARY_SPAN else ""))
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         """The template instantiation, trailing defaults left out (the default is LIBRARY_VECTORIZED's spec)."""
         targs = [ctype, VECTOR[ctype][0], str(self.tile), str(self.minb)]
-        tail = [str(self.pipe).lower(), str(self.order), str(self.group), str(self.span), str(self.tile_rows),
-                str(self.hint)]
-        defaults = ["false", str(ORDER_ROWS), "1", str(KERNEL_SPAN), str(self.tile), "0"]
-        while tail and tail[-1] == defaults[len(tail) - 1]:  # trailing template defaults left out
-            tail.pop()
-        if len(tail) == 2:  # ORDER and G are spelled together
-            tail.append(str(self.group))
-        targs += tail
+        span, rows = self.span != KERNEL_SPAN, self.tile_rows != self.tile
+        if self.pipe or self.order != ORDER_ROWS or span or rows:
+            targs.append(str(self.pipe).lower())
+        if self.order != ORDER_ROWS or span or rows:
+            targs += [str(self.order), str(self.group)]
+        if span or rows:
+            targs.append(str(self.span))
+        if rows:
+            targs.append(str(self.tile_rows))
         return KernelSpec(SRC, f"transpose_vec<{', '.join(targs)}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
@@ -282,9 +281,7 @@ PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
 PROBE_SPANS = [VecGeometry(**_S8)]
 # 128 x 64 tiles (issue 11, session 25): 512-byte output rows, written by one store instruction each (span 32) or two
 PROBE_TALL = [VecGeometry(rows=128, minb=m, span=sp) for m in (3, 4) for sp in (16, 32)]
-# cache hints on the library's geometry: evict-first loads (read once), streaming stores, both
-PROBE_HINTS = [VecGeometry(hint=h) for h in (1, 2, 3)]
-PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL + PROBE_HINTS
+PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
