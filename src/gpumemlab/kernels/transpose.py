@@ -281,6 +281,8 @@ PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
 PROBE_SPANS = [VecGeometry(**_S8)]
 # 128 x 64 tiles (issue 11, session 25): 512-byte output rows, written by one store instruction each (span 32) or two
 PROBE_TALL = [VecGeometry(rows=128, minb=m, span=sp) for m in (3, 4) for sp in (16, 32)]
+# and 64 x 128 tiles: 512-byte input runs per load instruction, 256-byte output runs
+PROBE_TALL += [VecGeometry(128, m, rows=64) for m in (3, 4)]
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
