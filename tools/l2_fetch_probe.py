@@ -16,17 +16,15 @@ Writes $OUT/l2_fetch_probe.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from sample2d_probe import interleaved, spin_kernel, summarize
+from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 
 
 def limit_calls():
@@ -43,11 +41,7 @@ def limit_calls():
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--side", type=int, default=8192)
-    ap.add_argument("--random", type=int, default=2**24)
-    args = ap.parse_args(argv)
+    args = gather_parser(__doc__).parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
 
@@ -101,11 +95,9 @@ def main(argv=None) -> int:
             err = float(cupy.abs(ex_out - ref).max())
             own, paired = interleaved(cupy, run_calls, base, args.rounds, spin)
             for name in run_calls:
-                a, b = summarize(own[name]), summarize(paired[name])
-                ratios = [m / o for m, o in zip(paired[name], own[name])]
-                rec = dict(workload=wname, granularity=g, read_back=got, variant=name, ms=a, map_coordinates_ms=b,
-                           speedup=b["median_ms"] / a["median_ms"], paired_ratio=statistics.median(ratios),
-                           exact_max_abs=err)
+                rec = dict(workload=wname, granularity=g, read_back=got, variant=name,
+                           **paired_stats(own[name], paired[name]), exact_max_abs=err)
+                a, b = rec["ms"], rec["map_coordinates_ms"]
                 result["runs"].append(rec)
                 print(f"{wname:15s} g={str(g):7s} (reads {got:3d}) {name:16s} {a['median_ms']:7.3f} ms "
                       f"(spread {a['spread']:.1%})  map_coordinates {b['median_ms']:7.3f} ms (spread {b['spread']:.1%})"

@@ -13,24 +13,18 @@ timed interleaved with it (sample2d_probe's loop). Writes $OUT/sample2d_occupanc
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from sample2d_probe import interleaved, spin_kernel, summarize
+from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--side", type=int, default=8192)
-    ap.add_argument("--random", type=int, default=2**24)
-    args = ap.parse_args(argv)
+    args = gather_parser(__doc__).parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
 
@@ -85,10 +79,8 @@ def main(argv=None) -> int:
         meta[name]["max_abs"] = float(cupy.nan_to_num(cupy.abs(out - ref), nan=np.inf).max())
     own, paired = interleaved(cupy, calls, base, args.rounds, spin)
     for name in calls:
-        a, b = summarize(own[name]), summarize(paired[name])
-        ratio = statistics.median(m / o for m, o in zip(paired[name], own[name]))
-        rec = dict(variant=name, **meta[name], ms=a, map_coordinates_ms=b, speedup=b["median_ms"] / a["median_ms"],
-                   paired_ratio=ratio)
+        rec = dict(variant=name, **meta[name], **paired_stats(own[name], paired[name]))
+        a, b, ratio = rec["ms"], rec["map_coordinates_ms"], rec["paired_ratio"]
         result["variants"].append(rec)
         print(f"{name:18s} block {meta[name]['block']:4d} shmem {meta[name]['shmem']:6d} blocks/SM "
               f"{meta[name]['blocks_per_sm']:2d}  {a['median_ms']:.3f} ms (spread {a['spread']:.1%})  map_coordinates "

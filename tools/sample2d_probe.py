@@ -104,6 +104,23 @@ def variants() -> list[Variant]:
     ]
 
 
+def gather_parser(doc: str) -> argparse.ArgumentParser:
+    """The options the sampling probes share: --rounds, --side (image), --random (points)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=21, help="timed rounds (>= 10)")
+    ap.add_argument("--side", type=int, default=8192)
+    ap.add_argument("--random", type=int, default=2**24, help="points of the random workload")
+    return ap
+
+
+def paired_stats(own: list[float], paired: list[float]) -> dict:
+    """A variant's times against map_coordinates' from the same rounds (interleaved): summaries, the ratio of the
+    medians and the median of the per-round ratios."""
+    a, b = summarize(own), summarize(paired)
+    return dict(ms=a, map_coordinates_ms=b, speedup=b["median_ms"] / a["median_ms"],
+                paired_ratio=statistics.median(m / o for m, o in zip(paired, own)))
+
+
 def summarize(ms: list[float]) -> dict:
     s = sorted(ms)
     q = lambda p: float(np.quantile(s, p))  # noqa: E731
@@ -230,10 +247,7 @@ def sanity(cupy, records: list) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=21, help="timed rounds (>= 10)")
-    ap.add_argument("--side", type=int, default=8192)
-    ap.add_argument("--random", type=int, default=2**24, help="points of the random workload")
+    ap = gather_parser(__doc__)
     ap.add_argument("--quick", action="store_true", help="1024^2 image, 2^20 random points (a smoke test)")
     ap.add_argument("--only", default="", help="comma-separated variant names (default: all)")
     args = ap.parse_args(argv)
