@@ -188,7 +188,8 @@ class VecGeometry:
     @property
     def name(self) -> str:
         order = ORDER_NAMES[self.order] + (f" G={self.group}" if self.order == ORDER_GROUPED else "")
-        return (f"tile={self.tile}{f'x{self.rows} rows' if self.rows else ''} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
+        rows = f"x{self.rows} rows" if self.rows else ""
+        return (f"tile={self.tile}{rows} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
                 f"order={order}" + (f" span={self.span}" if self.span != LIBRARY_SPAN else ""))
 
     def spec(self, ctype: str = "float") -> KernelSpec:
@@ -269,8 +270,8 @@ ORDER_MINB = 6
 ORDER_GROUPS = (2, 4, 8, 16, 32)
 # (measured with 8 lanes per output row of a store, as the library then had: kept so)
 _S8 = dict(span=KERNEL_SPAN)
-PROBE_SESSION23 = [VecGeometry(64, 4, **_S8), VecGeometry(64, 2, **_S8), VecGeometry(64, 4, True, tiles_per_block=2, **_S8),
-                   VecGeometry(128, 1, **_S8), VecGeometry(128, 2, **_S8), VecGeometry(128, 3, **_S8),
+PROBE_SESSION23 = [VecGeometry(64, 4, **_S8), VecGeometry(64, 2, **_S8),
+                   VecGeometry(64, 4, True, tiles_per_block=2, **_S8), VecGeometry(128, 1, **_S8), VecGeometry(128, 2, **_S8), VecGeometry(128, 3, **_S8),
                    VecGeometry(128, 1, True, tiles_per_block=4, **_S8), VecGeometry(128, 3, tiles_per_block=4, **_S8)]
 PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g, **_S8) for g in ORDER_GROUPS]
