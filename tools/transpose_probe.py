@@ -42,8 +42,7 @@ from gpumemlab.kernels import transpose as K  # no GPU needed to import
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other probes, beside this file
 from matmul_unaligned_probe import summary  # noqa: E402  (median, min/max, p10/p90 of a sample list)
 
-SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23, "spans": K.PROBE_SPANS, "tall": K.PROBE_TALL,
-        "bulk": []}  # bulk: K.BULK_STORE_PROBES, launched apart (their own kernel)
+SETS = {"orders": K.PROBE_ORDERS, "session23": K.PROBE_SESSION23, "spans": K.PROBE_SPANS, "tall": K.PROBE_TALL}
 DEFAULT_SHAPES = "16384x16384,8192x8192,16380x16388,16383x16385"
 LIBRARY = "library plan"
 # controls: the 32x8 tile kernels' copy (same indexing, no shared memory) and copy through a shared tile (load, barrier,
@@ -151,8 +150,7 @@ def measure(args, shapes, geoms) -> int:
         if time.time() - t_start > args.budget_s:
             result["skipped"].append(f"{rows}x{cols}")
             continue
-        rec = _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms,
-                     "bulk" in args.sets.split(",") and dev["cc"][0] >= 9)
+        rec = _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms)
         failed |= not all(v["ok"] for v in rec["variants"].values()) or not rec["library_call_ok"]
         result["shapes"].append(rec)
         _print_shape(rec)
@@ -168,7 +166,7 @@ def measure(args, shapes, geoms) -> int:
     return 1 if failed else 0
 
 
-def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms, bulk) -> dict:
+def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geoms, samples, sms) -> dict:
     t0 = time.time()
     x = cupy.random.random((rows, cols), dtype=np.float32) + np.float32(0.5)
     want = cupy.ascontiguousarray(x.T)
@@ -191,9 +189,6 @@ def _shape(cupy, gpumemlab, runtime, ops, poison, timed, usage, rows, cols, geom
     runs = {}
     for name, v in CONTROLS.items():  # copies (out keeps the shape): the staging's cost without the transpose's writes
         plans[name] = (v.spec("float"), v.grid(rows, cols), v.block, 0, (), None)
-    if bulk and rows % 64 == 0 and cols % 64 == 0:  # bulk stores: full 64 x 64 tiles, sm_90+
-        for name, spec_b in K.BULK_STORE_PROBES.items():
-            plans[name] = (spec_b, K.VecGeometry().grid(rows, cols), (K.VEC_THREADS,), 0, (), None)
     for name, (spec, grid, block, shmem, extra, geom) in plans.items():
         kernel = runtime.get_kernel(spec)
         if shmem:

@@ -231,54 +231,6 @@ __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, 
     }
 }
 
-// transpose_bstore<MINB, ISSUERS> (probe, issue 11, sm_90+): the library's loads (float4, 16 lanes per 256-byte input
-// row), then the tile written into shared memory already transposed (output rows of 64 floats, pitch 68 so each row
-// starts 16-byte aligned), and each output row's 256 bytes stored by the bulk-copy unit (cp.async.bulk
-// global.shared::cta): the stores leave the load/store pipeline. ISSUERS threads each issue 64 / ISSUERS rows and
-// wait for their bulk groups to have read shared memory before the tile is overwritten. Element i of a thread's
-// float4 goes out in the order (i + q / 2) % 4, q its chunk, which keeps the transposing shared stores at 2-way
-// bank conflicts. Full 64 x 64 tiles only (rows and cols multiples of 64); older archs compile an empty body.
-template <int MINB, int ISSUERS>
-__global__ void __launch_bounds__(256, MINB) transpose_bstore(float* __restrict__ out, const float* __restrict__ in,
-                                                              int rows, int cols) {
-#if __CUDA_ARCH__ >= 900
-    constexpr int T = 64, P = 68;
-    __shared__ __align__(128) float s[T * P];
-    const int tiles_y = rows / T;
-    const int col0 = blockIdx.x * T;
-    const int q = threadIdx.x % 16, rr = threadIdx.x / 16;
-    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-        const int row0 = by * T;
-        float4 v[4];
-#pragma unroll
-        for (int p = 0; p < 4; ++p)
-            v[p] = __ldg(reinterpret_cast<const float4*>(in + (long long)(row0 + rr + 16 * p) * cols + col0) + q);
-        if (threadIdx.x < ISSUERS) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-        __syncthreads();
-#pragma unroll
-        for (int p = 0; p < 4; ++p)
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int e = (i + (q >> 1)) & 3;
-                const float x = e == 0 ? v[p].x : e == 1 ? v[p].y : e == 2 ? v[p].z : v[p].w;
-                s[(4 * q + e) * P + rr + 16 * p] = x;
-            }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the tile, visible to the bulk-copy unit
-        __syncthreads();
-        if (threadIdx.x < ISSUERS) {
-#pragma unroll
-            for (int t = threadIdx.x; t < T; t += ISSUERS) {
-                const float* g = out + (long long)(col0 + t) * rows + row0;
-                asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;"
-                             ::"l"(g), "r"((unsigned)__cvta_generic_to_shared(s + t * P)) : "memory");
-            }
-            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        }
-    }
-    if (threadIdx.x < ISSUERS) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-#endif
-}
-
 // transpose_thin: one side s < 32 (the other, L, long). A block moves `chunk` positions of the long side: in global
 // memory they are s runs of `chunk` elements (stride L) on one side and one contiguous run of chunk*s elements on
 // the other, so both the loads and the stores are coalesced (a 32-wide tile would leave 32-s of 32 lanes idle).

@@ -284,12 +284,9 @@ PROBE_SPANS = [VecGeometry(**_S8)]
 PROBE_TALL = [VecGeometry(rows=128, minb=m, span=sp) for m in (3, 4) for sp in (16, 32)]
 # and 64 x 128 tiles: 512-byte input runs per load instruction, 256-byte output runs
 PROBE_TALL += [VecGeometry(128, m, rows=64) for m in (3, 4)]
-# transpose_bstore (probe, sm_90+): output rows stored by the bulk-copy unit; {name: spec}, 64 x 64 full tiles only
-BULK_STORE_PROBES = {f"bulk stores, {m} blocks/SM, {i} issuing threads":
-                     KernelSpec(SRC, f"transpose_bstore<{m}, {i}>", min_sm=90) for m, i in ((4, 64), (4, 8), (6, 64))}
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
               for short in (True, False)]
-           + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES)) + list(BULK_STORE_PROBES.values()))
+           + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES)))
