@@ -252,7 +252,24 @@ def test_multi_block_bound_holds_for_a_host_model_of_reduce7():
 ])
 def test_transpose_variant_choice(rows, cols, dtype, vector):
     chosen = ops_transpose.choose_variant(rows, cols, dtype, 256, 512)
-    assert (chosen is transpose.LIBRARY_VECTORIZED) == vector
+    assert (chosen in (transpose.LIBRARY_VECTORIZED, transpose.LIBRARY_TALL)) == vector
+
+
+@pytest.mark.parametrize("rows,cols,dtype,tall", [
+    (16380, 16388, np.float32, True),    # output rows of 65520 bytes: 16 bytes off a sector
+    (16384, 16388, np.float32, False),   # output rows of 65536 bytes start on a sector
+    (16388, 16384, np.int32, True), (16392, 16384, np.float32, False),
+    (16380, 16388, np.float64, False),   # float64 keeps square tiles (a tall one would be 64 KiB)
+])
+def test_transpose_takes_tall_tiles_where_output_rows_start_off_a_sector(rows, cols, dtype, tall):
+    chosen = ops_transpose.choose_variant(rows, cols, dtype, 256, 512)
+    assert chosen is (transpose.LIBRARY_TALL if tall else transpose.LIBRARY_VECTORIZED)
+
+
+def test_tall_tiles_spec_and_grid():
+    assert transpose.LIBRARY_TALL.spec("float").name == "transpose_vec<float, float4, 64, 4, false, 0, 1, 32, 128>"
+    assert transpose.LIBRARY_TALL.grid(16380, 16388) == (257, 128)  # 64-wide columns, 128-row bands
+    assert transpose.LIBRARY_VECTORIZED.grid(16380, 16388) == (257, 256)
 
 
 def test_transpose_misaligned_storage_falls_back():

@@ -75,10 +75,11 @@ def transpose_kernels(rng):
     from gpumemlab.kernels import transpose as T
 
     for ctype, dtype in ((T.CTYPES[d], d) for d in T.DTYPES):
-        for rows, cols in ((33, 65), (64, 64), (132, 68), (1, 9)):
+        library = [T.LIBRARY_VECTORIZED] + ([T.LIBRARY_TALL] if ctype in T.TALL_CTYPES else [])
+        for rows, cols in ((33, 65), (64, 64), (132, 68), (1, 9), (260, 132)):  # 132, 260: part tiles of 128 rows
             x = random_nonzero((rows, cols), dtype, rng)
             xd = cupy.asarray(x)
-            for v in T.LADDER:
+            for v in T.LADDER + library:
                 w = v.width(ctype)
                 if rows % w or cols % w:
                     continue

@@ -26,7 +26,8 @@ BIG = (16384, 16384)
 SUMS = [(BIG, 0), (BIG, 1), (BIG, None), ((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256), 0),
         ((3, 1 << 24), 0), ((1 << 24, 3), 1), ((1 << 24, 3), 0)]
 MEANS = [(BIG, 0), (BIG, 1)]
-TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 << 20), (1 << 20, 31)]
+# 16380 x 16388: rows of 65552 bytes in and 65520 out, 16 bytes off a 32-byte sector (partially written sectors)
+TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 << 20), (1 << 20, 31), (16380, 16388)]
 # (function, shape, axis) in a fixed order: the records' index
 SHAPES = ([("sum", s, a) for s, a in SUMS] + [("mean", s, a) for s, a in MEANS]
           + [("transpose", s, None) for s in TRANSPOSES])

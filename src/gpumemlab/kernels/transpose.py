@@ -49,6 +49,7 @@ class TransposeVariant:
     vector: bool = False  # needs rows, cols % W == 0 and 16-byte alignment
     minb: int = 0         # vector kernels: min blocks per SM for __launch_bounds__ (0: VECTOR's)
     span: int = KERNEL_SPAN  # vector kernels: lanes per output row of a store instruction (SPAN in transpose.cu)
+    rows: int = 0            # vector kernels: tile rows (TR in transpose.cu; 0: the tile side)
 
     @property
     def model_block(self) -> tuple[int, int, int]:
@@ -58,12 +59,14 @@ class TransposeVariant:
     def spec(self, ctype: str = "float") -> KernelSpec:
         if self.vector:
             vt, _, minb = VECTOR[ctype]
-            tail = f", false, 0, 1, {self.span}" if self.span != KERNEL_SPAN else ""
+            tail = f", false, 0, 1, {self.span}" if self.span != KERNEL_SPAN or self.rows else ""
+            tail += f", {self.rows}" if self.rows else ""
             return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {self.minb or minb}{tail}>")
         return KernelSpec(SRC, f"{self.kernel}<{ctype}, {self.targs}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
-        return (max(1, math.ceil(cols / self.tile)), max(1, min(math.ceil(rows / self.tile), MAX_GRID_Y)))
+        tile_rows = self.rows or self.tile
+        return (max(1, math.ceil(cols / self.tile)), max(1, min(math.ceil(rows / tile_rows), MAX_GRID_Y)))
 
     def width(self, ctype: str) -> int:
         """Elements per access: the shape must be a multiple of this (1 for scalar kernels)."""
@@ -147,6 +150,14 @@ def thin_launch(rows: int, cols: int, ctype: str, min_blocks: int = 1) -> ThinLa
 # on an H100 at 8192^2 and 16384^2 float32: 4 tied 2 and beat 8, the ladder's value; both double variants tied)
 LIBRARY_VECTORIZED = replace(VECTORIZED, name="vectorized 64x64, 4 blocks/SM, 256-byte stores (library)", minb=4,
                              span=LIBRARY_SPAN)
+# and, for 4-byte elements whose output rows start off a 32-byte sector (rows * 4 % 32 != 0), 128 x 64 tiles: each
+# 512-byte output row in one store instruction leaves fewer partially written sectors. On an H200 at 16380 x 16388
+# 81.3% of the copy against 73.2%, on an H100 85.5% against 77.6%; on sector-aligned pitches they measured 0.1-0.4
+# points below the square tiles, hence only there (docs/notes/reduce_transpose.md, session 25). A float64 tile of that
+# size would be 64 KiB of shared memory: float64 keeps the square tiles.
+LIBRARY_TALL = replace(LIBRARY_VECTORIZED, name="vectorized 64 wide x 128 rows, 512-byte stores (library, off-sector "
+                       "pitches)", span=32, rows=128)
+TALL_CTYPES = ("float", "int")
 LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
 
 
@@ -271,7 +282,8 @@ ORDER_GROUPS = (2, 4, 8, 16, 32)
 # (measured with 8 lanes per output row of a store, as the library then had: kept so)
 _S8 = dict(span=KERNEL_SPAN)
 PROBE_SESSION23 = [VecGeometry(64, 4, **_S8), VecGeometry(64, 2, **_S8),
-                   VecGeometry(64, 4, True, tiles_per_block=2, **_S8), VecGeometry(128, 1, **_S8), VecGeometry(128, 2, **_S8), VecGeometry(128, 3, **_S8),
+                   VecGeometry(64, 4, True, tiles_per_block=2, **_S8), VecGeometry(128, 1, **_S8),
+                   VecGeometry(128, 2, **_S8), VecGeometry(128, 3, **_S8),
                    VecGeometry(128, 1, True, tiles_per_block=4, **_S8), VecGeometry(128, 3, tiles_per_block=4, **_S8)]
 PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
                 + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g, **_S8) for g in ORDER_GROUPS]
@@ -287,6 +299,7 @@ PROBE_TALL += [VecGeometry(128, m, rows=64) for m in (3, 4)]
 PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL
 
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
+           + [LIBRARY_TALL.spec(c) for c in TALL_CTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
               for short in (True, False)]
            + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES)))

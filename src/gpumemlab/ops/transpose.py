@@ -1,9 +1,11 @@
 """``gpumemlab.transpose``: a new contiguous transpose of a 2-D float32 / float64 / int32 GPU array.
 
 A row or a column is a device copy. Shapes with a side below 32 take the thin kernel (both sides coalesced
-without a 32-wide tile; blocks made small enough that there are two per SM). Other shapes whose both sides are multiples of the 16-byte vector width (4 floats or
-ints, 2 doubles), with 16-byte aligned storage, take the vectorized 64x64 kernel; every other shape takes the
-padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced 16-byte stores.
+without a 32-wide tile; blocks made small enough that there are two per SM). Other shapes whose both sides are
+multiples of the 16-byte vector width (4 floats or ints, 2 doubles), with 16-byte aligned storage, take the
+vectorized 64x64 kernel (128 x 64 tiles for 4-byte elements whose output rows start off a 32-byte sector); every
+other shape takes the padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced
+16-byte stores.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..kernels import transpose as K
 from ._checks import as_device_array, cupy_module
 
 DTYPES = (np.float32, np.float64, np.int32)
+SECTOR = 32  # bytes: the unit of a partially written output run
 INT32_MAX = 2**31 - 1
 
 
@@ -28,7 +31,8 @@ def choose_variant(rows: int, cols: int, dtype, in_ptr: int, out_ptr: int) -> K.
     w = K.VECTORIZED.width(ctype)
     aligned = in_ptr % 16 == 0 and out_ptr % 16 == 0
     if aligned and rows % w == 0 and cols % w == 0 and rows >= w and cols >= w:
-        return K.LIBRARY_VECTORIZED
+        off_sector = rows * np.dtype(dtype).itemsize % SECTOR != 0  # output rows start off a 32-byte sector
+        return K.LIBRARY_TALL if off_sector and ctype in K.TALL_CTYPES else K.LIBRARY_VECTORIZED
     return K.LIBRARY_FALLBACK
 
 
