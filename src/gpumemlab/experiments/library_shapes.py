@@ -4,9 +4,9 @@ PyTorch's where it imports) in the same run.
 
 All three are memory-bound: each is judged by the bytes it must move (the input read once, the output written
 once), the transpose against the copy ceiling and the reductions against the read ceiling, L2 flushed between
-samples. The set holds the cases issue 11 names (a 16384^2
-matrix summed along each axis, a 3-D case, a 16384^2 transpose, thin transposes) and the thin shapes where a
-coalescing mistake shows: a sum along a 3-element axis, column sums of 3 rows, transposes with one side < 32.
+samples. The set holds the cases issue 11 names (a 16384^2 matrix summed along each axis, a 3-D case, a 16384^2
+transpose, thin transposes), the thin shapes where a coalescing mistake shows (a sum along a 3-element axis, column
+sums of 3 rows, transposes with one side < 32) and a transpose whose rows start off a 32-byte sector.
 """
 
 from __future__ import annotations
