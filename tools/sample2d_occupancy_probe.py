@@ -14,6 +14,7 @@ timed interleaved with it (sample2d_probe's loop). Writes $OUT/sample2d_occupanc
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import os
 import sys
 from pathlib import Path
@@ -47,11 +48,11 @@ def main(argv=None) -> int:
     kernel = runtime.get_kernel(ln.spec)
     smem_sm = int(info.get("shared_per_sm_bytes") or 228 * 1024)
 
-    def variant(block: int, shmem: int):
+    def variant(block: int, shmem: int, kern=None):
         def call():
             K.BLOCK = block
             S.plan_launch.cache_clear()
-            runtime.launch = lambda *a, **kw: launch(*a, **{**kw, "shmem": shmem})
+            runtime.launch = lambda spec, *a, **kw: launch(kern or spec, *a, **{**kw, "shmem": shmem})
             try:
                 S.sample2d(img, pts, exact=True, out=out)
             finally:
@@ -67,6 +68,22 @@ def main(argv=None) -> int:
         name = "default" if cap is None else f"cap {cap} blocks/SM"
         calls[name] = variant(block0, shmem)
         meta[name] = dict(block=block0, shmem=shmem, blocks_per_sm=runtime.max_active_blocks(kernel, block0, shmem))
+    # the same caps with L1 kept: a second instance of the kernel (its own compiled function) whose shared memory
+    # carveout is set to 8% (the smallest the driver rounds it to), and the smallest shared request that caps it
+    carved_spec = replace(ln.spec, defines=tuple(ln.spec.defines) + (("GML_CARVED_COPY", "1"),))  # its own module
+    carved = runtime.get_kernel(carved_spec)
+    from cuda.bindings import driver
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    runtime._check(driver.cuFuncSetAttribute(runtime._func_handle(carved), attr, 8), "cuFuncSetAttribute")
+    first = {}  # the smallest shared request that caps the carved kernel at each block count (the driver's answer)
+    for shmem in range(256, 48 * 1024, 256):
+        first.setdefault(runtime.max_active_blocks(carved, block0, shmem), shmem)
+    for cap in (7, 6, 5, 4):
+        if cap not in first:
+            continue
+        name = f"L1 kept, cap {cap} blocks/SM"
+        calls[name] = variant(block0, first[cap], carved_spec)
+        meta[name] = dict(block=block0, shmem=first[cap], blocks_per_sm=cap)
     for block in (128, 512, 1024):
         calls[f"block {block}"] = variant(block, 0)
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))
