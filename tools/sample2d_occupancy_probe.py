@@ -25,12 +25,14 @@ from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 
 
 def main(argv=None) -> int:
-    args = gather_parser(__doc__).parse_args(argv)
+    ap = gather_parser(__doc__)
+    ap.add_argument("--warp", action="store_true", help="the smooth warp's points, flattened, instead of random ones")
+    args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments.texture import uniform_points
+    from gpumemlab.experiments.texture import smooth_warp, uniform_points
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import texture as K
     from gpumemlab.ops import sample as S
@@ -38,7 +40,8 @@ def main(argv=None) -> int:
     info = runtime.device_info()
     side = args.side
     img = device_random_nonzero(side * side, np.float32, 0).reshape(side, side)
-    pts = uniform_points(cupy, side, side, args.random, 0)
+    pts = (smooth_warp(cupy, side, side).reshape(-1, 2) if args.warp
+           else uniform_points(cupy, side, side, args.random, 0))
     pts_t = cupy.ascontiguousarray(pts.T)
     ref = map_coordinates(img, pts_t, order=1, mode="nearest")
     mc_out, out = cupy.empty_like(ref), cupy.empty_like(ref)
@@ -78,7 +81,7 @@ def main(argv=None) -> int:
     first = {}  # the smallest shared request that caps the carved kernel at each block count (the driver's answer)
     for shmem in range(256, 48 * 1024, 256):
         first.setdefault(runtime.max_active_blocks(carved, block0, shmem), shmem)
-    for cap in (7, 6, 5, 4):
+    for cap in (7, 6, 5, 4, 3, 2):
         if cap not in first:
             continue
         name = f"L1 kept, cap {cap} blocks/SM"
@@ -89,7 +92,8 @@ def main(argv=None) -> int:
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))
     spin = spin_kernel(cupy)
     result = dict(device=info.get("name"), kernel=ln.spec.name, rounds=args.rounds, variants=[])
-    print(f"# {info.get('name')}: {ln.spec.name}, {args.random} random points over {side}^2", flush=True)
+    print(f"# {info.get('name')}: {ln.spec.name}, {pts.shape[0]} {'smooth-warp' if args.warp else 'random'} points "
+          f"over {side}^2", flush=True)
     for name, fn in calls.items():
         out.fill(np.nan)
         fn()
@@ -103,7 +107,7 @@ def main(argv=None) -> int:
               f"{meta[name]['blocks_per_sm']:2d}  {a['median_ms']:.3f} ms (spread {a['spread']:.1%})  map_coordinates "
               f"{b['median_ms']:.3f} ms  x{rec['speedup']:.3f} (paired {ratio:.3f})  max_abs {meta[name]['max_abs']:.1e}",
               flush=True)
-    (Path(os.environ.get("OUT", ".")) / "sample2d_occupancy_probe.json").write_text(json.dumps(result, indent=1))
+    (Path(os.environ.get("OUT", ".")) / f"sample2d_occupancy_probe{'_warp' if args.warp else ''}.json").write_text(json.dumps(result, indent=1))
     return 0
 
 
