@@ -18,7 +18,6 @@ CUPY_TF32 must be unset or 0 (set to 0 here before CuPy loads); cuBLAS is put in
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -27,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gpumemlab.gpu.fp32 import require_fp32_env  # no CuPy at import
 
 SHAPES = [(1, 8192, 1024), (1, 4096, 4096), (1, 1024, 8192), (1, 16384, 16384), (4, 8192, 1024), (1, 777, 1001),
           (1024, 1, 8192)]  # the last: N = 1, gemv_rows splits K too
@@ -99,23 +97,17 @@ def calls(a, b, m: int, n: int) -> dict:
     return {CUBLAS: lambda: cupy.matmul(a, b), **{e: route(e) for e in ROUTES}, MEMSET: memset}
 
 
-def stats_record(s) -> dict:
-    return dict(median_s=s.median, min_s=s.min, max_s=s.max, p10_s=s.p10, p90_s=s.p90, spread=s.rel_spread, n=s.n,
-                samples_s=list(s.samples))
-
-
 def probe_shape(m: int, n: int, k: int, dev: dict, flusher, samples: int) -> dict:
-    from gpumemlab.bench.timer import TimerConfig, time_interleaved
+    from matmul_unaligned_probe import interleaved_fixed, stats_record
+
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.gpu import runtime
 
     rec = dict(shape=f"{m}x{n}x{k}", m=m, n=n, k=k, bytes_read=4 * (m * k + k * n),
                launches=launch_record(m, n, k, int(dev["sm_count"])))
     a = device_random_nonzero((m, k), np.float32, m + k)
     b = device_random_nonzero((k, n), np.float32, n + 1)
     rec["checks"] = checks(a, b, m, n, k)
-    cfg = TimerConfig(warmup=3, min_samples=samples, max_samples=samples, min_time_s=0.0, max_time_s=60.0, batch=10)
-    got = time_interleaved(calls(a, b, m, n), stream=runtime.work_stream(), flusher=flusher, cfg=cfg)
+    got = interleaved_fixed(calls(a, b, m, n), samples, flusher)
     rec["timings"] = {name: stats_record(s) for name, s in got.items()}
     cub = got[CUBLAS].median
     rec["ratio_to_cublas"] = {e: cub / got[e].median for e in ROUTES}
@@ -125,31 +117,21 @@ def probe_shape(m: int, n: int, k: int, dev: dict, flusher, samples: int) -> dic
 
 
 def main(argv) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("outdir", help="where gemv_probe.json goes")
-    ap.add_argument("--samples", type=int, default=60, help="timed samples per call and shape (at least 30)")
-    ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the issue's list)")
-    ap.add_argument("--budget-s", type=float, default=45.0, help="start no new shape after this many seconds")
-    args = ap.parse_args(argv)
-    problem = require_fp32_env()  # before CuPy loads
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # matmul_unaligned_probe's check, beside this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # matmul_unaligned_probe's helpers, beside this file
+    from matmul_unaligned_probe import probe_args, probe_device
+
+    args, code = probe_args(__doc__, argv, samples=60, budget_s=45.0, shapes_help="the issue's list (at least 30 "
+                            "samples)", outdir="gemv_probe.json")
+    if args is None:
+        return code
     t_start = time.time()
 
     import cupy
 
     from gpumemlab.bench.timer import L2Flusher
-    from gpumemlab.gpu import runtime
     from gpumemlab.ops import matmul as ops
-    from gpumemlab.ops.blas import tf32_disabled
 
-    runtime.work_stream()
-    tf32_disabled()
-    dev = runtime.device_info()
-    shapes = ([tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s] if args.shapes
-              else SHAPES)
+    dev, shapes = probe_device(args, SHAPES)
     samples = max(30, args.samples)
     flusher = L2Flusher(dev["l2_bytes"])
     os.makedirs(args.outdir, exist_ok=True)

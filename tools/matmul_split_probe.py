@@ -16,7 +16,6 @@ ceil(blocks / (resident x SMs)), the K depth per split, the median and the ratio
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -26,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gpumemlab.gpu.fp32 import require_fp32_env  # no CuPy at import
 
 SHAPES = [(777, 1001, 513), (1023, 1025, 1027), (999, 1001, 1003), (601, 803, 1201), (2047, 2047, 2047),
           (512, 512, 16384), (4095, 4097, 1023)]
@@ -38,10 +36,8 @@ def probe_shape(m: int, n: int, k: int, dev: dict, flusher, samples: int) -> dic
     import cupy
 
     import gpumemlab
-    from gemv_probe import stats_record
-    from matmul_unaligned_probe import check
+    from matmul_unaligned_probe import check, interleaved_fixed, stats_record
 
-    from gpumemlab.bench.timer import TimerConfig, time_interleaved
     from gpumemlab.bench.verify import device_random_nonzero, poison
     from gpumemlab.gpu import runtime
     from gpumemlab.ops import matmul as ops
@@ -73,8 +69,7 @@ def probe_shape(m: int, n: int, k: int, dev: dict, flusher, samples: int) -> dic
         rec["factors"].append(dict(splits=eff, chunk=chunk, blocks=blocks, resident_per_sm=resident, vec=plan.vec,
                                    waves=math.ceil(blocks / max(1, resident * sms)), check=ok))
         calls[f"splits={eff}"] = plan.run
-    cfg_t = TimerConfig(warmup=3, min_samples=samples, max_samples=samples, min_time_s=0.0, max_time_s=60.0, batch=10)
-    got = time_interleaved(calls, stream=runtime.work_stream(), flusher=flusher, cfg=cfg_t)
+    got = interleaved_fixed(calls, samples, flusher)
     rec["timings"] = {name: stats_record(st) for name, st in got.items()}
     cub = got[CUBLAS].median
     rec["ratio_to_cublas"] = {name: cub / st.median for name, st in got.items()}
@@ -82,29 +77,20 @@ def probe_shape(m: int, n: int, k: int, dev: dict, flusher, samples: int) -> dic
 
 
 def main(argv) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("outdir", help="where matmul_split_probe.json goes")
-    ap.add_argument("--samples", type=int, default=30, help="timed samples per call and shape (at least 20)")
-    ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the unaligned zoo shapes and controls)")
-    ap.add_argument("--budget-s", type=float, default=60.0, help="start no new shape after this many seconds")
-    args = ap.parse_args(argv)
-    problem = require_fp32_env()  # before CuPy loads
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other probes' helpers, beside this file
+    from matmul_unaligned_probe import probe_args, probe_device
+
+    args, code = probe_args(__doc__, argv, samples=30, budget_s=60.0, shapes_help="the unaligned zoo shapes and "
+                            "controls (at least 20 samples)", outdir="matmul_split_probe.json")
+    if args is None:
+        return code
     t_start = time.time()
 
     import cupy
 
     from gpumemlab.bench.timer import L2Flusher
-    from gpumemlab.gpu import runtime
-    from gpumemlab.ops.blas import tf32_disabled
 
-    runtime.work_stream()
-    tf32_disabled()
-    dev = runtime.device_info()
-    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s] or SHAPES
+    dev, shapes = probe_device(args, SHAPES)
     flusher = L2Flusher(dev["l2_bytes"])
     os.makedirs(args.outdir, exist_ok=True)
     path = Path(args.outdir) / "matmul_split_probe.json"

@@ -55,6 +55,51 @@ def summary(samples: list[float]) -> dict:
                 spread=float((np.percentile(x, 90) - np.percentile(x, 10)) / med) if med else None, n=len(samples))
 
 
+def probe_args(doc: str, argv, *, samples: int, budget_s: float, shapes_help: str, outdir: str | None = None):
+    """The matmul probes' options parsed (OUTDIR when ``outdir`` names the JSON written there, --samples, --budget-s,
+    --shapes), then the FP32 check made before CuPy loads: (args, None), or (None, 2) with the reason printed."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    if outdir:
+        ap.add_argument("outdir", help=f"where {outdir} goes")
+    ap.add_argument("--samples", type=int, default=samples, help="timed samples per call and shape")
+    ap.add_argument("--budget-s", type=float, default=budget_s, help="start no new shape after this many seconds")
+    ap.add_argument("--shapes", default="", help=f"comma-separated MxNxK (default: {shapes_help})")
+    args = ap.parse_args(argv)
+    problem = require_fp32_env()
+    if problem:
+        print(problem, file=sys.stderr)
+        return None, 2
+    return args, None
+
+
+def probe_device(args, default_shapes: list) -> tuple[dict, list]:
+    """(device info, [(M, N, K)]) once CuPy's current stream is the work stream and cuBLAS runs pure FP32: the shapes
+    of ``--shapes``, else ``default_shapes``."""
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops.blas import tf32_disabled
+
+    runtime.work_stream()
+    tf32_disabled()
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s]
+    return runtime.device_info(), shapes or list(default_shapes)
+
+
+def stats_record(s) -> dict:
+    """A bench.timer Stats as JSON: median, extremes, p10/p90, relative spread and the raw samples."""
+    return dict(median_s=s.median, min_s=s.min, max_s=s.max, p10_s=s.p10, p90_s=s.p90, spread=s.rel_spread, n=s.n,
+                samples_s=list(s.samples))
+
+
+def interleaved_fixed(calls: dict, samples: int, flusher) -> dict:
+    """{name: Stats} of ``calls`` timed interleaved on the work stream, L2 flushed before each sample, exactly
+    ``samples`` samples each after 3 warm-ups."""
+    from gpumemlab.bench.timer import TimerConfig, time_interleaved
+    from gpumemlab.gpu import runtime
+
+    cfg = TimerConfig(warmup=3, min_samples=samples, max_samples=samples, min_time_s=0.0, max_time_s=60.0, batch=10)
+    return time_interleaved(calls, stream=runtime.work_stream(), flusher=flusher, cfg=cfg)
+
+
 def check(out, c64, absprod, k: int) -> dict:
     """Elementwise |C - C64| <= gamma_K (|A| |B|), and the normwise relative error (TF32 guard)."""
     import cupy
@@ -81,15 +126,9 @@ def event_time(fn) -> float:
 
 
 def main(argv) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=10, help="timed rounds per shape after warm-up (at least 10)")
-    ap.add_argument("--budget-s", type=float, default=140.0, help="start no new shape after this many seconds")
-    ap.add_argument("--shapes", default="", help="comma-separated MxNxK (default: the issue's list and controls)")
-    args = ap.parse_args(argv)
-    problem = require_fp32_env()  # before CuPy loads
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
+    args, code = probe_args(__doc__, argv, samples=10, budget_s=140.0, shapes_help="the issue's list and controls")
+    if args is None:
+        return code
     samples = max(10, args.samples)
     t_start = time.time()
 
@@ -97,18 +136,10 @@ def main(argv) -> int:
 
     import gpumemlab
     from gpumemlab.bench.verify import device_random_nonzero, poison
-    from gpumemlab.gpu import runtime
     from gpumemlab.kernels.matmul import RBConfig
     from gpumemlab.ops import matmul as ops
-    from gpumemlab.ops.blas import tf32_disabled
 
-    runtime.work_stream()
-    tf32_disabled()
-    dev = runtime.device_info()
-    if args.shapes:
-        shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s]
-    else:
-        shapes = SHAPES + CONTROLS
+    dev, shapes = probe_device(args, SHAPES + CONTROLS)
     shapes = [(s, "control" if s[1] % 4 == 0 and s[2] % 4 == 0 else "unaligned") for s in shapes]
     out_dir = os.environ.get("OUT") or "."
     path = os.path.join(out_dir, "matmul_unaligned_probe.json")
