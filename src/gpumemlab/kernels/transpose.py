@@ -34,6 +34,18 @@ VECTOR = {"float": ("float4", 4, 8), "double": ("double2", 2, 4), "int": ("int4"
 KERNEL_SPAN, LIBRARY_SPAN = 8, 16
 
 
+def vec_spec(ctype: str, tile: int, minb: int, pipe: bool = False, order: int = 0, group: int = 1,
+             span: int = KERNEL_SPAN, rows: int = 0) -> KernelSpec:
+    """transpose_vec's instantiation, trailing template defaults left out (ORDER and G spelled together)."""
+    tail = [str(pipe).lower(), str(order), str(group), str(span), str(rows or tile)]
+    defaults = ["false", "0", "1", str(KERNEL_SPAN), str(tile)]
+    while tail and tail[-1] == defaults[len(tail) - 1]:
+        tail.pop()
+    if len(tail) == 2:
+        tail.append(str(group))
+    return KernelSpec(SRC, f"transpose_vec<{', '.join([ctype, VECTOR[ctype][0], str(tile), str(minb)] + tail)}>")
+
+
 @dataclass(frozen=True)
 class TransposeVariant:
     name: str
@@ -58,10 +70,7 @@ class TransposeVariant:
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         if self.vector:
-            vt, _, minb = VECTOR[ctype]
-            tail = f", false, 0, 1, {self.span}" if self.span != KERNEL_SPAN or self.rows else ""
-            tail += f", {self.rows}" if self.rows else ""
-            return KernelSpec(SRC, f"{self.kernel}<{ctype}, {vt}, {self.targs}, {self.minb or minb}{tail}>")
+            return vec_spec(ctype, self.tile, self.minb or VECTOR[ctype][2], span=self.span, rows=self.rows)
         return KernelSpec(SRC, f"{self.kernel}<{ctype}, {self.targs}>")
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
@@ -205,17 +214,7 @@ class VecGeometry:
 
     def spec(self, ctype: str = "float") -> KernelSpec:
         """The template instantiation, trailing defaults left out (the default is LIBRARY_VECTORIZED's spec)."""
-        targs = [ctype, VECTOR[ctype][0], str(self.tile), str(self.minb)]
-        span, rows = self.span != KERNEL_SPAN, self.tile_rows != self.tile
-        if self.pipe or self.order != ORDER_ROWS or span or rows:
-            targs.append(str(self.pipe).lower())
-        if self.order != ORDER_ROWS or span or rows:
-            targs += [str(self.order), str(self.group)]
-        if span or rows:
-            targs.append(str(self.span))
-        if rows:
-            targs.append(str(self.tile_rows))
-        return KernelSpec(SRC, f"transpose_vec<{', '.join(targs)}>")
+        return vec_spec(ctype, self.tile, self.minb, self.pipe, self.order, self.group, self.span, self.rows)
 
     def grid(self, rows: int, cols: int) -> tuple[int, int]:
         tiles_y = math.ceil(rows / self.tile_rows)
