@@ -4,9 +4,11 @@ with its blocks per SM capped, and with other block sizes, against map_coordinat
 
     PYTHONPATH=src python3 tools/sample2d_occupancy_probe.py [--rounds 21]
 
-The exact path's flat kernel is launched as sample2d launches it; a cap of B blocks per SM is a dynamic shared
-memory request that leaves room for B blocks only (the driver's occupancy answer is printed), and a block size
-other than 256 replaces kernels.texture.BLOCK for the call. A DRAM-bound gather needs enough requests in flight;
+The exact path's flat kernel (one block per tile) is launched as sample2d launches it; a cap of B blocks per SM is a
+dynamic shared memory request that leaves room for B blocks only (the driver's occupancy answer is printed), and a
+block size other than 256 replaces kernels.texture.BLOCK for the call. The resident-grid variants are sample2d's
+plans with `scattered` set: every resident block takes tiles in turn, and only that fraction of them works when the
+kernel finds the points scattered (1.0: the resident grid alone, every block working). A DRAM-bound gather needs enough requests in flight;
 past that point more of them only queue. Each variant is checked against map_coordinates (max abs error) and
 timed interleaved with it (sample2d_probe's loop). Writes $OUT/sample2d_occupancy_probe.json.
 """
@@ -36,6 +38,7 @@ def main(argv=None) -> int:
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import texture as K
     from gpumemlab.ops import sample as S
+    one_shot = replace(S.EXACT_FLAT_PLAN, scattered=None)  # one block per tile: what the caps are applied to
 
     info = runtime.device_info()
     side = args.side
@@ -47,17 +50,17 @@ def main(argv=None) -> int:
     mc_out, out = cupy.empty_like(ref), cupy.empty_like(ref)
     base = lambda: map_coordinates(img, pts_t, output=mc_out, order=1, mode="nearest")  # noqa: E731
     launch, block0 = runtime.launch, K.BLOCK
-    ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp")
+    ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=one_shot)
     kernel = runtime.get_kernel(ln.spec)
     smem_sm = int(info.get("shared_per_sm_bytes") or 228 * 1024)
 
-    def variant(block: int, shmem: int, kern=None):
+    def variant(block: int, shmem: int, kern=None, plan=one_shot):
         def call():
             K.BLOCK = block
             S.plan_launch.cache_clear()
             runtime.launch = lambda spec, *a, **kw: launch(kern or spec, *a, **{**kw, "shmem": shmem})
             try:
-                S.sample2d(img, pts, exact=True, out=out)
+                S.sample2d(img, pts, exact=True, out=out, plan=plan)
             finally:
                 runtime.launch, K.BLOCK = launch, block0
                 S.plan_launch.cache_clear()
@@ -87,6 +90,13 @@ def main(argv=None) -> int:
         name = f"L1 kept, cap {cap} blocks/SM"
         calls[name] = variant(block0, first[cap], carved_spec)
         meta[name] = dict(block=block0, shmem=first[cap], blocks_per_sm=cap)
+    for frac in (1.0, 0.5, 0.375):
+        plan = replace(one_shot, scattered=frac)
+        rl = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan)
+        name = f"resident grid, scattered x{frac}"
+        calls[name] = variant(block0, 0, plan=plan)
+        meta[name] = dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(rl.spec, block0, 0),
+                          grid=rl.grid, scattered_blocks=rl.scattered_blocks, kernel=rl.spec.name)
     for block in (128, 512, 1024):
         calls[f"block {block}"] = variant(block, 0)
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))

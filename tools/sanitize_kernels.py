@@ -270,6 +270,7 @@ def onchip_kernels(rng):
         got = gpumemlab.sample2d(sources["image"], cupy.asarray(pts), exact=exact, plan=plan).get()
         check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
               f"sample2d streaming exact={exact} coords {pts.shape}")
+    sample_resident(image, coords, sources["image"])
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:
@@ -278,6 +279,29 @@ def onchip_kernels(rng):
         runtime.launch(spec, math.ceil(1000 / C.BLOCK), C.BLOCK, out, cupy.asarray(x), cupy.asarray(taps),
                        np.int64(1000))
         check(not np.isnan(out.get()).any(), f"{spec.name}: unwritten outputs")
+
+
+def sample_resident(image, scattered, image_d):
+    """sample2d's resident grid (Plan.scattered), allowed here on a small image and few samples: scattered and local
+    points, one block or half the grid working on scattered ones."""
+    import cupy
+
+    import gpumemlab
+    from gpumemlab.experiments.texture import reference_sample
+    from gpumemlab.ops import sample as S
+
+    local = np.stack([3.25 + np.arange(299) // 40, 1.5 + np.arange(299) % 40], -1).astype(np.float32)
+    saved = S.RESIDENT_MIN_SAMPLES, S._l2_bytes
+    S.RESIDENT_MIN_SAMPLES, S._l2_bytes = 1, lambda: 0
+    try:
+        for pts in (scattered, local):
+            want = reference_sample(image, pts, "clamp", True)
+            for fraction in (1e-6, 0.5):
+                plan = replace(S.EXACT_FLAT_PLAN, scattered=fraction)
+                got = gpumemlab.sample2d(image_d, cupy.asarray(pts), exact=True, plan=plan).get()
+                check(np.allclose(got, want, rtol=1e-6, atol=1e-6), f"sample2d resident x{fraction} {len(pts)} points")
+    finally:
+        S.RESIDENT_MIN_SAMPLES, S._l2_bytes = saved
 
 
 class _nothing:

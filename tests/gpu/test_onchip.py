@@ -338,6 +338,106 @@ def test_sample2d_odd_counts_and_misaligned_coordinates_fall_back_to_one_sample_
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+def _local_points(n, w=400):
+    """Flat points along rows of the image, neighbours one pixel apart (a local gather, read flat)."""
+    i = np.arange(n)
+    return np.stack([10.3 + i // w, 5.7 + i % w], -1).astype(np.float32)
+
+
+@pytest.fixture
+def resident_everywhere(monkeypatch):
+    """The resident grid (Plan.scattered) for any image and sample count (normally: images larger than L2)."""
+    from gpumemlab.ops import sample as S
+
+    monkeypatch.setattr(S, "RESIDENT_MIN_SAMPLES", 1)
+    monkeypatch.setattr(S, "_l2_bytes", lambda: 0)
+    return S
+
+
+@pytest.mark.parametrize("n", [1, 1001, 77_777])
+@pytest.mark.parametrize("points", ["scattered", "local"])
+@pytest.mark.parametrize("fraction", [1e-6, 0.5, 1.0])
+def test_sample2d_resident_grid_takes_every_tile_once(cp, resident_everywhere, n, points, fraction):
+    """The resident grid on odd counts, with one block, half of them or all working on scattered points: every
+    sample written, exact to 1e-6 of map_coordinates(order=1)."""
+    from dataclasses import replace
+
+    import gpumemlab
+    from cupyx.scipy.ndimage import map_coordinates
+
+    S = resident_everywhere
+    host, img = _image(cp, 301, 517)
+    rc = _points(cp, 301, 517, n) if points == "scattered" else _local_points(n)
+    pts = cp.asarray(rc)
+    plan = replace(S.EXACT_FLAT_PLAN, scattered=fraction)
+    out = cp.full(n, cp.nan, cp.float32)
+    ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan)
+    assert ln.spec.name.startswith("sample_exact_resident<") and ln.scattered == fraction
+    assert 1 <= ln.scattered_blocks <= ln.grid <= ln.blocks
+    assert (ln.scattered_blocks == 1) == (fraction == 1e-6 or ln.grid == 1)
+    got = gpumemlab.sample2d(img, pts, exact=True, out=out, plan=plan).get()
+    want = map_coordinates(img, pts.T, order=1, mode="nearest").get()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_sample2d_resident_grid_idles_blocks_only_on_scattered_points(cp, resident_everywhere):
+    """The kernel's look at the coordinates: with one block left working on scattered points, scattered points take
+    many times longer than with every block working; local points take the same time either way."""
+    from dataclasses import replace
+
+    import gpumemlab
+
+    S = resident_everywhere
+    _, img = _image(cp, 1024, 1024)
+    n = 1 << 18
+    out = cp.empty(n, cp.float32)
+
+    def ms(pts, fraction):
+        plan = replace(S.EXACT_FLAT_PLAN, scattered=fraction)
+        gpumemlab.sample2d(img, pts, exact=True, out=out, plan=plan)
+        times = []
+        for _ in range(5):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            gpumemlab.sample2d(img, pts, exact=True, out=out, plan=plan)
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end))
+        return float(np.median(times))
+
+    scattered, local = cp.asarray(_points(cp, 1024, 1024, n)), cp.asarray(_local_points(n, 1000))
+    assert ms(scattered, 1e-6) > 8 * ms(scattered, 1.0)
+    assert ms(local, 1e-6) < 1.5 * ms(local, 1.0)
+
+
+def test_sample2d_default_flat_plan_on_an_image_larger_than_l2(cp):
+    """The default exact plan for flat points on an image larger than L2 and 2^20 points is the resident grid, and
+    matches map_coordinates(order=1) on scattered and on local points."""
+    import gpumemlab
+    from cupyx.scipy.ndimage import map_coordinates
+
+    from gpumemlab.bench.verify import device_random_nonzero
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops import sample as S
+
+    w = 4096
+    h = runtime.device_info()["l2_bytes"] // (4 * w) + 64
+    img = device_random_nonzero(h * w, np.float32, 3).reshape(h, w)
+    n = S.RESIDENT_MIN_SAMPLES + 3
+    for rc in (_points(cp, h, w, n), _local_points(n, 3000)):
+        pts = cp.asarray(rc)
+        out = cp.full(n, cp.nan, cp.float32)
+        ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp")
+        assert ln.spec.name.startswith("sample_exact_resident<") and ln.scattered == 0.5
+        got = gpumemlab.sample2d(img, pts, exact=True, out=out).get()
+        np.testing.assert_allclose(got, map_coordinates(img, pts.T, order=1, mode="nearest").get(), rtol=1e-6,
+                                   atol=1e-6)
+    small = img[: h // 2]  # within L2: one block per tile
+    out = cp.empty(n, cp.float32)
+    assert S.launch_for(small, pts, out, exact=True, mode="linear", address="clamp").scattered is None
+
+
 def test_array_image_is_a_snapshot_and_gathers_exactly(cp):
     import gpumemlab
     from gpumemlab.ops.sample import ArrayImage

@@ -39,7 +39,9 @@ def sample_tex_tiled(vec: int, unroll: int, stream: bool = False) -> KernelSpec:
 
 
 def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, unroll: int,
-                 stream: bool = False) -> KernelSpec:
+                 stream: bool = False, resident: bool = False) -> KernelSpec:
+    """sample_exact's instantiation; ``resident``: the grid-of-resident-blocks form (sample_exact_resident), which
+    leaves blocks idle when the samples are scattered."""
     if address not in ADDRESS_MODES:
         raise ValueError(f"sample_exact: no address mode {address!r}")
     if source not in SOURCES:
@@ -47,19 +49,21 @@ def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, 
     if source == "gather" and address not in GATHER_ADDRESS:
         raise ValueError(f"sample_exact: gather supports only {GATHER_ADDRESS} addressing, not {address!r}")
     vec, unroll = _geometry(vec, unroll)
-    return KernelSpec(SRC, f"sample_exact<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
+    name = "sample_exact_resident" if resident else "sample_exact"
+    return KernelSpec(SRC, f"{name}<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
                            f"{int(bool(fp32))}, {vec}, {unroll}>", defines=_streaming(stream))
 
 
 # Declared (compiled for every arch by CI): the kernels as first written, every tiled texture geometry, and the
 # exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode and the probe's
-# workloads), the default plans' kernels with the streaming hints (measured no faster on an H200:
-# docs/notes/sample2d.md; kept as a plan option for the probe) plus one tiled geometry of every other address mode
-# and filter. Other instantiations compile on use.
+# workloads), the flat default plan's resident-grid form, the default plans' kernels with the streaming hints
+# (measured no faster on an H200: docs/notes/sample2d.md; kept as a plan option for the probe) plus one tiled
+# geometry of every other address mode and filter. Other instantiations compile on use.
 KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
     sample_soft("clamp", lin, True) for lin in (False, True)] + [
     sample_tex_tiled(v, u) for v, u in GEOMETRIES] + [
     sample_exact("clamp", True, s, f, v, u) for s in SOURCES for f in (False, True) for v, u in GEOMETRIES] + [
     sample_tex_tiled(1, 8, True)] + [sample_exact("clamp", True, "ldg", True, 1, u, True) for u in (1, 4)] + [
+    sample_exact("clamp", True, "ldg", True, 1, 1, resident=True)] + [
     sample_exact(a, lin, s, True, 2, 2) for a in ADDRESS_MODES for lin in (False, True) for s in SOURCES
     if (a, lin) != ("clamp", True) and (s != "gather" or a in GATHER_ADDRESS)]
