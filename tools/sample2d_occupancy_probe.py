@@ -4,11 +4,10 @@ with its blocks per SM capped, and with other block sizes, against map_coordinat
 
     PYTHONPATH=src python3 tools/sample2d_occupancy_probe.py [--rounds 21]
 
-The exact path's flat kernel (one block per tile) is launched as sample2d launches it; a cap of B blocks per SM is a
-dynamic shared memory request that leaves room for B blocks only (the driver's occupancy answer is printed), and a
-block size other than 256 replaces kernels.texture.BLOCK for the call. The resident-grid variants are sample2d's
-plans with `scattered` set: every resident block takes tiles in turn, and only that fraction of them works when the
-kernel finds the points scattered (1.0: the resident grid alone, every block working). A DRAM-bound gather needs enough requests in flight;
+The exact path's flat kernel with every warp working is launched as sample2d launches it; a cap of B blocks per SM is
+a dynamic shared memory request that leaves room for B blocks only (the driver's occupancy answer is printed), and a
+block size other than 256 replaces kernels.texture.BLOCK for the call. The thinned variants are sample2d's plans with
+`thin` set (the default: 2): a block whose first 32 points are scattered works with 1/thin of its warps. A DRAM-bound gather needs enough requests in flight;
 past that point more of them only queue. Each variant is checked against map_coordinates (max abs error) and
 timed interleaved with it (sample2d_probe's loop). Writes $OUT/sample2d_occupancy_probe.json.
 """
@@ -38,7 +37,7 @@ def main(argv=None) -> int:
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import texture as K
     from gpumemlab.ops import sample as S
-    one_shot = replace(S.EXACT_FLAT_PLAN, scattered=None)  # one block per tile: what the caps are applied to
+    one_shot = replace(S.EXACT_FLAT_PLAN, thin=None)  # every warp working: what the caps are applied to
 
     info = runtime.device_info()
     side = args.side
@@ -90,13 +89,13 @@ def main(argv=None) -> int:
         name = f"L1 kept, cap {cap} blocks/SM"
         calls[name] = variant(block0, first[cap], carved_spec)
         meta[name] = dict(block=block0, shmem=first[cap], blocks_per_sm=cap)
-    for frac in (1.0, 0.5, 0.375):
-        plan = replace(one_shot, scattered=frac)
-        rl = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan)
-        name = f"resident grid, scattered x{frac}"
+    for thin in (2, 4, 8):
+        plan = replace(one_shot, thin=thin)
+        spec = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan).spec
+        name = f"thin {thin}"
         calls[name] = variant(block0, 0, plan=plan)
-        meta[name] = dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(rl.spec, block0, 0),
-                          grid=rl.grid, scattered_blocks=rl.scattered_blocks, kernel=rl.spec.name)
+        meta[name] = dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(spec, block0, 0),
+                          kernel=spec.name)
     for block in (128, 512, 1024):
         calls[f"block {block}"] = variant(block, 0)
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))

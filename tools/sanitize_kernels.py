@@ -270,7 +270,7 @@ def onchip_kernels(rng):
         got = gpumemlab.sample2d(sources["image"], cupy.asarray(pts), exact=exact, plan=plan).get()
         check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
               f"sample2d streaming exact={exact} coords {pts.shape}")
-    sample_resident(image, coords, sources["image"])
+    sample_thin(image, sources["image"])
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:
@@ -281,27 +281,29 @@ def onchip_kernels(rng):
         check(not np.isnan(out.get()).any(), f"{spec.name}: unwritten outputs")
 
 
-def sample_resident(image, scattered, image_d):
-    """sample2d's resident grid (Plan.scattered), allowed here on a small image and few samples: scattered and local
-    points, one block or half the grid working on scattered ones."""
+def sample_thin(image, image_d):
+    """sample2d's thinned kernel (Plan.thin), allowed here on a small image: scattered points (hundreds of pixels
+    apart, clamped) and local ones, flat and in rows, one warp in two or in eight working where they are scattered."""
     import cupy
 
     import gpumemlab
     from gpumemlab.experiments.texture import reference_sample
     from gpumemlab.ops import sample as S
 
-    local = np.stack([3.25 + np.arange(299) // 40, 1.5 + np.arange(299) % 40], -1).astype(np.float32)
-    saved = S.RESIDENT_MIN_SAMPLES, S._l2_bytes
-    S.RESIDENT_MIN_SAMPLES, S._l2_bytes = 1, lambda: 0
+    i = np.arange(300)
+    local = np.stack([3.25 + i // 40, 1.5 + i % 40], -1).astype(np.float32)
+    scattered = np.stack([(i * 7919) % 997 - 400.5, (i * 104729) % 991 - 400.25], -1).astype(np.float32)
+    saved = S._l2_bytes
+    S._l2_bytes = lambda: 0
     try:
-        for pts in (scattered, local):
-            want = reference_sample(image, pts, "clamp", True)
-            for fraction in (1e-6, 0.5):
-                plan = replace(S.EXACT_FLAT_PLAN, scattered=fraction)
+        for pts in (scattered, local, scattered.reshape(3, 100, 2), local.reshape(3, 100, 2)):
+            want = reference_sample(image, pts.reshape(-1, 2), "clamp", True).reshape(pts.shape[:-1])
+            for thin in (2, 8):
+                plan = replace(S.default_plan(True, pts.ndim == 3), thin=thin)
                 got = gpumemlab.sample2d(image_d, cupy.asarray(pts), exact=True, plan=plan).get()
-                check(np.allclose(got, want, rtol=1e-6, atol=1e-6), f"sample2d resident x{fraction} {len(pts)} points")
+                check(np.allclose(got, want, rtol=1e-6, atol=1e-6), f"sample2d thin={thin} points {pts.shape}")
     finally:
-        S.RESIDENT_MIN_SAMPLES, S._l2_bytes = saved
+        S._l2_bytes = saved
 
 
 class _nothing:

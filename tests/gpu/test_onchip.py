@@ -345,59 +345,61 @@ def _local_points(n, w=400):
 
 
 @pytest.fixture
-def resident_everywhere(monkeypatch):
-    """The resident grid (Plan.scattered) for any image and sample count (normally: images larger than L2)."""
+def thin_everywhere(monkeypatch):
+    """Plan.thin for any image (normally: images larger than L2)."""
     from gpumemlab.ops import sample as S
 
-    monkeypatch.setattr(S, "RESIDENT_MIN_SAMPLES", 1)
     monkeypatch.setattr(S, "_l2_bytes", lambda: 0)
     return S
 
 
-@pytest.mark.parametrize("n", [1, 1001, 77_777])
+@pytest.mark.parametrize("n", [1, 1001, 70_002, 77_777])
 @pytest.mark.parametrize("points", ["scattered", "local"])
-@pytest.mark.parametrize("fraction", [1e-6, 0.5, 1.0])
-def test_sample2d_resident_grid_takes_every_tile_once(cp, resident_everywhere, n, points, fraction):
-    """The resident grid on odd counts, with one block, half of them or all working on scattered points: every
-    sample written, exact to 1e-6 of map_coordinates(order=1)."""
+@pytest.mark.parametrize("thin", [2, 8])
+@pytest.mark.parametrize("plan", ["flat", "rows"])
+def test_sample2d_thinned_blocks_take_every_sample_once(cp, thin_everywhere, n, points, thin, plan):
+    """The thinned kernel on odd counts, flat (the default's tiling) and in rows of two samples per load, on scattered
+    points (a few warps take the block's samples in turn) and local ones: every sample written, exact to 1e-6 of
+    map_coordinates(order=1)."""
     from dataclasses import replace
 
     import gpumemlab
     from cupyx.scipy.ndimage import map_coordinates
 
-    S = resident_everywhere
+    S = thin_everywhere
     host, img = _image(cp, 301, 517)
     rc = _points(cp, 301, 517, n) if points == "scattered" else _local_points(n)
-    pts = cp.asarray(rc)
-    plan = replace(S.EXACT_FLAT_PLAN, scattered=fraction)
-    out = cp.full(n, cp.nan, cp.float32)
-    ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan)
-    assert ln.spec.name.startswith("sample_exact_resident<") and ln.scattered == fraction
-    assert 1 <= ln.scattered_blocks <= ln.grid <= ln.blocks
-    assert (ln.scattered_blocks == 1) == (fraction == 1e-6 or ln.grid == 1)
-    got = gpumemlab.sample2d(img, pts, exact=True, out=out, plan=plan).get()
-    want = map_coordinates(img, pts.T, order=1, mode="nearest").get()
+    rows = next((k for k in (3, 7) if n % k == 0), None)  # 70_002: rows of 23_334, two samples per load
+    shape = (n,) if plan == "flat" or rows is None else (rows, n // rows)
+    p = replace(S.EXACT_FLAT_PLAN, thin=thin) if plan == "flat" else S.Plan(samples=4, vector=True, order="rows",
+                                                                           weights="float", thin=thin)
+    pts = cp.asarray(rc.reshape(*shape, 2))
+    out = cp.full(shape, cp.nan, cp.float32)
+    ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=p)
+    assert ln.spec.name.startswith("sample_exact_thin<") and ln.thin == thin
+    got = gpumemlab.sample2d(img, pts, exact=True, out=out, plan=p).get().ravel()
+    want = map_coordinates(img, cp.asarray(rc).T, order=1, mode="nearest").get()
     assert not np.isnan(got).any()
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
-def test_sample2d_resident_grid_idles_blocks_only_on_scattered_points(cp, resident_everywhere):
-    """The kernel's look at the coordinates: with one block left working on scattered points, scattered points take
-    many times longer than with every block working; local points take the same time either way."""
+def test_sample2d_thinned_blocks_only_where_points_are_scattered(cp, thin_everywhere):
+    """The kernel's look at each block's coordinates: with one warp in eight working on scattered points, scattered
+    points take several times longer than with every warp working; local points take the same time either way."""
     from dataclasses import replace
 
     import gpumemlab
+    from gpumemlab.ops.sample import Plan
 
-    S = resident_everywhere
+    S = thin_everywhere
     _, img = _image(cp, 1024, 1024)
     n = 1 << 18
     out = cp.empty(n, cp.float32)
 
-    def ms(pts, fraction):
-        plan = replace(S.EXACT_FLAT_PLAN, scattered=fraction)
+    def ms(pts, plan):
         gpumemlab.sample2d(img, pts, exact=True, out=out, plan=plan)
         times = []
-        for _ in range(5):
+        for _ in range(7):
             start, end = cp.cuda.Event(), cp.cuda.Event()
             start.record()
             gpumemlab.sample2d(img, pts, exact=True, out=out, plan=plan)
@@ -406,14 +408,16 @@ def test_sample2d_resident_grid_idles_blocks_only_on_scattered_points(cp, reside
             times.append(cp.cuda.get_elapsed_time(start, end))
         return float(np.median(times))
 
+    every = Plan(samples=1, source="ldg", weights="float")  # the same tiling, one block per tile, every warp
+    eighth = replace(every, thin=8)
     scattered, local = cp.asarray(_points(cp, 1024, 1024, n)), cp.asarray(_local_points(n, 1000))
-    assert ms(scattered, 1e-6) > 8 * ms(scattered, 1.0)
-    assert ms(local, 1e-6) < 1.5 * ms(local, 1.0)
+    assert ms(scattered, eighth) > 2.5 * ms(scattered, every)
+    assert ms(local, eighth) < 1.3 * ms(local, every)
 
 
 def test_sample2d_default_flat_plan_on_an_image_larger_than_l2(cp):
-    """The default exact plan for flat points on an image larger than L2 and 2^20 points is the resident grid, and
-    matches map_coordinates(order=1) on scattered and on local points."""
+    """The default exact plan for flat points on an image larger than L2 is the thinned kernel, and matches
+    map_coordinates(order=1) on scattered and on local points; within L2 every warp works."""
     import gpumemlab
     from cupyx.scipy.ndimage import map_coordinates
 
@@ -424,18 +428,18 @@ def test_sample2d_default_flat_plan_on_an_image_larger_than_l2(cp):
     w = 4096
     h = runtime.device_info()["l2_bytes"] // (4 * w) + 64
     img = device_random_nonzero(h * w, np.float32, 3).reshape(h, w)
-    n = S.RESIDENT_MIN_SAMPLES + 3
+    n = (1 << 20) + 3
     for rc in (_points(cp, h, w, n), _local_points(n, 3000)):
         pts = cp.asarray(rc)
         out = cp.full(n, cp.nan, cp.float32)
         ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp")
-        assert ln.spec.name.startswith("sample_exact_resident<") and ln.scattered == 0.5
+        assert ln.spec.name.startswith("sample_exact_thin<") and ln.thin == 2
         got = gpumemlab.sample2d(img, pts, exact=True, out=out).get()
         np.testing.assert_allclose(got, map_coordinates(img, pts.T, order=1, mode="nearest").get(), rtol=1e-6,
                                    atol=1e-6)
-    small = img[: h // 2]  # within L2: one block per tile
+    small = img[: h // 2]
     out = cp.empty(n, cp.float32)
-    assert S.launch_for(small, pts, out, exact=True, mode="linear", address="clamp").scattered is None
+    assert S.launch_for(small, pts, out, exact=True, mode="linear", address="clamp").thin is None
 
 
 def test_array_image_is_a_snapshot_and_gathers_exactly(cp):

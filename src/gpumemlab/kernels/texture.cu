@@ -182,10 +182,10 @@ __device__ __forceinline__ void store_once(T* p, T v) {
 template <int VEC, int UNROLL, class Fetch>
 __device__ __forceinline__ void sample_points(float* __restrict__ out, const float2* __restrict__ coords,
                                               long long n, int width, int tiles, const Fetch& fetch,
-                                              unsigned block) {
+                                              unsigned block, unsigned thread) {
     static_assert(VEC == 1 || VEC == 2, "VEC: one or two samples per coordinate load");
     const unsigned band = block / (unsigned)tiles, tile = block - band * (unsigned)tiles;
-    const int col = (int)(tile * blockDim.x + threadIdx.x) * VEC;
+    const int col = (int)(tile * blockDim.x + thread) * VEC;
     const long long first = (long long)band * UNROLL * width + col;
     const bool in_row = col < width;
     // loads are unconditional (an index past the end reads the last sample, never stored): a predicated load
@@ -224,7 +224,7 @@ extern "C" __global__ void sample_tex(float* __restrict__ out, cudaTextureObject
                                       const float2* __restrict__ coords, long long n,
                                       float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<1, 1>(out, coords, n, (int)blockDim.x, 1,
-                        TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, blockIdx.x);
+                        TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, blockIdx.x, threadIdx.x);
 }
 
 // sample_tex_tiled<VEC, UNROLL>: the same fetch, UNROLL x VEC samples per thread in flat or rows order
@@ -234,7 +234,7 @@ __global__ void sample_tex_tiled(float* __restrict__ out, cudaTextureObject_t te
                                  const float2* __restrict__ coords, long long n, int width, int tiles,
                                  float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
-                               TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, blockIdx.x);
+                               TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, blockIdx.x, threadIdx.x);
 }
 
 // sample_soft<ADDR, LINEAR, LDG>: the same sample from a pitched row-major image with plain (LDG 0) or
@@ -246,7 +246,7 @@ __global__ void sample_soft(float* __restrict__ out, const float* img, long long
                             float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<1, 1>(out, coords, n, (int)blockDim.x, 1,
                         ExactFetch<ADDR, LINEAR, LDG_ ? LDG : GLOBAL, 0>{img, pitch, 0, h, w, row_scale, row_offset,
-                                                                         col_scale, col_offset}, blockIdx.x);
+                                                                         col_scale, col_offset}, blockIdx.x, threadIdx.x);
 }
 
 // sample_exact<ADDR, LINEAR, SRC, FP32, VEC, UNROLL>: software interpolation (exact texel selection, software
@@ -258,44 +258,43 @@ __global__ void sample_exact(float* __restrict__ out, const float* img, long lon
                              float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
                                ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset,
-                                                                   col_scale, col_offset}, blockIdx.x);
+                                                                   col_scale, col_offset}, blockIdx.x, threadIdx.x);
 }
 
-// scattered: whether the samples look scattered rather than local. Four windows of 32 consecutive samples, spread
-// through the list, are read (the same 128 by every warp of the grid, so every warp reaches the same answer); they
-// are scattered when most neighbours in them lie more than SCATTER_STEP pixels apart (a 128-byte line of texels).
-// NaN coordinates count as near. Needs a full warp.
+
+// scattered: whether the 32 samples from `first` (the block's first ones) look scattered rather than local: most
+// neighbours more than SCATTER_STEP pixels apart (a 128-byte line of texels). Every warp of a block reads the same
+// 32 and reaches the same answer. NaN coordinates count as near. Needs a full warp.
 #define SCATTER_STEP 32.0f
-__device__ __forceinline__ bool scattered(const float2* __restrict__ coords, long long n, float row_scale,
-                                          float col_scale) {
+__device__ __forceinline__ bool scattered(const float2* __restrict__ coords, long long first, long long n,
+                                          float row_scale, float col_scale) {
     const int lane = threadIdx.x & 31;
-    float2 p[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) p[k] = __ldg(coords + min(n * k / 4 + lane, n - 1));
-    int far = 0;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const float r = __shfl_down_sync(0xffffffffu, p[k].x, 1), c = __shfl_down_sync(0xffffffffu, p[k].y, 1);
-        const bool f = lane < 31 && fabsf((r - p[k].x) * row_scale) + fabsf((c - p[k].y) * col_scale) > SCATTER_STEP;
-        far += __popc(__ballot_sync(0xffffffffu, f));
-    }
-    return 2 * far > 4 * 31;
+    const float2 p = __ldg(coords + min(first + lane, n - 1));
+    const float r = __shfl_down_sync(0xffffffffu, p.x, 1), c = __shfl_down_sync(0xffffffffu, p.y, 1);
+    const bool far = lane < 31 && fabsf((r - p.x) * row_scale) + fabsf((c - p.y) * col_scale) > SCATTER_STEP;
+    return 2 * __popc(__ballot_sync(0xffffffffu, far)) > 31;
 }
 
-// sample_exact_resident: sample_exact's work (`blocks` tiles) taken in turn by a grid of resident blocks; when the
-// samples are scattered only the first `scattered_blocks` of them work. Scattered gathers are DRAM-bound and tie
-// map_coordinates with half the requests in flight (fewer queue at each DRAM bank), while local gathers need
-// every resident block (docs/notes/sample2d.md).
-template <int ADDR, int LINEAR, int SRC, int FP32, int VEC, int UNROLL>
-__global__ void sample_exact_resident(float* __restrict__ out, const float* img, long long pitch,
-                                      cudaTextureObject_t tex, int h, int w, const float2* __restrict__ coords,
-                                      long long n, int width, int tiles, unsigned blocks, unsigned scattered_blocks,
-                                      float row_scale, float row_offset, float col_scale, float col_offset) {
-    const unsigned working = scattered(coords, n, row_scale, col_scale) ? min(scattered_blocks, gridDim.x)
-                                                                         : gridDim.x;
-    if (blockIdx.x >= working) return;
+// sample_exact_thin<..., THIN>: sample_exact, except that a block whose samples are scattered works with 1/THIN of
+// its warps, each taking THIN of the block's chunks in turn (one loop pass each, so that one chunk's loads are in
+// flight at a time). Scattered gathers are DRAM-bound and tie map_coordinates with fewer requests in flight (fewer
+// queue at each DRAM bank), while local ones need them all (docs/notes/sample2d.md).
+template <int ADDR, int LINEAR, int SRC, int FP32, int VEC, int UNROLL, int THIN>
+__global__ void sample_exact_thin(float* __restrict__ out, const float* img, long long pitch,
+                                  cudaTextureObject_t tex, int h, int w, const float2* __restrict__ coords,
+                                  long long n, int width, int tiles,
+                                  float row_scale, float row_offset, float col_scale, float col_offset) {
     const ExactFetch<ADDR, LINEAR, SRC, FP32> fetch{img, pitch, tex, h, w, row_scale, row_offset, col_scale,
                                                     col_offset};
-    for (unsigned b = blockIdx.x; b < blocks; b += working)
-        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, b);
+    const unsigned band = blockIdx.x / (unsigned)tiles, tile = blockIdx.x - band * (unsigned)tiles;
+    const long long first = (long long)band * UNROLL * width + (long long)tile * blockDim.x * VEC;
+    if (!scattered(coords, first, n, row_scale, col_scale)) {
+        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, blockIdx.x, threadIdx.x);
+        return;
+    }
+    const unsigned share = blockDim.x / THIN;
+    if (threadIdx.x >= share) return;
+#pragma unroll 1
+    for (int k = 0; k < THIN; ++k)
+        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, blockIdx.x, threadIdx.x + k * share);
 }

@@ -72,11 +72,10 @@ class Plan:
         arithmetic).
     streaming: load the coordinates and store the output with the evict-first hint (each is touched once), leaving
         L2 to the image's texels, which scattered samples re-read.
-    scattered: exact path on the image itself, for an image larger than L2 and at least ``RESIDENT_MIN_SAMPLES``
-        samples (smaller ones are not DRAM-bound, or too short for the look at the coordinates): a grid of resident blocks takes the tiles in turn, and the kernel reads 128 of the coordinates
-        first; where they are scattered (most neighbours a 128-byte line or more apart) only this fraction of the
-        grid works. Scattered gathers are DRAM-bound and need fewer requests in flight; local ones need them all.
-        None: one block per tile, whatever the points.
+    thin: exact path on the image itself, for an image larger than L2: each block first reads its first 32
+        coordinates, and where they are scattered (most neighbours a 128-byte line of texels or more apart) it works
+        with 1/thin of its warps (2, 4 or 8), each taking ``thin`` chunks of the block's samples in turn. Scattered
+        gathers are DRAM-bound and need fewer requests in flight; local ones need them all. None: every warp works.
     """
 
     samples: int = 1
@@ -85,13 +84,13 @@ class Plan:
     source: str = "auto"
     weights: str = "double"
     streaming: bool = False
-    scattered: float | None = None
+    thin: int | None = None
 
     def __post_init__(self):
         if self.samples not in (1, 2, 4, 8):
             raise UsageError(f"plan: samples={self.samples!r} not supported; expected 1, 2, 4 or 8")
-        if self.scattered is not None and not (isinstance(self.scattered, (int, float)) and 0 < self.scattered <= 1):
-            raise UsageError(f"plan: scattered={self.scattered!r} not supported; expected a fraction in (0, 1] or None")
+        if self.thin is not None and (type(self.thin) is not int or self.thin not in (2, 4, 8)):
+            raise UsageError(f"plan: thin={self.thin!r} not supported; expected 2, 4, 8 or None")
         for name, value, allowed in (("order", self.order, ORDERS), ("source", self.source, PLAN_SOURCES),
                                      ("weights", self.weights, WEIGHTS)):
             if value not in allowed:
@@ -102,10 +101,10 @@ class Plan:
 # rows order (a block's fetches overlap in the image) for the texture path; for the exact path map_coordinates'
 # float32 arithmetic through the read-only cache, four samples per thread where the coordinates are shaped like an
 # image and one where they are flat (scattered points: more samples per thread cost occupancy, not traffic), with
-# half the resident blocks working where the kernel finds flat points scattered (tools/sample2d_occupancy_probe.py)
+# half the warps of a block working where its points are scattered (tools/sample2d_occupancy_probe.py)
 TEXTURE_PLAN = Plan(samples=8, order="rows")
 EXACT_PLAN = Plan(samples=4, order="rows", source="ldg", weights="float")
-EXACT_FLAT_PLAN = Plan(source="ldg", weights="float", scattered=0.5)
+EXACT_FLAT_PLAN = Plan(source="ldg", weights="float", thin=2)
 FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, flat, double weights)
 
 
@@ -115,7 +114,7 @@ def default_plan(exact: bool, image_shaped: bool, on_array: bool = False) -> Pla
     if not exact:
         return TEXTURE_PLAN
     plan = EXACT_PLAN if image_shaped else EXACT_FLAT_PLAN
-    return replace(plan, source="auto", scattered=None) if on_array else plan
+    return replace(plan, source="auto", thin=None) if on_array else plan
 
 
 def _caches():
@@ -266,9 +265,7 @@ class Launch:
     width: int = 0  # samples per row of the tiling
     tiles: int = 1  # tiles (blocks) across a row
     source: str | None = None  # the exact path's texel source
-    scattered: float | None = None  # a resident grid (sample_exact_resident): the fraction working on scattered points
-    blocks: int = 0  # resident grid: the tiles its blocks take in turn (grid: the resident blocks)
-    scattered_blocks: int = 0  # resident grid: the blocks that work on scattered points
+    thin: int | None = None  # sample_exact_thin: a block with scattered samples works with 1/thin of its warps
 
 
 def tiling(n: int, row_length: int | None, plan: Plan, aligned: bool, block: int) -> tuple[int, int, int, int, int]:
@@ -307,54 +304,33 @@ def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_
     return src
 
 
-RESIDENT_MIN_SAMPLES = 1 << 20  # below this the resident grid's first look at the coordinates is not worth its latency
-
-
 @lru_cache(maxsize=256)
 def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear: bool, address: str,
                 on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False,
-                resident_ok: bool = False) -> Launch:
+                thin_ok: bool = False) -> Launch:
     """The launch :func:`sample2d` makes (pure: CPU-testable). The default plan on the image itself gives the
-    kernels as first written (sample_tex, sample_soft). ``resident_ok``: a plan's ``scattered`` applies (an image
-    larger than L2, enough samples: :func:`launch_for`); a resident grid's size is left to :func:`resident_launch`."""
+    kernels as first written (sample_tex, sample_soft). ``thin_ok``: a plan's ``thin`` applies (an image larger
+    than L2: :func:`launch_for`)."""
     from ..kernels import blocks_for
     from ..kernels import texture as K
 
     src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok) if exact else None
-    first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and plan.scattered is None and (
+    first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and plan.thin is None and (
         not exact or (src in ("global", "ldg") and plan.weights == "double"))
     if first_written:
         spec = K.sample_soft(address, linear, src == "ldg") if exact else K.SAMPLE_TEX
         return Launch(spec, blocks_for(n, K.BLOCK), False, source=src)
     vec, unroll, width, tiles, grid = tiling(n, row_length, plan, aligned, K.BLOCK)
-    resident = exact and plan.scattered is not None and resident_ok and not on_array
-    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll, plan.streaming, resident)
+    thin = plan.thin if exact and thin_ok and not on_array else None
+    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll, plan.streaming, thin)
             if exact else K.sample_tex_tiled(vec, unroll, plan.streaming))
-    return Launch(spec, grid, True, vec, unroll, width, tiles, src, plan.scattered if resident else None)
-
-
-def resident_launch(ln: Launch, resident_blocks: int) -> Launch:
-    """A resident-grid launch sized for a device that keeps ``resident_blocks`` of its kernel at once (every SM
-    full): that many blocks (at most one per tile) take the launch's tiles in turn, and the plan's fraction of them,
-    at least one, works on scattered points."""
-    if ln.scattered is None:
-        return ln
-    grid = max(1, min(ln.grid, resident_blocks))
-    return replace(ln, grid=grid, blocks=ln.grid, scattered_blocks=max(1, round(grid * ln.scattered)))
+    return Launch(spec, grid, True, vec, unroll, width, tiles, src, thin)
 
 
 def _l2_bytes() -> int:
     from ..gpu import runtime
 
     return runtime.device_info()["l2_bytes"]
-
-
-@lru_cache(maxsize=64)
-def _resident_blocks(spec, ordinal: int) -> int:
-    from ..gpu import runtime
-    from ..kernels import texture as K
-
-    return runtime.device_info(ordinal)["sm_count"] * runtime.max_active_blocks(spec, K.BLOCK)
 
 
 def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: Plan | None = None) -> Launch:
@@ -366,15 +342,10 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
     aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
-    resident_ok = (not on_array and exact and plan.scattered is not None and out.size >= RESIDENT_MIN_SAMPLES
-                   and image.shape[0] * image.strides[0] > _l2_bytes())
-    ln = plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
-                     gather_ok, row4_ok, resident_ok)
-    if ln.scattered is None:
-        return ln
-    from ..gpu import runtime
-
-    return resident_launch(ln, _resident_blocks(ln.spec, runtime.current_ordinal()))
+    thin_ok = (not on_array and exact and plan.thin is not None
+               and image.shape[0] * image.strides[0] > _l2_bytes())
+    return plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
+                       gather_ok, row4_ok, thin_ok)
 
 
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
@@ -432,7 +403,6 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
             src, pitch, handle = np.uint64(0), np.int64(0), tex.handle
         else:
             src, pitch, handle = img, np.int64(img.strides[0] // 4), np.uint64(0)
-        resident_args = (np.uint32(ln.blocks), np.uint32(ln.scattered_blocks)) if ln.scattered is not None else ()
         runtime.launch(ln.spec, ln.grid, K.BLOCK, out, src, pitch, handle, np.int32(shape[0]), np.int32(shape[1]),
-                       pts, np.int64(n), *tiling_args, *resident_args, *scalars)
+                       pts, np.int64(n), *tiling_args, *scalars)
     return out
