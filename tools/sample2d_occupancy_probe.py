@@ -24,10 +24,16 @@ import numpy as np
 
 from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 
+# caps: shared-memory requests that cap residency (and take L1); l1caps: the same with L1 kept; samples: L1-kept caps
+# on plans with 2 and 4 samples per thread; thin: Plan.thin; forced: thinned blocks without the look at the points;
+# blocks: other block sizes
+GROUPS = ("caps", "l1caps", "samples", "thin", "forced", "blocks")
+
 
 def main(argv=None) -> int:
     ap = gather_parser(__doc__)
     ap.add_argument("--warp", action="store_true", help="the smooth warp's points, flattened, instead of random ones")
+    ap.add_argument("--groups", nargs="+", default=list(GROUPS), choices=GROUPS, help="which variants (default: all)")
     args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
@@ -65,38 +71,50 @@ def main(argv=None) -> int:
                 S.plan_launch.cache_clear()
         return call
 
-    calls, meta = {}, {}
-    for cap in (None, 6, 4, 3, 2):
-        shmem = 0 if cap is None else smem_sm // cap - 2048
+    from cuda.bindings import driver
+    carveout = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+
+    def l1_kept(spec):
+        """A second instance of ``spec`` (its own compiled function) whose shared memory carveout is set to 8% (the
+        smallest the driver rounds it to), and the smallest shared request that caps it at each block count."""
+        carved_spec = replace(spec, defines=tuple(spec.defines) + (("GML_CARVED_COPY", "1"),))  # its own module
+        carved = runtime.get_kernel(carved_spec)
+        runtime._check(driver.cuFuncSetAttribute(runtime._func_handle(carved), carveout, 8), "cuFuncSetAttribute")
+        first = {}
+        for shmem in range(256, 48 * 1024, 256):
+            first.setdefault(runtime.max_active_blocks(carved, block0, shmem), shmem)
+        return carved_spec, first
+
+    calls = {"every warp": variant(block0, 0)}
+    meta = {"every warp": dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block0, 0))}
+    for cap in (6, 4, 3, 2) if "caps" in args.groups else ():
+        shmem = smem_sm // cap - 2048
         if shmem > 48 * 1024:
             runtime.set_max_dynamic_shared(kernel, shmem)
-        name = "default" if cap is None else f"cap {cap} blocks/SM"
+        name = f"cap {cap} blocks/SM"
         calls[name] = variant(block0, shmem)
         meta[name] = dict(block=block0, shmem=shmem, blocks_per_sm=runtime.max_active_blocks(kernel, block0, shmem))
-    # the same caps with L1 kept: a second instance of the kernel (its own compiled function) whose shared memory
-    # carveout is set to 8% (the smallest the driver rounds it to), and the smallest shared request that caps it
-    carved_spec = replace(ln.spec, defines=tuple(ln.spec.defines) + (("GML_CARVED_COPY", "1"),))  # its own module
-    carved = runtime.get_kernel(carved_spec)
-    from cuda.bindings import driver
-    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-    runtime._check(driver.cuFuncSetAttribute(runtime._func_handle(carved), attr, 8), "cuFuncSetAttribute")
-    first = {}  # the smallest shared request that caps the carved kernel at each block count (the driver's answer)
-    for shmem in range(256, 48 * 1024, 256):
-        first.setdefault(runtime.max_active_blocks(carved, block0, shmem), shmem)
-    for cap in (7, 6, 5, 4, 3, 2):
-        if cap not in first:
-            continue
-        name = f"L1 kept, cap {cap} blocks/SM"
-        calls[name] = variant(block0, first[cap], carved_spec)
-        meta[name] = dict(block=block0, shmem=first[cap], blocks_per_sm=cap)
-    for thin in (2, 4, 8):
+    plans = ([(one_shot, (7, 6, 5, 4, 3, 2))] if "l1caps" in args.groups else []) + (
+        [(replace(one_shot, samples=k), (4, 3)) for k in (2, 4)] if "samples" in args.groups else [])
+    for plan, caps in plans:
+        carved_spec, first = l1_kept(S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp",
+                                                  plan=plan).spec)
+        for cap in (c for c in caps if c in first):
+            name = f"L1 kept, cap {cap} blocks/SM" + (f", {plan.samples} samples" if plan.samples > 1 else "")
+            calls[name] = variant(block0, first[cap], carved_spec, plan)
+            meta[name] = dict(block=block0, shmem=first[cap], blocks_per_sm=cap, samples=plan.samples)
+    thins = [(t, False) for t in (2, 4, 8) if "thin" in args.groups] + (
+        [(2, True)] if "forced" in args.groups else [])
+    for thin, forced in thins:
         plan = replace(one_shot, thin=thin)
         spec = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan).spec
-        name = f"thin {thin}"
-        calls[name] = variant(block0, 0, plan=plan)
+        if forced:  # every block thinned, no look at its points (texture.cu's SAMPLE_THIN_ALWAYS)
+            spec = replace(spec, defines=tuple(spec.defines) + (("SAMPLE_THIN_ALWAYS", "1"),))
+        name = f"thin {thin}" + (" always" if forced else "")
+        calls[name] = variant(block0, 0, spec if forced else None, plan)
         meta[name] = dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(spec, block0, 0),
                           kernel=spec.name)
-    for block in (128, 512, 1024):
+    for block in (128, 512, 1024) if "blocks" in args.groups else ():
         calls[f"block {block}"] = variant(block, 0)
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))
     spin = spin_kernel(cupy)

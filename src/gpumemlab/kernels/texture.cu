@@ -266,6 +266,9 @@ __global__ void sample_exact(float* __restrict__ out, const float* img, long lon
 // neighbours more than SCATTER_STEP pixels apart (a 128-byte line of texels). Every warp of a block reads the same
 // 32 and reaches the same answer. NaN coordinates count as near. Needs a full warp.
 #define SCATTER_STEP 32.0f
+#ifndef SAMPLE_THIN_ALWAYS
+#define SAMPLE_THIN_ALWAYS 0  // 1 (-D, tools/sample2d_occupancy_probe.py): every block thinned, without the look
+#endif
 __device__ __forceinline__ bool scattered(const float2* __restrict__ coords, long long first, long long n,
                                           float row_scale, float col_scale) {
     const int lane = threadIdx.x & 31;
@@ -288,7 +291,7 @@ __global__ void sample_exact_thin(float* __restrict__ out, const float* img, lon
                                                     col_offset};
     const unsigned band = blockIdx.x / (unsigned)tiles, tile = blockIdx.x - band * (unsigned)tiles;
     const long long first = (long long)band * UNROLL * width + (long long)tile * blockDim.x * VEC;
-    if (!scattered(coords, first, n, row_scale, col_scale)) {
+    if (!SAMPLE_THIN_ALWAYS && !scattered(coords, first, n, row_scale, col_scale)) {
         sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, blockIdx.x, threadIdx.x);
         return;
     }
