@@ -27,7 +27,8 @@ from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 # caps: shared-memory requests that cap residency (and take L1); l1caps: the same with L1 kept; samples: L1-kept caps
 # on plans with 2 and 4 samples per thread; thin: Plan.thin; forced: thinned blocks without the look at the points;
 # blocks: other block sizes
-GROUPS = ("caps", "l1caps", "samples", "thin", "forced", "blocks")
+# resident: a grid of resident blocks taking tiles from a counter, CAP per SM working on scattered points (0: all)
+GROUPS = ("caps", "l1caps", "samples", "thin", "forced", "resident", "blocks")
 
 
 def main(argv=None) -> int:
@@ -114,6 +115,19 @@ def main(argv=None) -> int:
         calls[name] = variant(block0, 0, spec if forced else None, plan)
         meta[name] = dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(spec, block0, 0),
                           kernel=spec.name)
+    counters = cupy.zeros(2 + 1024, np.uint32)
+    for cap in (0, 5, 4, 3) if "resident" in args.groups else ():
+        spec = K.sample_exact("clamp", True, "ldg", True, 1, 1, cap=cap)
+        per_sm = runtime.max_active_blocks(spec, block0, 0)
+        grid = min(ln.grid, info["sm_count"] * per_sm)
+        h, w = img.shape
+        tail = (np.int32(ln.width), np.int32(ln.tiles), np.uint32(ln.grid), counters, np.uint32(counters.size - 2),
+                np.float32(1), np.float32(0), np.float32(1), np.float32(0))
+        name = f"resident, cap {cap}"
+        calls[name] = (lambda spec=spec, grid=grid, tail=tail: runtime.launch(
+            spec, grid, block0, out, img, np.int64(img.strides[0] // 4), np.uint64(0), np.int32(h), np.int32(w), pts,
+            np.int64(out.size), *tail))
+        meta[name] = dict(block=block0, shmem=0, blocks_per_sm=per_sm, grid=grid, kernel=spec.name)
     for block in (128, 512, 1024) if "blocks" in args.groups else ():
         calls[f"block {block}"] = variant(block, 0)
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))
@@ -125,7 +139,11 @@ def main(argv=None) -> int:
         out.fill(np.nan)
         fn()
         meta[name]["max_abs"] = float(cupy.nan_to_num(cupy.abs(out - ref), nan=np.inf).max())
+    if int(counters.sum()):
+        print(f"!!! the resident kernels left their counters at {counters.get()[:4]}...", flush=True)
     own, paired = interleaved(cupy, calls, base, args.rounds, spin)
+    if int(counters.sum()):
+        print(f"!!! the resident kernels left their counters at {counters.get()[:4]}...", flush=True)
     for name in calls:
         rec = dict(variant=name, **meta[name], **paired_stats(own[name], paired[name]))
         a, b, ratio = rec["ms"], rec["map_coordinates_ms"], rec["paired_ratio"]

@@ -301,3 +301,65 @@ __global__ void sample_exact_thin(float* __restrict__ out, const float* img, lon
     for (int k = 0; k < THIN; ++k)
         sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, blockIdx.x, threadIdx.x + k * share);
 }
+
+// scattered_list: whether the sample list looks scattered: scattered() over four windows of 32 samples spread through
+// it, most of them saying so. Every warp of the grid reads the same 128 samples and reaches the same answer.
+__device__ __forceinline__ bool scattered_list(const float2* __restrict__ coords, long long n, float row_scale,
+                                               float col_scale) {
+    int votes = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) votes += scattered(coords, n * k / 4, n, row_scale, col_scale);
+    return votes > 2;
+}
+
+__device__ __forceinline__ unsigned sm_id() {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
+// sample_exact_resident<..., CAP>: sample_exact's `blocks` tiles taken from a counter by a grid of resident blocks
+// (one tile at a time, the next one claimed while the current one is sampled). Where the sample list is scattered
+// only the first CAP blocks to start on each SM work; the others leave at once (scattered gathers are DRAM-bound
+// and tie map_coordinates with half the blocks of an SM working; local ones need all of them).
+// counters (zero before the launch, left zero after it): [0] the next tile, [1] blocks done, [2 + SM id] blocks
+// started on that SM (`sms` entries; %smid need not be below the SM count: a block on an SM id past them works).
+template <int ADDR, int LINEAR, int SRC, int FP32, int VEC, int UNROLL, int CAP>
+__global__ void sample_exact_resident(float* __restrict__ out, const float* img, long long pitch,
+                                      cudaTextureObject_t tex, int h, int w, const float2* __restrict__ coords,
+                                      long long n, int width, int tiles, unsigned blocks,
+                                      unsigned* __restrict__ counters, unsigned sms,
+                                      float row_scale, float row_offset, float col_scale, float col_offset) {
+    __shared__ unsigned next[2];
+    if (threadIdx.x < 32) {
+        const bool sc = CAP > 0 && scattered_list(coords, n, row_scale, col_scale);
+        if (threadIdx.x == 0) {
+            const unsigned sm = sm_id();
+            const bool idle = sc && sm < sms && atomicAdd(counters + 2 + sm, 1u) >= (unsigned)CAP;
+            next[0] = idle ? blocks : atomicAdd(counters, 1u);
+        }
+    }
+    __syncthreads();
+    const ExactFetch<ADDR, LINEAR, SRC, FP32> fetch{img, pitch, tex, h, w, row_scale, row_offset, col_scale,
+                                                    col_offset};
+    for (unsigned i = 0;; ++i) {
+        const unsigned b = next[i & 1];
+        if (b >= blocks) break;
+        // the next tile, claimed now and published after this one: every thread read next[(i + 1) & 1] (the tile
+        // before this one) before the barrier that ended the last pass
+        const unsigned claim = threadIdx.x == 0 ? atomicAdd(counters, 1u) : 0u;
+        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, b, threadIdx.x);
+        if (threadIdx.x == 0) next[(i + 1) & 1] = claim;
+        __syncthreads();
+    }
+    __shared__ bool last;
+    if (threadIdx.x == 0) {  // the last block to finish leaves the counters at zero for the next launch
+        __threadfence();
+        last = atomicAdd(counters + 1, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last) {
+        __threadfence();
+        for (unsigned s = threadIdx.x; s < sms + 2; s += blockDim.x) counters[s] = 0;
+    }
+}

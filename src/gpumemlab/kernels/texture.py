@@ -39,9 +39,10 @@ def sample_tex_tiled(vec: int, unroll: int, stream: bool = False) -> KernelSpec:
 
 
 def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, unroll: int,
-                 stream: bool = False, thin: int | None = None) -> KernelSpec:
+                 stream: bool = False, thin: int | None = None, cap: int | None = None) -> KernelSpec:
     """sample_exact's instantiation; ``thin``: sample_exact_thin, whose blocks work with 1/thin of their warps
-    where their samples are scattered."""
+    where their samples are scattered; ``cap``: sample_exact_resident, a grid of resident blocks taking tiles from a
+    counter, ``cap`` of them per SM working where the sample list is scattered (0: all of them)."""
     if address not in ADDRESS_MODES:
         raise ValueError(f"sample_exact: no address mode {address!r}")
     if source not in SOURCES:
@@ -51,7 +52,11 @@ def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, 
     if thin not in (None, 2, 4, 8):
         raise ValueError(f"sample_exact: thin={thin!r}; one of 2, 4, 8 or None")
     vec, unroll = _geometry(vec, unroll)
+    if cap is not None and (thin is not None or not 0 <= cap <= 32):
+        raise ValueError(f"sample_exact: cap={cap!r} (with thin={thin!r}); 0 to 32, without thin")
     name, last = ("sample_exact", "") if thin is None else ("sample_exact_thin", f", {thin}")
+    if cap is not None:
+        name, last = "sample_exact_resident", f", {cap}"
     return KernelSpec(SRC, f"{name}<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
                            f"{int(bool(fp32))}, {vec}, {unroll}{last}>", defines=_streaming(stream))
 
