@@ -420,9 +420,8 @@ def test_sample2d_default_plans_by_path_and_coordinate_shape():
 
     assert default_plan(False, True) == default_plan(False, False) == Plan(samples=8, order="rows")
     assert default_plan(True, True) == Plan(samples=4, order="rows", source="ldg", weights="float")
-    assert default_plan(True, False) == Plan(source="ldg", weights="float", thin=2)
+    assert default_plan(True, False) == Plan(source="ldg", weights="float")
     assert default_plan(True, True, on_array=True).source == default_plan(True, False, on_array=True).source == "auto"
-    assert default_plan(True, False, on_array=True).thin is None  # thinning was measured on the image itself
     assert default_plan(False, True, on_array=True) == default_plan(False, True)
 
 
@@ -478,8 +477,7 @@ def test_sample2d_plan_and_kernel_table_reject_what_they_lack():
     from gpumemlab.kernels import texture as K
     from gpumemlab.ops.sample import Plan
 
-    for bad in (dict(samples=3), dict(order="hilbert"), dict(source="shared"), dict(weights="half"),
-                dict(thin=1), dict(thin=3), dict(thin=16), dict(thin="half"), dict(thin=2.0)):
+    for bad in (dict(samples=3), dict(order="hilbert"), dict(source="shared"), dict(weights="half")):
         with pytest.raises(UsageError, match="plan"):
             Plan(**bad)
     with pytest.raises(ValueError, match="wrap"):
@@ -488,33 +486,6 @@ def test_sample2d_plan_and_kernel_table_reject_what_they_lack():
         K.sample_tex_tiled(2, 8)
     with pytest.raises(ValueError, match="source"):
         K.sample_exact("clamp", True, "smem", False, 1, 1)
-    with pytest.raises(ValueError, match="thin"):
-        K.sample_exact("clamp", True, "ldg", False, 1, 1, thin=3)
-
-
-def test_sample2d_thinned_kernel_only_where_the_plan_and_the_image_ask_for_it():
-    from gpumemlab.kernels import texture as K
-    from gpumemlab.ops.sample import Plan, plan_launch
-
-    plan = Plan(source="ldg", weights="float", thin=2)
-    every_warp = plan_launch(1 << 24, None, plan, True, True, "clamp", False, True, False, True, False)
-    ln = plan_launch(1 << 24, None, plan, True, True, "clamp", False, True, False, True, True)
-    assert every_warp.thin is None and every_warp.spec == K.sample_exact("clamp", True, "ldg", True, 1, 1)
-    assert ln.spec == K.sample_exact("clamp", True, "ldg", True, 1, 1, thin=2) in K.KERNELS
-    assert ln.spec.name == "sample_exact_thin<0, 1, 1, 1, 1, 1, 2>"
-    assert (ln.grid, ln.thin, ln.width, ln.tiles) == (every_warp.grid, 2, K.BLOCK, 1) == (65536, 2, 256, 1)
-    assert plan_launch(1 << 24, None, plan, False, True, "clamp", False, True, False, True, True).thin is None
-    on_array = Plan(source="gather", thin=2)
-    assert plan_launch(1 << 24, None, on_array, True, True, "clamp", True, True, True, False, True).thin is None
-    no_thin = Plan(source="ldg", weights="float")
-    assert plan_launch(1 << 24, None, no_thin, True, True, "clamp", False, True, False, True, True).thin is None
-    # a thinned plan is never the kernel as first written; rows order and two samples per load keep their tiling
-    tiny = plan_launch(1, None, Plan(thin=8), True, True, "clamp", False, True, False, False, True)
-    assert tiny.spec == K.sample_exact("clamp", True, "global", False, 1, 1, thin=8) and tiny.grid == 1
-    rows = plan_launch(600 * 37, 600, Plan(samples=4, vector=True, order="rows", thin=4), True, True, "clamp", False,
-                       True, False, False, True)
-    assert (rows.vec, rows.unroll, rows.tiles, rows.thin) == (2, 2, 2, 4)
-    assert rows.spec.name == "sample_exact_thin<0, 1, 0, 0, 2, 2, 4>"
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_120"])

@@ -270,7 +270,6 @@ def onchip_kernels(rng):
         got = gpumemlab.sample2d(sources["image"], cupy.asarray(pts), exact=exact, plan=plan).get()
         check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
               f"sample2d streaming exact={exact} coords {pts.shape}")
-    sample_thin(image, sources["image"])
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:
@@ -279,31 +278,6 @@ def onchip_kernels(rng):
         runtime.launch(spec, math.ceil(1000 / C.BLOCK), C.BLOCK, out, cupy.asarray(x), cupy.asarray(taps),
                        np.int64(1000))
         check(not np.isnan(out.get()).any(), f"{spec.name}: unwritten outputs")
-
-
-def sample_thin(image, image_d):
-    """sample2d's thinned kernel (Plan.thin), allowed here on a small image: scattered points (hundreds of pixels
-    apart, clamped) and local ones, flat and in rows, one warp in two or in eight working where they are scattered."""
-    import cupy
-
-    import gpumemlab
-    from gpumemlab.experiments.texture import reference_sample
-    from gpumemlab.ops import sample as S
-
-    i = np.arange(300)
-    local = np.stack([3.25 + i // 40, 1.5 + i % 40], -1).astype(np.float32)
-    scattered = np.stack([(i * 7919) % 997 - 400.5, (i * 104729) % 991 - 400.25], -1).astype(np.float32)
-    saved = S._l2_bytes
-    S._l2_bytes = lambda: 0
-    try:
-        for pts in (scattered, local, scattered.reshape(3, 100, 2), local.reshape(3, 100, 2)):
-            want = reference_sample(image, pts.reshape(-1, 2), "clamp", True).reshape(pts.shape[:-1])
-            for thin in (2, 8):
-                plan = replace(S.default_plan(True, pts.ndim == 3), thin=thin)
-                got = gpumemlab.sample2d(image_d, cupy.asarray(pts), exact=True, plan=plan).get()
-                check(np.allclose(got, want, rtol=1e-6, atol=1e-6), f"sample2d thin={thin} points {pts.shape}")
-    finally:
-        S._l2_bytes = saved
 
 
 class _nothing:

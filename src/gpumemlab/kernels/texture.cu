@@ -181,11 +181,10 @@ __device__ __forceinline__ void store_once(T* p, T v) {
 
 template <int VEC, int UNROLL, class Fetch>
 __device__ __forceinline__ void sample_points(float* __restrict__ out, const float2* __restrict__ coords,
-                                              long long n, int width, int tiles, const Fetch& fetch,
-                                              unsigned block, unsigned thread) {
+                                              long long n, int width, int tiles, const Fetch& fetch) {
     static_assert(VEC == 1 || VEC == 2, "VEC: one or two samples per coordinate load");
-    const unsigned band = block / (unsigned)tiles, tile = block - band * (unsigned)tiles;
-    const int col = (int)(tile * blockDim.x + thread) * VEC;
+    const unsigned band = blockIdx.x / (unsigned)tiles, tile = blockIdx.x - band * (unsigned)tiles;
+    const int col = (int)(tile * blockDim.x + threadIdx.x) * VEC;
     const long long first = (long long)band * UNROLL * width + col;
     const bool in_row = col < width;
     // loads are unconditional (an index past the end reads the last sample, never stored): a predicated load
@@ -224,7 +223,7 @@ extern "C" __global__ void sample_tex(float* __restrict__ out, cudaTextureObject
                                       const float2* __restrict__ coords, long long n,
                                       float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<1, 1>(out, coords, n, (int)blockDim.x, 1,
-                        TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, blockIdx.x, threadIdx.x);
+                        TexFetch{tex, row_scale, row_offset, col_scale, col_offset});
 }
 
 // sample_tex_tiled<VEC, UNROLL>: the same fetch, UNROLL x VEC samples per thread in flat or rows order
@@ -234,7 +233,7 @@ __global__ void sample_tex_tiled(float* __restrict__ out, cudaTextureObject_t te
                                  const float2* __restrict__ coords, long long n, int width, int tiles,
                                  float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
-                               TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, blockIdx.x, threadIdx.x);
+                               TexFetch{tex, row_scale, row_offset, col_scale, col_offset});
 }
 
 // sample_soft<ADDR, LINEAR, LDG>: the same sample from a pitched row-major image with plain (LDG 0) or
@@ -246,7 +245,7 @@ __global__ void sample_soft(float* __restrict__ out, const float* img, long long
                             float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<1, 1>(out, coords, n, (int)blockDim.x, 1,
                         ExactFetch<ADDR, LINEAR, LDG_ ? LDG : GLOBAL, 0>{img, pitch, 0, h, w, row_scale, row_offset,
-                                                                         col_scale, col_offset}, blockIdx.x, threadIdx.x);
+                                                                         col_scale, col_offset});
 }
 
 // sample_exact<ADDR, LINEAR, SRC, FP32, VEC, UNROLL>: software interpolation (exact texel selection, software
@@ -258,108 +257,5 @@ __global__ void sample_exact(float* __restrict__ out, const float* img, long lon
                              float row_scale, float row_offset, float col_scale, float col_offset) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
                                ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset,
-                                                                   col_scale, col_offset}, blockIdx.x, threadIdx.x);
-}
-
-
-// scattered: whether the 32 samples from `first` (the block's first ones) look scattered rather than local: most
-// neighbours more than SCATTER_STEP pixels apart (a 128-byte line of texels). Every warp of a block reads the same
-// 32 and reaches the same answer. NaN coordinates count as near. Needs a full warp.
-#define SCATTER_STEP 32.0f
-#ifndef SAMPLE_THIN_ALWAYS
-#define SAMPLE_THIN_ALWAYS 0  // 1 (-D, tools/sample2d_occupancy_probe.py): every block thinned, without the look
-#endif
-__device__ __forceinline__ bool scattered(const float2* __restrict__ coords, long long first, long long n,
-                                          float row_scale, float col_scale) {
-    const int lane = threadIdx.x & 31;
-    const float2 p = __ldg(coords + min(first + lane, n - 1));
-    const float r = __shfl_down_sync(0xffffffffu, p.x, 1), c = __shfl_down_sync(0xffffffffu, p.y, 1);
-    const bool far = lane < 31 && fabsf((r - p.x) * row_scale) + fabsf((c - p.y) * col_scale) > SCATTER_STEP;
-    return 2 * __popc(__ballot_sync(0xffffffffu, far)) > 31;
-}
-
-// sample_exact_thin<..., THIN>: sample_exact, except that a block whose samples are scattered works with 1/THIN of
-// its warps, each taking THIN of the block's chunks in turn (one loop pass each, so that one chunk's loads are in
-// flight at a time). Scattered gathers are DRAM-bound and tie map_coordinates with fewer requests in flight (fewer
-// queue at each DRAM bank), while local ones need them all (docs/notes/sample2d.md).
-template <int ADDR, int LINEAR, int SRC, int FP32, int VEC, int UNROLL, int THIN>
-__global__ void sample_exact_thin(float* __restrict__ out, const float* img, long long pitch,
-                                  cudaTextureObject_t tex, int h, int w, const float2* __restrict__ coords,
-                                  long long n, int width, int tiles,
-                                  float row_scale, float row_offset, float col_scale, float col_offset) {
-    const ExactFetch<ADDR, LINEAR, SRC, FP32> fetch{img, pitch, tex, h, w, row_scale, row_offset, col_scale,
-                                                    col_offset};
-    const unsigned band = blockIdx.x / (unsigned)tiles, tile = blockIdx.x - band * (unsigned)tiles;
-    const long long first = (long long)band * UNROLL * width + (long long)tile * blockDim.x * VEC;
-    if (!SAMPLE_THIN_ALWAYS && !scattered(coords, first, n, row_scale, col_scale)) {
-        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, blockIdx.x, threadIdx.x);
-        return;
-    }
-    const unsigned share = blockDim.x / THIN;
-    if (threadIdx.x >= share) return;
-#pragma unroll 1
-    for (int k = 0; k < THIN; ++k)
-        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, blockIdx.x, threadIdx.x + k * share);
-}
-
-// scattered_list: whether the sample list looks scattered: scattered() over four windows of 32 samples spread through
-// it, most of them saying so. Every warp of the grid reads the same 128 samples and reaches the same answer.
-__device__ __forceinline__ bool scattered_list(const float2* __restrict__ coords, long long n, float row_scale,
-                                               float col_scale) {
-    int votes = 0;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) votes += scattered(coords, n * k / 4, n, row_scale, col_scale);
-    return votes > 2;
-}
-
-__device__ __forceinline__ unsigned sm_id() {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    return id;
-}
-
-// sample_exact_resident<..., CAP>: sample_exact's `blocks` tiles taken from a counter by a grid of resident blocks
-// (one tile at a time, the next one claimed while the current one is sampled). Where the sample list is scattered
-// only the first CAP blocks to start on each SM work; the others leave at once (scattered gathers are DRAM-bound
-// and tie map_coordinates with half the blocks of an SM working; local ones need all of them).
-// counters (zero before the launch, left zero after it): [0] the next tile, [1] blocks done, [2 + SM id] blocks
-// started on that SM (`sms` entries; %smid need not be below the SM count: a block on an SM id past them works).
-template <int ADDR, int LINEAR, int SRC, int FP32, int VEC, int UNROLL, int CAP>
-__global__ void sample_exact_resident(float* __restrict__ out, const float* img, long long pitch,
-                                      cudaTextureObject_t tex, int h, int w, const float2* __restrict__ coords,
-                                      long long n, int width, int tiles, unsigned blocks,
-                                      unsigned* __restrict__ counters, unsigned sms,
-                                      float row_scale, float row_offset, float col_scale, float col_offset) {
-    __shared__ unsigned next[2];
-    if (threadIdx.x < 32) {
-        const bool sc = CAP > 0 && scattered_list(coords, n, row_scale, col_scale);
-        if (threadIdx.x == 0) {
-            const unsigned sm = sm_id();
-            const bool idle = sc && sm < sms && atomicAdd(counters + 2 + sm, 1u) >= (unsigned)CAP;
-            next[0] = idle ? blocks : atomicAdd(counters, 1u);
-        }
-    }
-    __syncthreads();
-    const ExactFetch<ADDR, LINEAR, SRC, FP32> fetch{img, pitch, tex, h, w, row_scale, row_offset, col_scale,
-                                                    col_offset};
-    for (unsigned i = 0;; ++i) {
-        const unsigned b = next[i & 1];
-        if (b >= blocks) break;
-        // the next tile, claimed now and published after this one: every thread read next[(i + 1) & 1] (the tile
-        // before this one) before the barrier that ended the last pass
-        const unsigned claim = threadIdx.x == 0 ? atomicAdd(counters, 1u) : 0u;
-        sample_points<VEC, UNROLL>(out, coords, n, width, tiles, fetch, b, threadIdx.x);
-        if (threadIdx.x == 0) next[(i + 1) & 1] = claim;
-        __syncthreads();
-    }
-    __shared__ bool last;
-    if (threadIdx.x == 0) {  // the last block to finish leaves the counters at zero for the next launch
-        __threadfence();
-        last = atomicAdd(counters + 1, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last) {
-        __threadfence();
-        for (unsigned s = threadIdx.x; s < sms + 2; s += blockDim.x) counters[s] = 0;
-    }
+                                                                   col_scale, col_offset});
 }

@@ -39,38 +39,27 @@ def sample_tex_tiled(vec: int, unroll: int, stream: bool = False) -> KernelSpec:
 
 
 def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, unroll: int,
-                 stream: bool = False, thin: int | None = None, cap: int | None = None) -> KernelSpec:
-    """sample_exact's instantiation; ``thin``: sample_exact_thin, whose blocks work with 1/thin of their warps
-    where their samples are scattered; ``cap``: sample_exact_resident, a grid of resident blocks taking tiles from a
-    counter, ``cap`` of them per SM working where the sample list is scattered (0: all of them)."""
+                 stream: bool = False) -> KernelSpec:
     if address not in ADDRESS_MODES:
         raise ValueError(f"sample_exact: no address mode {address!r}")
     if source not in SOURCES:
         raise ValueError(f"sample_exact: no source {source!r}; one of {', '.join(SOURCES)}")
     if source == "gather" and address not in GATHER_ADDRESS:
         raise ValueError(f"sample_exact: gather supports only {GATHER_ADDRESS} addressing, not {address!r}")
-    if thin not in (None, 2, 4, 8):
-        raise ValueError(f"sample_exact: thin={thin!r}; one of 2, 4, 8 or None")
     vec, unroll = _geometry(vec, unroll)
-    if cap is not None and (thin is not None or not 0 <= cap <= 32):
-        raise ValueError(f"sample_exact: cap={cap!r} (with thin={thin!r}); 0 to 32, without thin")
-    name, last = ("sample_exact", "") if thin is None else ("sample_exact_thin", f", {thin}")
-    if cap is not None:
-        name, last = "sample_exact_resident", f", {cap}"
-    return KernelSpec(SRC, f"{name}<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
-                           f"{int(bool(fp32))}, {vec}, {unroll}{last}>", defines=_streaming(stream))
+    return KernelSpec(SRC, f"sample_exact<{ADDRESS_MODES[address]}, {int(bool(linear))}, {SOURCES[source]}, "
+                           f"{int(bool(fp32))}, {vec}, {unroll}>", defines=_streaming(stream))
 
 
 # Declared (compiled for every arch by CI): the kernels as first written, every tiled texture geometry, and the
 # exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode and the probe's
-# workloads), the flat default plan's thinned form, the default plans' kernels with the streaming hints
-# (measured no faster on an H200: docs/notes/sample2d.md; kept as a plan option for the probe) plus one tiled
-# geometry of every other address mode and filter. Other instantiations compile on use.
+# workloads), the default plans' kernels with the streaming hints (measured no faster on an H200:
+# docs/notes/sample2d.md; kept as a plan option for the probe) plus one tiled geometry of every other address mode
+# and filter. Other instantiations compile on use.
 KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
     sample_soft("clamp", lin, True) for lin in (False, True)] + [
     sample_tex_tiled(v, u) for v, u in GEOMETRIES] + [
     sample_exact("clamp", True, s, f, v, u) for s in SOURCES for f in (False, True) for v, u in GEOMETRIES] + [
     sample_tex_tiled(1, 8, True)] + [sample_exact("clamp", True, "ldg", True, 1, u, True) for u in (1, 4)] + [
-    sample_exact("clamp", True, "ldg", True, 1, 1, thin=2)] + [
     sample_exact(a, lin, s, True, 2, 2) for a in ADDRESS_MODES for lin in (False, True) for s in SOURCES
     if (a, lin) != ("clamp", True) and (s != "gather" or a in GATHER_ADDRESS)]

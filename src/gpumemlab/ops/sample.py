@@ -72,10 +72,6 @@ class Plan:
         arithmetic).
     streaming: load the coordinates and store the output with the evict-first hint (each is touched once), leaving
         L2 to the image's texels, which scattered samples re-read.
-    thin: exact path on the image itself, for an image larger than L2: each block first reads its first 32
-        coordinates, and where they are scattered (most neighbours a 128-byte line of texels or more apart) it works
-        with 1/thin of its warps (2, 4 or 8), each taking ``thin`` chunks of the block's samples in turn. Scattered
-        gathers are DRAM-bound and need fewer requests in flight; local ones need them all. None: every warp works.
     """
 
     samples: int = 1
@@ -84,13 +80,10 @@ class Plan:
     source: str = "auto"
     weights: str = "double"
     streaming: bool = False
-    thin: int | None = None
 
     def __post_init__(self):
         if self.samples not in (1, 2, 4, 8):
             raise UsageError(f"plan: samples={self.samples!r} not supported; expected 1, 2, 4 or 8")
-        if self.thin is not None and (type(self.thin) is not int or self.thin not in (2, 4, 8)):
-            raise UsageError(f"plan: thin={self.thin!r} not supported; expected 2, 4, 8 or None")
         for name, value, allowed in (("order", self.order, ORDERS), ("source", self.source, PLAN_SOURCES),
                                      ("weights", self.weights, WEIGHTS)):
             if value not in allowed:
@@ -100,21 +93,20 @@ class Plan:
 # The defaults, chosen by tools/sample2d_probe.py on an H200 (docs/notes/sample2d.md): eight samples per thread in
 # rows order (a block's fetches overlap in the image) for the texture path; for the exact path map_coordinates'
 # float32 arithmetic through the read-only cache, four samples per thread where the coordinates are shaped like an
-# image and one where they are flat (scattered points: more samples per thread cost occupancy, not traffic), with
-# half the warps of a block working where its points are scattered (tools/sample2d_occupancy_probe.py)
+# image and one where they are flat (scattered points: more samples per thread cost occupancy, not traffic)
 TEXTURE_PLAN = Plan(samples=8, order="rows")
 EXACT_PLAN = Plan(samples=4, order="rows", source="ldg", weights="float")
-EXACT_FLAT_PLAN = Plan(source="ldg", weights="float", thin=2)
+EXACT_FLAT_PLAN = Plan(source="ldg", weights="float")
 FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, flat, double weights)
 
 
 def default_plan(exact: bool, image_shaped: bool, on_array: bool = False) -> Plan:
     """The plan sample2d uses when none is given (on an ArrayImage the exact path's texels come from its CUDA array:
-    the source is left to ``"auto"``, and every block works: the cap was measured on the image itself)."""
+    the source is left to ``"auto"``)."""
     if not exact:
         return TEXTURE_PLAN
     plan = EXACT_PLAN if image_shaped else EXACT_FLAT_PLAN
-    return replace(plan, source="auto", thin=None) if on_array else plan
+    return replace(plan, source="auto") if on_array else plan
 
 
 def _caches():
@@ -265,7 +257,6 @@ class Launch:
     width: int = 0  # samples per row of the tiling
     tiles: int = 1  # tiles (blocks) across a row
     source: str | None = None  # the exact path's texel source
-    thin: int | None = None  # sample_exact_thin: a block with scattered samples works with 1/thin of its warps
 
 
 def tiling(n: int, row_length: int | None, plan: Plan, aligned: bool, block: int) -> tuple[int, int, int, int, int]:
@@ -306,31 +297,22 @@ def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_
 
 @lru_cache(maxsize=256)
 def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear: bool, address: str,
-                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False,
-                thin_ok: bool = False) -> Launch:
+                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False) -> Launch:
     """The launch :func:`sample2d` makes (pure: CPU-testable). The default plan on the image itself gives the
-    kernels as first written (sample_tex, sample_soft). ``thin_ok``: a plan's ``thin`` applies (an image larger
-    than L2: :func:`launch_for`)."""
+    kernels as first written (sample_tex, sample_soft)."""
     from ..kernels import blocks_for
     from ..kernels import texture as K
 
     src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok) if exact else None
-    first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and plan.thin is None and (
+    first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and (
         not exact or (src in ("global", "ldg") and plan.weights == "double"))
     if first_written:
         spec = K.sample_soft(address, linear, src == "ldg") if exact else K.SAMPLE_TEX
         return Launch(spec, blocks_for(n, K.BLOCK), False, source=src)
     vec, unroll, width, tiles, grid = tiling(n, row_length, plan, aligned, K.BLOCK)
-    thin = plan.thin if exact and thin_ok and not on_array else None
-    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll, plan.streaming, thin)
-            if exact else K.sample_tex_tiled(vec, unroll, plan.streaming))
-    return Launch(spec, grid, True, vec, unroll, width, tiles, src, thin)
-
-
-def _l2_bytes() -> int:
-    from ..gpu import runtime
-
-    return runtime.device_info()["l2_bytes"]
+    spec = (K.sample_exact(address, linear, src, plan.weights == "float", vec, unroll, plan.streaming) if exact
+            else K.sample_tex_tiled(vec, unroll, plan.streaming))
+    return Launch(spec, grid, True, vec, unroll, width, tiles, src)
 
 
 def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: Plan | None = None) -> Launch:
@@ -342,10 +324,8 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
     aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
-    thin_ok = (not on_array and exact and plan.thin is not None
-               and image.shape[0] * image.strides[0] > _l2_bytes())
     return plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
-                       gather_ok, row4_ok, thin_ok)
+                       gather_ok, row4_ok)
 
 
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
