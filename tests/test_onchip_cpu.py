@@ -462,13 +462,6 @@ def test_sample2d_exact_sources():
     assert exact_source(Plan(), True, True, "clamp", False, False) == "points"  # no gather-capable array
     assert exact_source(Plan(source="row4"), False, True, "clamp", False, True) == "row4"
     assert exact_source(Plan(source="row4"), False, True, "clamp", False, False) == "ldg"  # misaligned rows
-    assert exact_source(Plan(source="tex"), False, True, "clamp", False, False, True) == "tex"
-    assert exact_source(Plan(source="tex"), False, False, "wrap", False, False, False) == "ldg"  # rows misaligned
-    assert exact_source(Plan(source="tex"), True, True, "clamp", True, False) == "points"  # an ArrayImage's own
-    tex = plan_launch(4096, None, Plan(source="tex", weights="float"), True, True, "mirror", False, True, False,
-                      False, True)
-    assert tex.source == "tex" and tex.spec == K.sample_exact("mirror", True, "points", True, 1, 1)
-    assert plan_launch(4096, None, Plan(source="tex"), True, True, "mirror", False, True).source == "ldg"
     with pytest.raises(UsageError, match="ArrayImage"):
         exact_source(Plan(source="gather"), False, True, "clamp", False, True)
     with pytest.raises(UsageError, match="own memory"):

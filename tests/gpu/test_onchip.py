@@ -295,14 +295,12 @@ def _plans(array: bool):
         return common + [Plan(source="points"), Plan(samples=4, vector=True, order="rows", source="gather"),
                          Plan(source="gather", weights="float")]
     return common + [Plan(source="ldg", weights="float"), Plan(samples=4, source="row4"),
-                     Plan(source="tex", weights="float"), Plan(samples=4, vector=True, order="rows", source="tex"),
                      Plan(samples=4, vector=True, order="rows", source="row4", weights="float")]
 
 
 @pytest.mark.parametrize("address", ADDRESS)
 @pytest.mark.parametrize("mode", ["linear", "nearest"])
-# rows 16-byte aligned (row4's float4 loads) / not / aligned as a pitched texture needs (the "tex" source)
-@pytest.mark.parametrize("shape", [(37, 52), (29, 61), (33, 64)])
+@pytest.mark.parametrize("shape", [(37, 52), (29, 61)])  # rows 16-byte aligned (row4's float4 loads) / not
 @pytest.mark.parametrize("array", [False, True])
 def test_sample2d_plans_match_numpy(cp, address, mode, shape, array):
     import gpumemlab
@@ -313,12 +311,6 @@ def test_sample2d_plans_match_numpy(cp, address, mode, shape, array):
     rc = _points(cp, h, w, 6 * 250).reshape(6, 250, 2)  # rows order: 6 rows of 250 (a partial tile across)
     want = reference(host, rc, address, mode == "linear")
     image = ArrayImage(img) if array else img
-    if not array and w == 64:  # the tex source applies here (elsewhere it falls back to ldg)
-        from gpumemlab.ops.sample import Plan, launch_for
-
-        out = cp.empty(rc.shape[:-1], cp.float32)
-        assert launch_for(img, cp.asarray(rc), out, exact=True, mode=mode, address=address,
-                          plan=Plan(source="tex")).source == "tex"
     for plan in _plans(array):
         for exact in (True, False):
             out = cp.full(rc.shape[:-1], cp.nan, cp.float32)

@@ -8,9 +8,8 @@ SAMPLE_TEX = KernelSpec(SRC, "sample_tex")
 BLOCK = 256
 
 # Where sample_exact reads a sample's 2x2 texels (texture.cu's Source): the pitched image through plain loads,
-# __ldg, or one aligned float4 per row; a CUDA-array texture through four point fetches or one tex2Dgather; the
-# pitched image through four point fetches of a texture object over it ("tex": the points kernel, another object).
-SOURCES = {"global": 0, "ldg": 1, "row4": 2, "points": 3, "gather": 4, "tex": 3}
+# __ldg, or one aligned float4 per row; a CUDA-array texture through four point fetches or one tex2Dgather.
+SOURCES = {"global": 0, "ldg": 1, "row4": 2, "points": 3, "gather": 4}
 TEXTURE_SOURCES = ("points", "gather")  # these read a texture object (a CUDA array), the others the image itself
 GATHER_ADDRESS = ("clamp", "mirror", "border")  # wrap's seam splits the footprint (texture.cu): points instead
 # (VEC, UNROLL): samples per coordinate load x loads per thread; the tiled kernels' geometries

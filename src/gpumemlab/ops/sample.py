@@ -47,7 +47,7 @@ _textures = None
 _scratch = None
 
 ORDERS = ("flat", "rows")
-PLAN_SOURCES = ("auto", "global", "ldg", "row4", "tex", "points", "gather")
+PLAN_SOURCES = ("auto", "global", "ldg", "row4", "points", "gather")
 WEIGHTS = ("double", "float")
 
 
@@ -64,9 +64,7 @@ class Plan:
         whose fetches overlap in the image); ``"flat"`` for any other shape.
     source: exact path only, where the 2x2 texels come from. On the image itself: ``"global"`` (plain loads, as
         first written), ``"ldg"`` (read-only cache) or ``"row4"`` (one aligned float4 per row, where the image's
-        base and pitch are 16-byte aligned; ``"ldg"`` otherwise) or ``"tex"`` (four point fetches through a texture
-        object over the image's own memory, where its base and pitch meet the texture unit's alignment; ``"ldg"``
-        otherwise; ``"points"`` on an ArrayImage). On an :class:`ArrayImage`: ``"points"`` (four
+        base and pitch are 16-byte aligned; ``"ldg"`` otherwise). On an :class:`ArrayImage`: ``"points"`` (four
         point fetches at texel centers) or ``"gather"`` (one tex2Dgather; not for wrap addressing, whose seam
         splits the 2x2 footprint, nor nearest: ``"points"`` there). ``"auto"``: ``"global"``, or on an
         ArrayImage ``"gather"`` where it applies.
@@ -279,16 +277,13 @@ def tiling(n: int, row_length: int | None, plan: Plan, aligned: bool, block: int
     return vec, unroll, width, 1, max(1, math.ceil(n / (width * unroll)))
 
 
-def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_ok: bool, row4_ok: bool,
-                 tex_ok: bool = False) -> str:
+def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_ok: bool, row4_ok: bool) -> str:
     """The texel source the exact path uses (see Plan.source); UsageError where the plan's cannot apply."""
     from ..kernels import texture as K
 
     src = plan.source
     if src == "auto":
         src = "gather" if on_array else "global"
-    if src == "tex":
-        return "points" if on_array else "tex" if tex_ok else "ldg"
     if on_array and src not in K.TEXTURE_SOURCES:
         raise UsageError(f"plan: source {src!r} reads the image's own memory; an ArrayImage has points or gather")
     if not on_array and src in K.TEXTURE_SOURCES:
@@ -302,14 +297,13 @@ def exact_source(plan: Plan, on_array: bool, linear: bool, address: str, gather_
 
 @lru_cache(maxsize=256)
 def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear: bool, address: str,
-                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False,
-                tex_ok: bool = False) -> Launch:
+                on_array: bool, aligned: bool, gather_ok: bool = False, row4_ok: bool = False) -> Launch:
     """The launch :func:`sample2d` makes (pure: CPU-testable). The default plan on the image itself gives the
     kernels as first written (sample_tex, sample_soft)."""
     from ..kernels import blocks_for
     from ..kernels import texture as K
 
-    src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok, tex_ok) if exact else None
+    src = exact_source(plan, on_array, linear, address, gather_ok, row4_ok) if exact else None
     first_written = plan.samples == 1 and plan.order == "flat" and not plan.streaming and (
         not exact or (src in ("global", "ldg") and plan.weights == "double"))
     if first_written:
@@ -330,13 +324,8 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
     aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
-    tex_ok = False
-    if not on_array and exact and plan.source == "tex":
-        from ..gpu import texture as T
-
-        tex_ok = T.pitch_ok(image.data.ptr, image.strides[0]) and T.fits(image.shape, "pitch") is None
     return plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
-                       gather_ok, row4_ok, tex_ok)
+                       gather_ok, row4_ok)
 
 
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
@@ -392,8 +381,6 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
         if on_array:  # texels addressed in software and fetched at exact positions: one object serves every mode
             tex = image.texture("point", "clamp", False)
             src, pitch, handle = np.uint64(0), np.int64(0), tex.handle
-        elif ln.source == "tex":  # the same through a point-filtered pitched texture over the image itself
-            src, pitch, handle = img, np.int64(img.strides[0] // 4), _texture(img, "nearest", "clamp", False).handle
         else:
             src, pitch, handle = img, np.int64(img.strides[0] // 4), np.uint64(0)
         runtime.launch(ln.spec, ln.grid, K.BLOCK, out, src, pitch, handle, np.int32(shape[0]), np.int32(shape[1]),
