@@ -452,6 +452,61 @@ def test_axis_plans_pick_the_path_from_the_shape():
     assert reduce_axis.plan((4, 1, 6), (0, 2), 4, 4, True, 1000)[0].kind == "full"
 
 
+def test_axis_plans_for_few_columns_and_for_many():
+    # a few columns over long runs: sum_cols_narrow, periods of lcm(4, inner) floats, 2 waves of 1000 blocks
+    narrow = reduce_axis.plan((1 << 24, 3), (0,), 4, 4, True, 1000)[0]
+    assert (narrow.kind, narrow.vec, narrow.width, narrow.per_split, narrow.splits, narrow.grid) == (
+        "narrow", True, 4, 12, 2000, (1, 2000))
+    several = reduce_axis.plan((1000, 4096, 5), (1,), 4, 4, True, 1000)[0]
+    assert (several.kind, several.per_split, several.splits, several.grid) == ("narrow", 20, 2, (1000, 2))
+    odd_runs = reduce_axis.plan((5, 3001, 3), (1,), 4, 4, True, 1000)[0]  # runs of 9003 floats: scalar loads
+    assert (odd_runs.kind, odd_runs.vec, odd_runs.per_split, odd_runs.splits) == ("narrow", False, 3, 12)
+    assert reduce_axis.plan((1 << 20, 5), (0,), 8, 8, True, 1000)[0].per_split == 10  # float64: lcm(2, 5)
+    assert reduce_axis.plan((1 << 20, 3), (0,), 4, 4, False, 1000)[0].vec is False  # a misaligned base
+    short = reduce_axis.plan((100, 1000, 3), (1,), 4, 4, True, 1000)[0]  # 250 periods a run: too short
+    assert short.kind == "cols"
+    assert reduce_axis.plan((1 << 20, 9), (0,), 4, 4, True, 1000)[0].kind == "cols"  # 9 columns: not built
+    # columns enough for 2 waves of threads (2 x 1000 blocks x 256): a thread per 16 bytes of columns
+    many = reduce_axis.plan((3, 1 << 24), (0,), 4, 4, True, 1000)[0]
+    assert (many.kind, many.vec, many.width, many.grid) == ("thread", True, 4, (16384, 1))
+    scalar = reduce_axis.plan((3, 3_000_001), (0,), 4, 4, True, 1000)[0]
+    assert (scalar.kind, scalar.vec, scalar.grid) == ("thread", False, (math.ceil(3_000_001 / 256), 1))
+    assert reduce_axis.plan((3, 2_047_996), (0,), 4, 4, True, 1000)[0].kind == "cols"  # one vector short
+    assert reduce_axis.plan((3, 2_048_000), (0,), 4, 4, True, 1000)[0].kind == "thread"
+
+
+def _host_narrow(x: np.ndarray, p) -> np.ndarray:
+    """sum_cols_narrow's order of additions in float32 for one run (n, inner): per thread its periods' elements in
+    order, then the warp and block sums (pairwise trees, here any order within the bound's depth), the tail, splits."""
+    flat, inner, per = x.ravel(), x.shape[1], p.per_split
+    periods = flat.size // per
+    out = np.zeros(inner, np.float32)
+    for s in range(p.splits):
+        part = np.zeros(inner, np.float32)
+        for t in range(256):
+            acc = np.zeros(inner, np.float32)
+            for i in range(s * 256 + t, periods, p.splits * 256):
+                for k in range(per):
+                    acc[k % inner] = np.float32(acc[k % inner] + flat[i * per + k])
+            part = (part + acc).astype(np.float32)
+        if s == 0:
+            for e in range(periods * per, flat.size):
+                part[e % inner] = np.float32(part[e % inner] + flat[e])
+        out = (out + part).astype(np.float32) if s else part
+    return out
+
+
+def test_narrow_sum_bound_holds_for_a_host_model():
+    rng = np.random.default_rng(7)
+    x = (rng.random((20_003, 3)) * 2 - 1).astype(np.float32) * np.float32(1e3)
+    p = reduce_axis.plan(x.shape, (0,), 4, 4, True, 2)[0]
+    assert p.kind == "narrow" and p.splits > 1 and x.size % p.per_split  # several splits and a tail
+    got = _host_narrow(x, p).astype(np.float64)
+    want = x.astype(np.float64).sum(axis=0)
+    bound = reduce_axis.relative_bound((p,), np.float32) * np.abs(x.astype(np.float64)).sum(axis=0)
+    assert np.all(np.abs(got - want) <= bound)
+
+
 def _host_cols(x: np.ndarray, p) -> np.ndarray:
     """sum_cols' order of additions in float32 for a (n, inner) array: threads, then the RB rows, then splits."""
     rb = reduce.COL_ROWS

@@ -208,10 +208,13 @@ def library(rng):
             x = random_nonzero(n, dtype, rng)
             got = float(gpumemlab.sum(cupy.asarray(x)))
             check(abs(got - x.astype(np.float64).sum()) <= 1e-3 * max(1.0, np.abs(x).sum() * 1e-3), f"sum {dtype} {n}")
-    for dtype in ("float32", "float64", "int32"):  # sums along axes: rows (thread, warp, block), columns (split or not)
+    # sums along axes: rows (thread, warp, block), columns (split or not; few columns: narrow, scalar runs too; many:
+    # a thread per column vector, scalar and float4)
+    for dtype in ("float32", "float64", "int32"):
         for shape, axis in (((7, 5003), 1), ((3, 9001), -1), ((5003, 7), 0), ((2000, 33), 0), ((3, 517, 9), 1),
                             ((5, 6, 7), (0, 2)), ((2, 70_001), 1), ((3, 5, 7, 9), (1, 3)), ((1001, 3), 1),
-                            ((517, 32), 1), ((999, 16), -1)):
+                            ((517, 32), 1), ((999, 16), -1), ((5, 3001, 3), 1), ((70_001, 2), 0),
+                            ((2, 2_200_001), 0), ((2, 1 << 22), 0)):
             x = random_nonzero(shape, dtype, rng)
             got = gpumemlab.sum(cupy.asarray(x), axis=axis).get()  # (2, 70_001): split rows
             want = x.astype(np.float64).sum(axis=axis)

@@ -450,7 +450,9 @@ def test_accurate_math_within_the_guide_and_fast_sin_within_its_absolute_bound(c
 
 AXIS_CASES = [((16384,), 0), ((7, 5003), 1), ((2, 70_001), 1), ((3, 5, 7, 9), (1, 3)), ((2, 3, 20_000), 2), ((3, 9001), -1), ((300, 4096), 1), ((5003, 7), 0), ((2000, 33), 0),
               ((4096, 256), 0), ((3, 517, 9), 1), ((4, 6, 8), (0, 2)), ((4, 6, 8), (1, 2)), ((4, 6, 8), (0, 1)),
-              ((2, 3, 4, 5), (1, 3)), ((5, 1, 7), 1), ((1, 64, 1), (0, 1)), ((33, 65), (0, 1)), ((33, 65), None)]
+              ((2, 3, 4, 5), (1, 3)), ((5, 1, 7), 1), ((1, 64, 1), (0, 1)), ((33, 65), (0, 1)), ((33, 65), None),
+              # sum_cols_narrow: vector periods with a tail, runs off 16 bytes (scalar), several runs; sum_cols_thread
+              ((70_001, 2), 0), ((5, 3001, 3), 1), ((4, 20_000, 8), 1), ((3, 3_000_001), 0), ((5, 1 << 22), 0)]
 
 
 @pytest.mark.parametrize("shape,axis", AXIS_CASES)
@@ -496,6 +498,22 @@ def test_mean_dtypes_keepdims_and_out(cp, keepdims):
     s64 = gpumemlab.sum(f, axis=1, dtype=np.float64)
     assert s64.dtype == np.float64
     np.testing.assert_allclose(s64.get(), f.get().astype(np.float64).sum(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape,kind", [((70_001, 3), "narrow"), ((3, 3_000_001), "thread")])
+def test_mean_on_the_narrow_and_thread_paths(cp, shape, kind):
+    """A mean divides once, in the kernel (one run) or in sum_splits (several): within the sum's bound / count."""
+    import gpumemlab
+    from gpumemlab.ops import reduce as ops_reduce
+    from gpumemlab.ops import reduce_axis
+
+    x = cp.asarray(host(shape, "float32", seed=6))
+    prep = reduce_axis._prepared(x.shape, 0, x.dtype, None, False, True, x.data.ptr % 16 == 0)
+    assert [p.kind for p in prep.passes] == [kind]
+    got = gpumemlab.mean(x, axis=0).get().astype(np.float64)
+    want = x.get().astype(np.float64).mean(axis=0)
+    bound = ops_reduce.error_bound(x, axis=0).get() / shape[0] + np.spacing(np.abs(want).astype(np.float32))
+    assert np.all(np.abs(got - want) <= bound)
 
 
 def test_sum_along_axes_empty_and_length_one(cp):

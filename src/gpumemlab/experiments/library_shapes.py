@@ -6,7 +6,9 @@ All three are memory-bound: each is judged by the bytes it must move (the input 
 once), the transpose against the copy ceiling and the reductions against the read ceiling, L2 flushed between
 samples. The set holds the cases issue 11 names (a 16384^2 matrix summed along each axis, a 3-D case, a 16384^2
 transpose, thin transposes), the thin shapes where a coalescing mistake shows (a sum along a 3-element axis, column
-sums of 3 rows, transposes with one side < 32) and a transpose whose rows start off a 32-byte sector.
+sums of 3 rows, transposes with one side < 32), a transpose whose rows start off a 32-byte sector, and two column
+sums added after the others (so the earlier records keep their index): an RGB image's per-channel sums and column
+sums of 8 rows.
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ MEANS = [(BIG, 0), (BIG, 1)]
 # 16380 x 16388: rows of 65552 bytes in and 65520 out, 16 bytes off a 32-byte sector (partially written sectors)
 TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 << 20), (1 << 20, 31), (16380, 16388)]
 # (function, shape, axis) in a fixed order: the records' index
+# per-channel sums of a 4096^2 RGB image (3 columns, 2^24 rows: sum_cols_narrow), column sums of 8 rows of 2^23
+# (sum_cols_thread)
+LATER_SUMS = [((4096, 4096, 3), (0, 1)), ((8, 1 << 23), 0)]
 SHAPES = ([("sum", s, a) for s, a in SUMS] + [("mean", s, a) for s, a in MEANS]
-          + [("transpose", s, None) for s in TRANSPOSES])
+          + [("transpose", s, None) for s in TRANSPOSES] + [("sum", s, a) for s, a in LATER_SUMS])
 RTOL, ATOL_PER_TERM = 1e-5, 1e-6  # float32 sums against a float64 answer (as library_overhead)
 CUPY = {"sum": "cupy.sum", "mean": "cupy.mean", "transpose": "cupy.ascontiguousarray(x.T)"}
 

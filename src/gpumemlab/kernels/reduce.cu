@@ -395,6 +395,93 @@ __global__ void sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial, const
     }
 }
 
+// sum_cols_thread (inner > 1, columns enough to fill the GPU): a thread per W adjacent columns of one o (W = 16 bytes
+// / element when VEC), walking down the n rows with 4 loads in flight; a warp's 32 threads read 32 W-vectors of a row
+// together (coalesced). No block reduction and no split: each result is one thread's sum, in row order.
+template <typename T, typename Acc, bool VEC>
+__global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in, long long outer, long long n,
+                                long long inner, Acc divisor) {
+    typedef typename Load<T, VEC>::type V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    const long long vectors = inner / W;  // with VEC the host checks inner % W == 0
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= outer * vectors) return;
+    const long long o = g / vectors, c = (g - o * vectors) * W;
+    const T* p = in + o * n * inner + c;
+    Acc acc[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) acc[k] = Acc(0);
+    long long j = 0;
+    for (; j + 3 < n; j += 4, p += 4 * inner) {
+        const V a = __ldg(reinterpret_cast<const V*>(p)), b = __ldg(reinterpret_cast<const V*>(p + inner));
+        const V e = __ldg(reinterpret_cast<const V*>(p + 2 * inner)), f = __ldg(reinterpret_cast<const V*>(p + 3 * inner));
+        const T* ta = reinterpret_cast<const T*>(&a); const T* tb = reinterpret_cast<const T*>(&b);
+        const T* te = reinterpret_cast<const T*>(&e); const T* tf = reinterpret_cast<const T*>(&f);
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
+    }
+    for (; j < n; ++j, p += inner) {
+        const V a = __ldg(reinterpret_cast<const V*>(p));
+        const T* ta = reinterpret_cast<const T*>(&a);
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc[k] += (Acc)ta[k];
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) out[o * inner + c + k] = acc[k] / divisor;
+}
+
+// sum_cols_narrow<T, Acc, VEC, INNER, BLOCK> (inner == INNER, a few columns, many rows): the n rows of one o are a
+// contiguous run of n * INNER elements, read as periods of P = lcm(W, INNER) elements (P / W loads of W, W = 16 bytes
+// / element when VEC). Element k of every period belongs to column k % INNER, so a thread keeps INNER sums and a warp
+// reads 32 adjacent periods (coalesced) instead of leaving 32 - INNER lanes idle. blockIdx.x = o; the gridDim.y blocks
+// (splits) of a run take its periods in grid-stride order, split 0 also the tail (fewer than P elements), and with
+// gridDim.y > 1 each writes partial[split][o][c] for sum_splits to add in split order (deterministic). With VEC the
+// host checks that every run starts on 16 bytes. No __launch_bounds__, as for sum_rows (a spill on sm_100 with it).
+__host__ __device__ constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
+template <typename T, typename Acc, bool VEC, int INNER, int BLOCK>
+__global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial,
+                                                         const T* __restrict__ in, long long n, Acc divisor) {
+    typedef typename Load<T, VEC>::type V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    constexpr int P = W / gcd_int(W, INNER) * INNER;  // lcm(W, INNER)
+    constexpr int Q = P / W;
+    __shared__ Acc s[INNER][BLOCK / 32];
+    const long long o = blockIdx.x, run = n * INNER, periods = run / P;
+    const T* base = in + o * run;
+    Acc acc[INNER];
+#pragma unroll
+    for (int k = 0; k < INNER; ++k) acc[k] = Acc(0);
+    for (long long i = (long long)blockIdx.y * BLOCK + threadIdx.x; i < periods; i += (long long)gridDim.y * BLOCK) {
+        const V* v = reinterpret_cast<const V*>(base + i * P);
+#pragma unroll
+        for (int l = 0; l < Q; ++l) {
+            const V x = __ldg(v + l);
+            const T* t = reinterpret_cast<const T*>(&x);
+#pragma unroll
+            for (int k = 0; k < W; ++k) acc[(l * W + k) % INNER] += (Acc)t[k];
+        }
+    }
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < INNER; ++k) {
+        const Acc w = warp_sum(acc[k]);
+        if (lane == 0) s[k][warp] = w;
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int k = 0; k < INNER; ++k) {
+            Acc w = warp_sum(lane < BLOCK / 32 ? s[k][lane] : Acc(0));
+            if (lane == 0) {
+                if (blockIdx.y == 0)  // the tail (fewer than P elements; its first is in column 0)
+                    for (long long e = periods * P + k; e < run; e += INNER) w += (Acc)base[e];
+                if (gridDim.y == 1) out[o * INNER + k] = w / divisor;
+                else partial[((long long)blockIdx.y * gridDim.x + o) * INNER + k] = w;
+            }
+        }
+    }
+}
+
 // sum_splits: out[i] = (partial[0][i] + partial[1][i] + ...) / divisor, the splits in order
 template <typename Acc>
 __global__ void __launch_bounds__(256) sum_splits(Acc* __restrict__ out, const Acc* __restrict__ partial, long long m,

@@ -145,6 +145,9 @@ ROW_BLOCK = 256      # threads of a sum_rows block
 THREAD_ROW_VECTORS = 8  # rows up to this many 16-byte vectors (128 bytes) take a thread each
 WARP_ROW_MAX = 4096  # longer rows up to this many elements take a warp each, longer ones a block each
 COL_ROWS = 8         # RB of sum_cols: warps per block, each taking every 8th row
+COL_THREADS = 256    # threads of a sum_cols_thread or sum_cols_narrow block
+NARROW = (2, 3, 4, 5, 6, 7, 8)  # the column counts sum_cols_narrow is built for
+NARROW_DECLARED = (2, 3, 4)     # ... and those declared (compiled for every arch in CI); the rest compile on use
 
 
 def rows_spec(ctype: str, acc: str, vec: bool, tpr: int) -> KernelSpec:
@@ -156,13 +159,25 @@ def cols_spec(ctype: str, acc: str, vec: bool) -> KernelSpec:
     return KernelSpec(SRC, f"sum_cols<{ctype}, {acc}, {str(vec).lower()}, {COL_ROWS}>")
 
 
+def cols_thread_spec(ctype: str, acc: str, vec: bool) -> KernelSpec:
+    return KernelSpec(SRC, f"sum_cols_thread<{ctype}, {acc}, {str(vec).lower()}>")
+
+
+def narrow_spec(ctype: str, acc: str, vec: bool, inner: int) -> KernelSpec:
+    if inner not in NARROW:
+        raise ValueError(f"sum_cols_narrow: inner={inner}; built for {NARROW}")
+    return KernelSpec(SRC, f"sum_cols_narrow<{ctype}, {acc}, {str(vec).lower()}, {inner}, {COL_THREADS}>")
+
+
 def splits_spec(acc: str) -> KernelSpec:
     return KernelSpec(SRC, f"sum_splits<{acc}>")
 
 
 def _axis_specs(ctype: str, acc: str) -> list[KernelSpec]:
     return ([rows_spec(ctype, acc, v, t) for v in (False, True) for t in (1, 32, ROW_BLOCK)]
-            + [cols_spec(ctype, acc, v) for v in (False, True)] + [splits_spec(acc)])
+            + [cols_spec(ctype, acc, v) for v in (False, True)] + [splits_spec(acc)]
+            + [cols_thread_spec(ctype, acc, v) for v in (False, True)]
+            + [narrow_spec(ctype, acc, v, i) for v in (False, True) for i in NARROW_DECLARED])
 
 
 # (input dtype, accumulator dtype) pairs built ahead: sum's and mean's defaults (other dtype= pairs compile on use)

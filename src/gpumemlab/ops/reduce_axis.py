@@ -4,9 +4,12 @@ The reduced axes of a contiguous array collapse to ``n`` and the kept ones aroun
 (``_axes.collapse``). Whole array: the full reduction of ``ops.reduce`` (reduce7). ``inner == 1`` (row sums:
 each result is a contiguous run): ``sum_rows``, a thread per row up to 128 bytes, a warp per row up to
 ``WARP_ROW_MAX`` elements, else a block.
-``inner > 1`` (column sums): ``sum_cols``, threads own adjacent columns so each warp reads a contiguous piece of
-a row (coalesced); when the columns alone give too few blocks for the GPU, the rows are split across blocks and
-``sum_splits`` adds the splits' partials in order. Reduced axes interleaved with kept ones in memory: a
+``inner > 1`` (column sums): a few columns (``inner`` in ``K.NARROW``) over long runs take ``sum_cols_narrow``
+(each run read as one contiguous stream, a thread keeping a sum per column); columns enough to fill the GPU take
+``sum_cols_thread`` (a thread per 16 bytes of columns, walking down the rows); otherwise ``sum_cols``, threads own
+adjacent columns so each warp reads a contiguous piece of a row (coalesced) and the warps of a block share the rows;
+when the columns alone give too few blocks for the GPU, the rows are split across blocks and ``sum_splits`` adds
+the splits' partials in order. Reduced axes interleaved with kept ones in memory: a
 transposed copy first (CuPy), then row sums. No floating-point atomics anywhere: results are reproducible.
 
 Accuracy: every result is a tree of additions of depth ``h`` (:func:`tree_depth`), so
@@ -45,14 +48,15 @@ MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of 
 class AxisPlan:
     """One pass: reduce the middle side ``n`` of an ``outer x n x inner`` contiguous array."""
 
-    kind: str                  # "rows" (inner == 1), "cols", "full" (outer == inner == 1), "cast" (n <= 1)
+    kind: str                  # "rows" (inner == 1), "cols", "thread", "narrow", "full" (outer == inner == 1),
+    #                            "cast" (n <= 1)
     outer: int
     n: int
     inner: int
     vec: bool = False
     tpr: int = 0               # rows: threads per row (1, 32 or K.ROW_BLOCK)
-    splits: int = 1            # rows (block per row): splits of each row; cols: splits of the rows
-    per_split: int = 0         # rows: vectors per split; cols: rows per split
+    splits: int = 1            # rows (block per row): splits of each row; cols, narrow: splits of the rows
+    per_split: int = 0         # rows: vectors per split; cols: rows per split; narrow: elements per period
     width: int = 1             # elements per load
 
     @property
@@ -60,6 +64,10 @@ class AxisPlan:
         if self.kind == "rows":
             if self.tpr < K.ROW_BLOCK:  # several rows per block
                 return (math.ceil(self.outer * self.tpr / K.ROW_BLOCK), 1)
+            return (self.outer, self.splits)
+        if self.kind == "thread":
+            return (math.ceil(self.outer * (self.inner // self.width) / K.COL_THREADS), 1)
+        if self.kind == "narrow":
             return (self.outer, self.splits)
         col_blocks = math.ceil(self.inner / (32 * self.width))
         return (col_blocks * self.outer, self.splits)
@@ -71,6 +79,12 @@ def tree_depth(p: AxisPlan) -> int:
         return math.ceil(p.per_split / p.tpr) + 3 + int(math.log2(p.width)) + int(math.log2(p.tpr)) + p.splits - 1
     if p.kind == "cols":
         return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + p.splits - 1
+    if p.kind == "thread":  # 4 rows a step ((a + b) + (c + d) onto the sum), then up to 3 single rows
+        return math.ceil(p.n / 4) + 2 + 3
+    if p.kind == "narrow":  # P / inner elements of a column per period, two warp sums, the tail, the splits
+        periods = p.n * p.inner // p.per_split
+        steps = math.ceil(periods / (p.splits * K.COL_THREADS)) * (p.per_split // p.inner)
+        return steps + 5 + 5 + p.per_split // p.inner + p.splits - 1
     return 0
 
 
@@ -106,9 +120,24 @@ def rows_plan(rows: int, n: int, width: int, aligned: bool, resident_blocks: int
 def cols_plan(outer: int, n: int, inner: int, width: int, aligned: bool, resident_blocks: int) -> AxisPlan:
     vec = aligned and inner % width == 0
     w = width if vec else 1
+    if outer * (inner // w) >= WAVES * resident_blocks * K.COL_THREADS:  # a thread per vector of columns fills it
+        return AxisPlan("thread", outer, n, inner, vec, width=w)
     base = math.ceil(inner / (32 * w)) * outer
     splits, per = split(math.ceil(WAVES * resident_blocks / base), n, MIN_SPLIT_ROWS)
     return AxisPlan("cols", outer, n, inner, vec, splits=splits, per_split=per, width=w)
+
+
+def narrow_plan(outer: int, n: int, inner: int, width: int, aligned: bool, resident_blocks: int) -> AxisPlan | None:
+    """sum_cols_narrow where each run (n rows of ``inner`` columns) gives every thread of a block a period at least;
+    vector loads where every run starts on 16 bytes. None where it does not apply."""
+    vec = aligned and (outer == 1 or n * inner % width == 0)
+    w = width if vec else 1
+    period = w // math.gcd(w, inner) * inner
+    periods = n * inner // period
+    if inner not in K.NARROW or periods < K.COL_THREADS:
+        return None
+    splits = max(1, min(math.ceil(WAVES * resident_blocks / outer), math.ceil(periods / K.COL_THREADS), 65535))
+    return AxisPlan("narrow", outer, n, inner, vec, splits=splits, per_split=period, width=w)
 
 
 def one_pass(outer: int, n: int, inner: int, itemsize: int, aligned: bool, resident_blocks: int,
@@ -122,7 +151,8 @@ def one_pass(outer: int, n: int, inner: int, itemsize: int, aligned: bool, resid
         return AxisPlan("full", 1, n, 1)
     if inner == 1:
         return rows_plan(outer, n, width, aligned, resident_blocks)
-    return cols_plan(outer, n, inner, width, aligned, resident_blocks)
+    return (narrow_plan(outer, n, inner, width, aligned, resident_blocks)
+            or cols_plan(outer, n, inner, width, aligned, resident_blocks))
 
 
 def plan(shape: tuple, axes: tuple, itemsize: int, acc_itemsize: int, aligned: bool,
@@ -162,6 +192,10 @@ def _specs(p: AxisPlan, ctype: str, acc: str) -> tuple:
         return K.rows_spec(ctype, acc, p.vec, p.tpr), K.splits_spec(acc)
     if p.kind == "cols":
         return K.cols_spec(ctype, acc, p.vec), K.splits_spec(acc)
+    if p.kind == "thread":
+        return K.cols_thread_spec(ctype, acc, p.vec), None
+    if p.kind == "narrow":
+        return K.narrow_spec(ctype, acc, p.vec, p.inner), K.splits_spec(acc)
     return ()
 
 
@@ -210,9 +244,15 @@ def _pass_launch(p: AxisPlan, specs: tuple, src_name: str, acc, divisor):
     kernel, splits_kernel = specs
     m = p.outer * p.inner
     scale = divisor if p.splits == 1 else acc.type(1)
+    if p.kind == "thread":
+        only = runtime.Launcher(kernel, p.grid, K.COL_THREADS, 2, np.int64(p.outer), np.int64(p.n), np.int64(p.inner),
+                                divisor)
+        return lambda src, dst: only(dst, src)
     if p.kind == "rows":
         first = runtime.Launcher(kernel, p.grid, K.ROW_BLOCK, 3, np.int64(p.outer), np.int64(p.n),
                                  np.int64(p.per_split), scale)
+    elif p.kind == "narrow":
+        first = runtime.Launcher(kernel, p.grid, K.COL_THREADS, 3, np.int64(p.n), scale)
     else:
         first = runtime.Launcher(kernel, p.grid, (32, K.COL_ROWS), 3, np.int64(p.n), np.int64(p.inner),
                                  np.int64(p.per_split), scale)
