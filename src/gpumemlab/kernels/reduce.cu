@@ -420,11 +420,15 @@ __global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in,
 #pragma unroll
         for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
     }
-    for (; j < n; ++j, p += inner) {
+    if (j < n) {  // the last 1-3 rows: their loads go out together (a loop would wait on each in turn)
+        const V zero = {};
         const V a = __ldg(reinterpret_cast<const V*>(p));
-        const T* ta = reinterpret_cast<const T*>(&a);
+        const V b = j + 1 < n ? __ldg(reinterpret_cast<const V*>(p + inner)) : zero;
+        const V e = j + 2 < n ? __ldg(reinterpret_cast<const V*>(p + 2 * inner)) : zero;
+        const T* ta = reinterpret_cast<const T*>(&a); const T* tb = reinterpret_cast<const T*>(&b);
+        const T* te = reinterpret_cast<const T*>(&e);
 #pragma unroll
-        for (int k = 0; k < W; ++k) acc[k] += (Acc)ta[k];
+        for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + (Acc)te[k];
     }
 #pragma unroll
     for (int k = 0; k < W; ++k) out[o * inner + c + k] = acc[k] / divisor;
@@ -479,6 +483,20 @@ __global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial
                 else partial[((long long)blockIdx.y * gridDim.x + o) * INNER + k] = w;
             }
         }
+    }
+}
+
+// sum_splits_wide: the same for many splits of few results: a block per result, its threads taking every BLOCK-th
+// split, then a block sum (a fixed tree: deterministic). A thread per result would chain one add per split.
+template <typename Acc, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) sum_splits_wide(Acc* __restrict__ out, const Acc* __restrict__ partial,
+                                                         long long m, int splits, Acc divisor) {
+    for (long long i = blockIdx.x; i < m; i += gridDim.x) {
+        Acc t = Acc(0);
+        for (int s = threadIdx.x; s < splits; s += BLOCK) t += partial[(long long)s * m + i];
+        t = block_sum<Acc, BLOCK>(t);
+        if (threadIdx.x == 0) out[i] = t / divisor;
+        __syncthreads();  // block_sum's shared memory serves the next result
     }
 }
 

@@ -169,13 +169,19 @@ def narrow_spec(ctype: str, acc: str, vec: bool, inner: int) -> KernelSpec:
     return KernelSpec(SRC, f"sum_cols_narrow<{ctype}, {acc}, {str(vec).lower()}, {inner}, {COL_THREADS}>")
 
 
-def splits_spec(acc: str) -> KernelSpec:
+WIDE_SPLITS = 64  # more splits than this: sum_splits_wide (a block per result) adds them
+
+
+def splits_spec(acc: str, splits: int = 1) -> KernelSpec:
+    """The kernel that adds ``splits`` partials per result: sum_splits, or sum_splits_wide past WIDE_SPLITS."""
+    if splits > WIDE_SPLITS:
+        return KernelSpec(SRC, f"sum_splits_wide<{acc}, {COL_THREADS}>")
     return KernelSpec(SRC, f"sum_splits<{acc}>")
 
 
 def _axis_specs(ctype: str, acc: str) -> list[KernelSpec]:
     return ([rows_spec(ctype, acc, v, t) for v in (False, True) for t in (1, 32, ROW_BLOCK)]
-            + [cols_spec(ctype, acc, v) for v in (False, True)] + [splits_spec(acc)]
+            + [cols_spec(ctype, acc, v) for v in (False, True)] + [splits_spec(acc), splits_spec(acc, WIDE_SPLITS + 1)]
             + [cols_thread_spec(ctype, acc, v) for v in (False, True)]
             + [narrow_spec(ctype, acc, v, i) for v in (False, True) for i in NARROW_DECLARED])
 

@@ -73,18 +73,27 @@ class AxisPlan:
         return (col_blocks * self.outer, self.splits)
 
 
+def splits_depth(splits: int) -> int:
+    """Roundings the addition of ``splits`` partials adds: a chain in sum_splits, a thread's share and a block sum
+    (two warp sums) in sum_splits_wide."""
+    if splits > K.WIDE_SPLITS:
+        return math.ceil(splits / K.COL_THREADS) + 10
+    return splits - 1
+
+
 def tree_depth(p: AxisPlan) -> int:
     """Longest chain of roundings a reduced element goes through in one pass ``p`` (an upper bound)."""
     if p.kind == "rows":
-        return math.ceil(p.per_split / p.tpr) + 3 + int(math.log2(p.width)) + int(math.log2(p.tpr)) + p.splits - 1
+        return (math.ceil(p.per_split / p.tpr) + 3 + int(math.log2(p.width)) + int(math.log2(p.tpr))
+                + splits_depth(p.splits))
     if p.kind == "cols":
-        return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + p.splits - 1
-    if p.kind == "thread":  # 4 rows a step ((a + b) + (c + d) onto the sum), then up to 3 single rows
-        return math.ceil(p.n / 4) + 2 + 3
+        return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + splits_depth(p.splits)
+    if p.kind == "thread":  # 4 rows a step ((a + b) + (c + d) onto the sum), then the last 1-3 rows in one step
+        return math.ceil(p.n / 4) + 2
     if p.kind == "narrow":  # P / inner elements of a column per period, two warp sums, the tail, the splits
         periods = p.n * p.inner // p.per_split
         steps = math.ceil(periods / (p.splits * K.COL_THREADS)) * (p.per_split // p.inner)
-        return steps + 5 + 5 + p.per_split // p.inner + p.splits - 1
+        return steps + 5 + 5 + p.per_split // p.inner + splits_depth(p.splits)
     return 0
 
 
@@ -189,13 +198,13 @@ def _resident_blocks(spec) -> int:
 
 def _specs(p: AxisPlan, ctype: str, acc: str) -> tuple:
     if p.kind == "rows":
-        return K.rows_spec(ctype, acc, p.vec, p.tpr), K.splits_spec(acc)
+        return K.rows_spec(ctype, acc, p.vec, p.tpr), K.splits_spec(acc, p.splits)
     if p.kind == "cols":
-        return K.cols_spec(ctype, acc, p.vec), K.splits_spec(acc)
+        return K.cols_spec(ctype, acc, p.vec), K.splits_spec(acc, p.splits)
     if p.kind == "thread":
         return K.cols_thread_spec(ctype, acc, p.vec), None
     if p.kind == "narrow":
-        return K.narrow_spec(ctype, acc, p.vec, p.inner), K.splits_spec(acc)
+        return K.narrow_spec(ctype, acc, p.vec, p.inner), K.splits_spec(acc, p.splits)
     return ()
 
 
@@ -258,8 +267,9 @@ def _pass_launch(p: AxisPlan, specs: tuple, src_name: str, acc, divisor):
                                  np.int64(p.per_split), scale)
     if p.splits == 1:
         return lambda src, dst: first(dst, dst, src)  # ``partial`` unused: any valid pointer
-    add = runtime.Launcher(splits_kernel, min(math.ceil(m / 256), 65535), 256, 2, np.int64(m), np.int32(p.splits),
-                           divisor)
+    wide = p.splits > K.WIDE_SPLITS  # a block per result (sum_splits_wide), else a thread per result
+    add = runtime.Launcher(splits_kernel, min(m if wide else math.ceil(m / 256), 65535), K.COL_THREADS if wide else 256,
+                           2, np.int64(m), np.int32(p.splits), divisor)
 
     def split_launch(src, dst):
         partial = _cupy().empty(p.splits * m, acc)
