@@ -395,43 +395,75 @@ __global__ void sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial, const
     }
 }
 
-// sum_cols_thread (inner > 1, columns enough to fill the GPU): a thread per W adjacent columns of one o (W = 16 bytes
-// / element when VEC), walking down the n rows with 4 loads in flight; a warp's 32 threads read 32 W-vectors of a row
-// together (coalesced). No block reduction and no split: each result is one thread's sum, in row order.
-template <typename T, typename Acc, bool VEC>
+// sum_cols_thread<T, Acc, VEC, COLS> (inner > 1, columns enough to fill the GPU): a thread per W adjacent columns of
+// one o (W = 16 bytes / element when VEC) for each of COLS vectors blockDim.x apart, walking down the n rows with
+// 4 x COLS loads in flight; a warp's 32 threads read 32 W-vectors of a row together (coalesced). No block reduction
+// and no split: each result is one thread's sum, in row order.
+template <typename T, typename Acc, bool VEC, int COLS = 1>
 __global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in, long long outer, long long n,
                                 long long inner, Acc divisor) {
     typedef typename Load<T, VEC>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
-    const long long vectors = inner / W;  // with VEC the host checks inner % W == 0
-    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= outer * vectors) return;
-    const long long o = g / vectors, c = (g - o * vectors) * W;
-    const T* p = in + o * n * inner + c;
-    Acc acc[W];
+    const long long vectors = inner / W, total = outer * vectors;  // with VEC the host checks inner % W == 0
+    const long long g0 = (long long)blockIdx.x * blockDim.x * COLS + threadIdx.x;
+    const T* p[COLS];
+    long long dst[COLS];
+    bool ok[COLS];
 #pragma unroll
-    for (int k = 0; k < W; ++k) acc[k] = Acc(0);
+    for (int q = 0; q < COLS; ++q) {
+        const long long g = g0 + (long long)q * blockDim.x;
+        const long long o = outer == 1 ? 0 : g / vectors, c = (g - o * vectors) * W;  // no 64-bit division for one o
+        ok[q] = g < total;
+        p[q] = in + (ok[q] ? o * n * inner + c : 0);
+        dst[q] = o * inner + c;
+    }
+    Acc acc[COLS][W];
+#pragma unroll
+    for (int q = 0; q < COLS; ++q)
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc[q][k] = Acc(0);
+    const V zero = {};
     long long j = 0;
-    for (; j + 3 < n; j += 4, p += 4 * inner) {
-        const V a = __ldg(reinterpret_cast<const V*>(p)), b = __ldg(reinterpret_cast<const V*>(p + inner));
-        const V e = __ldg(reinterpret_cast<const V*>(p + 2 * inner)), f = __ldg(reinterpret_cast<const V*>(p + 3 * inner));
-        const T* ta = reinterpret_cast<const T*>(&a); const T* tb = reinterpret_cast<const T*>(&b);
-        const T* te = reinterpret_cast<const T*>(&e); const T* tf = reinterpret_cast<const T*>(&f);
+    for (; j + 3 < n; j += 4) {
+        V a[COLS], b[COLS], e[COLS], f[COLS];
 #pragma unroll
-        for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
+        for (int q = 0; q < COLS; ++q) {
+            const T* r = p[q] + j * inner;
+            a[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r)) : zero;
+            b[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r + inner)) : zero;
+            e[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r + 2 * inner)) : zero;
+            f[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r + 3 * inner)) : zero;
+        }
+#pragma unroll
+        for (int q = 0; q < COLS; ++q) {
+            const T* ta = reinterpret_cast<const T*>(&a[q]); const T* tb = reinterpret_cast<const T*>(&b[q]);
+            const T* te = reinterpret_cast<const T*>(&e[q]); const T* tf = reinterpret_cast<const T*>(&f[q]);
+#pragma unroll
+            for (int k = 0; k < W; ++k) acc[q][k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
+        }
     }
     if (j < n) {  // the last 1-3 rows: their loads go out together (a loop would wait on each in turn)
-        const V zero = {};
-        const V a = __ldg(reinterpret_cast<const V*>(p));
-        const V b = j + 1 < n ? __ldg(reinterpret_cast<const V*>(p + inner)) : zero;
-        const V e = j + 2 < n ? __ldg(reinterpret_cast<const V*>(p + 2 * inner)) : zero;
-        const T* ta = reinterpret_cast<const T*>(&a); const T* tb = reinterpret_cast<const T*>(&b);
-        const T* te = reinterpret_cast<const T*>(&e);
+        V a[COLS], b[COLS], e[COLS];
 #pragma unroll
-        for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + (Acc)te[k];
+        for (int q = 0; q < COLS; ++q) {
+            const T* r = p[q] + j * inner;
+            a[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r)) : zero;
+            b[q] = ok[q] && j + 1 < n ? __ldg(reinterpret_cast<const V*>(r + inner)) : zero;
+            e[q] = ok[q] && j + 2 < n ? __ldg(reinterpret_cast<const V*>(r + 2 * inner)) : zero;
+        }
+#pragma unroll
+        for (int q = 0; q < COLS; ++q) {
+            const T* ta = reinterpret_cast<const T*>(&a[q]); const T* tb = reinterpret_cast<const T*>(&b[q]);
+            const T* te = reinterpret_cast<const T*>(&e[q]);
+#pragma unroll
+            for (int k = 0; k < W; ++k) acc[q][k] += ((Acc)ta[k] + (Acc)tb[k]) + (Acc)te[k];
+        }
     }
 #pragma unroll
-    for (int k = 0; k < W; ++k) out[o * inner + c + k] = acc[k] / divisor;
+    for (int q = 0; q < COLS; ++q)
+        if (ok[q])
+#pragma unroll
+            for (int k = 0; k < W; ++k) out[dst[q] + k] = acc[q][k] / divisor;
 }
 
 // sum_cols_narrow<T, Acc, VEC, INNER, BLOCK> (inner == INNER, a few columns, many rows): the n rows of one o are a
