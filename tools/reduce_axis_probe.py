@@ -23,11 +23,58 @@ from sample2d_probe import interleaved, paired_stats, spin_kernel
 
 SHAPES = ((3, 1 << 24), (8, 1 << 23), (2, 1 << 25), (32, 1 << 21))
 
+# --raw: hand-written variants of the float4 column sum (one o), compiled by CuPy: cache hints on the loads and the
+# stores, and a grid of resident blocks taking column vectors in turn, U at a time
+RAW = r"""
+template <int HINT, int U>
+__device__ __forceinline__ void col_sum(float* __restrict__ out, const float* __restrict__ in, long long rows,
+                                        long long vectors, long long g0, long long step) {
+    for (long long g = g0; g < vectors; g += step * U) {
+        float4 acc[U];
+        float4 v[U][4];
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc[u] = make_float4(0, 0, 0, 0);
+        for (long long j = 0; j < rows; j += 4) {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    const long long gg = g + u * step;
+                    const float4* p = reinterpret_cast<const float4*>(in + (j + r) * vectors * 4) + gg;
+                    v[u][r] = (j + r < rows && gg < vectors) ? (HINT ? __ldcs(p) : __ldg(p)) : make_float4(0, 0, 0, 0);
+                }
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    acc[u].x += v[u][r].x; acc[u].y += v[u][r].y; acc[u].z += v[u][r].z; acc[u].w += v[u][r].w;
+                }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const long long gg = g + u * step;
+            if (gg < vectors) {
+                if (HINT) __stcs(reinterpret_cast<float4*>(out) + gg, acc[u]);
+                else reinterpret_cast<float4*>(out)[gg] = acc[u];
+            }
+        }
+    }
+}
+template <int HINT, int U>
+__global__ void col_sum_k(float* out, const float* in, long long rows, long long vectors) {
+    col_sum<HINT, U>(out, in, rows, vectors, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                     (long long)gridDim.x * blockDim.x);
+}
+"""
+RAW_VARIANTS = {"raw one-shot": (0, 1, False), "raw one-shot cs": (1, 1, False), "raw resident U1": (0, 1, True),
+                "raw resident U2": (0, 2, True), "raw resident U2 cs": (1, 2, True), "raw resident U4": (0, 4, True)}
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--pads", type=int, nargs="*", default=[], help="also time rows this many floats apart (extra)")
+    ap.add_argument("--raw", action="store_true", help="also the hand-written variants (RAW)")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
@@ -61,6 +108,16 @@ def main(argv=None) -> int:
             calls[f"thread cols={q}"] = (lambda spec=spec, grid=grid: runtime.launch(
                 spec, grid, K.COL_THREADS, out, x, np.int64(1), np.int64(rows), np.int64(cols), np.float32(1)))
         calls["gpumemlab.sum"] = lambda: gpumemlab.sum(x, axis=0, out=out)
+        if args.raw:
+            mod = cupy.RawModule(code=RAW, options=("-std=c++17",), name_expressions=[
+                f"col_sum_k<{h}, {u}>" for h, u, _ in RAW_VARIANTS.values()])
+            resident = info["sm_count"] * 8
+            for name, (h, u, res) in RAW_VARIANTS.items():
+                kern = mod.get_function(f"col_sum_k<{h}, {u}>")
+                vectors = cols // 4
+                grid = resident if res else -(-vectors // 256)
+                calls[name] = (lambda kern=kern, grid=grid, vectors=vectors: kern(
+                    (grid,), (256,), (out, x, np.int64(rows), np.int64(vectors))))
         if args.pads:  # rows padded apart (the same kernel over a wider array; pad columns summed too, not checked)
             for pad in args.pads:
                 xp = cupy.zeros((rows, cols + pad), np.float32)
