@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Column sums of a few long rows (sum along axis 0 of (rows, 2^k) float32): sum_cols_thread with 1, 2 or 4 column
-vectors per thread, and gpumemlab.sum as users call it, against torch.sum (or cupy.sum without PyTorch).
+"""Column sums of a few long rows (sum along axis 0 of (rows, 2^k) float32): sum_cols_thread launched alone, and
+gpumemlab.sum as users call it, against torch.sum (or cupy.sum without PyTorch).
 
     PYTHONPATH=src python3 tools/reduce_axis_probe.py [--rounds 31]
 
@@ -101,12 +101,10 @@ def main(argv=None) -> int:
         out = cupy.empty(cols, np.float32)
         xt = torch.as_tensor(x, device="cuda") if torch else None
         base = (lambda: xt.sum(dim=0)) if torch else (lambda: cupy.sum(x, axis=0))
-        calls = {}
-        for q in (1, 2, 4):
-            spec = K.cols_thread_spec("float", "float", True, q)
-            grid = -(-(cols // 4) // (K.COL_THREADS * q))
-            calls[f"thread cols={q}"] = (lambda spec=spec, grid=grid: runtime.launch(
-                spec, grid, K.COL_THREADS, out, x, np.int64(1), np.int64(rows), np.int64(cols), np.float32(1)))
+        spec = K.cols_thread_spec("float", "float", True)
+        grid = -(-(cols // 4) // K.COL_THREADS)
+        calls = {"sum_cols_thread": lambda: runtime.launch(spec, grid, K.COL_THREADS, out, x, np.int64(1),
+                                                           np.int64(rows), np.int64(cols), np.float32(1))}
         calls["gpumemlab.sum"] = lambda: gpumemlab.sum(x, axis=0, out=out)
         if args.raw:
             mod = cupy.RawModule(code=RAW, options=("-std=c++17",), name_expressions=[
@@ -123,9 +121,8 @@ def main(argv=None) -> int:
                 xp = cupy.zeros((rows, cols + pad), np.float32)
                 xp[:, :cols] = x
                 outp = cupy.empty(cols + pad, np.float32)
-                spec = K.cols_thread_spec("float", "float", True, 1)
                 grid = -(-((cols + pad) // 4) // K.COL_THREADS)
-                calls[f"rows {pad} apart"] = (lambda spec=spec, grid=grid, xp=xp, outp=outp, pad=pad: runtime.launch(
+                calls[f"rows {pad} apart"] = (lambda grid=grid, xp=xp, outp=outp, pad=pad: runtime.launch(
                     spec, grid, K.COL_THREADS, outp, xp, np.int64(1), np.int64(rows), np.int64(cols + pad),
                     np.float32(1)))
         checks = {}

@@ -340,6 +340,29 @@ __global__ void sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial, const
     }
 }
 
+// store_results: out[0..W) = acc[0..W) / divisor, as 16-byte stores where out is 16-byte aligned (whole sectors
+// written at once: the scalar stores of a warp leave every sector partly written in turn)
+template <typename Acc, int W>
+__device__ __forceinline__ void store_results(Acc* __restrict__ out, const Acc* acc, Acc divisor) {
+    constexpr int PER = 16 / sizeof(Acc);  // results per 16-byte store
+    if constexpr (W % PER == 0) {
+        if ((reinterpret_cast<unsigned long long>(out) & 15u) == 0) {
+            typedef typename Vec16<Acc>::type S;
+#pragma unroll
+            for (int v = 0; v < W / PER; ++v) {
+                S s;
+                Acc* e = reinterpret_cast<Acc*>(&s);
+#pragma unroll
+                for (int k = 0; k < PER; ++k) e[k] = acc[v * PER + k] / divisor;
+                reinterpret_cast<S*>(out)[v] = s;
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) out[k] = acc[k] / divisor;
+}
+
 // sum_cols (inner > 1): out[o][c] = sum over j of in[o][j][c]. Coalesced: the 32 threads of a warp own 32*W
 // adjacent columns and read one row of them together (W = 16 bytes / element when VEC); the RB warps of a block
 // take every RB-th row. blockIdx.x -> (o, column block); blockIdx.y -> a split of the rows: with gridDim.y > 1
@@ -382,88 +405,52 @@ __global__ void sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial, const
     for (int k = 0; k < W; ++k) s[threadIdx.y][threadIdx.x * W + k] = acc[k];
     __syncthreads();
     if (threadIdx.y == 0 && c < inner) {
+        Acc t[W];
 #pragma unroll
         for (int k = 0; k < W; ++k) {
-            Acc t = s[0][threadIdx.x * W + k];
+            t[k] = s[0][threadIdx.x * W + k];
 #pragma unroll
-            for (int y = 1; y < RB; ++y) t += s[y][threadIdx.x * W + k];
-            if (c + k < inner) {
-                if (gridDim.y == 1) out[o * inner + c + k] = t / divisor;
-                else partial[((long long)blockIdx.y * gridDim.x / col_blocks + o) * inner + c + k] = t;
-            }
+            for (int y = 1; y < RB; ++y) t[k] += s[y][threadIdx.x * W + k];
+        }
+        Acc* dst = gridDim.y == 1 ? out + o * inner + c
+                                  : partial + ((long long)blockIdx.y * gridDim.x / col_blocks + o) * inner + c;
+        if (VEC) {  // inner % W == 0: all W columns are there
+            store_results<Acc, W>(dst, t, gridDim.y == 1 ? divisor : Acc(1));
+        } else {
+            if (gridDim.y == 1) t[0] /= divisor;
+            *dst = t[0];
         }
     }
 }
 
-// sum_cols_thread<T, Acc, VEC, COLS> (inner > 1, columns enough to fill the GPU): a thread per W adjacent columns of
-// one o (W = 16 bytes / element when VEC) for each of COLS vectors blockDim.x apart, walking down the n rows with
-// 4 x COLS loads in flight; a warp's 32 threads read 32 W-vectors of a row together (coalesced). No block reduction
-// and no split: each result is one thread's sum, in row order.
-template <typename T, typename Acc, bool VEC, int COLS = 1>
+// sum_cols_thread (inner > 1, columns enough to fill the GPU): a thread per W adjacent columns of one o (W = 16
+// bytes / element when VEC), walking down the n rows 4 at a time with their loads issued together (predicated past
+// the end); a warp's 32 threads read 32 W-vectors of a row together (coalesced). No block reduction and no split:
+// each result is one thread's sum, in row order.
+template <typename T, typename Acc, bool VEC>
 __global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in, long long outer, long long n,
                                 long long inner, Acc divisor) {
     typedef typename Load<T, VEC>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
-    const long long vectors = inner / W, total = outer * vectors;  // with VEC the host checks inner % W == 0
-    const long long g0 = (long long)blockIdx.x * blockDim.x * COLS + threadIdx.x;
-    const T* p[COLS];
-    long long dst[COLS];
-    bool ok[COLS];
+    const long long vectors = inner / W;  // with VEC the host checks inner % W == 0
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= outer * vectors) return;
+    const long long o = outer == 1 ? 0 : g / vectors, c = (g - o * vectors) * W;  // no 64-bit division for one o
+    const T* p = in + o * n * inner + c;
+    Acc acc[W];
 #pragma unroll
-    for (int q = 0; q < COLS; ++q) {
-        const long long g = g0 + (long long)q * blockDim.x;
-        const long long o = outer == 1 ? 0 : g / vectors, c = (g - o * vectors) * W;  // no 64-bit division for one o
-        ok[q] = g < total;
-        p[q] = in + (ok[q] ? o * n * inner + c : 0);
-        dst[q] = o * inner + c;
-    }
-    Acc acc[COLS][W];
-#pragma unroll
-    for (int q = 0; q < COLS; ++q)
-#pragma unroll
-        for (int k = 0; k < W; ++k) acc[q][k] = Acc(0);
+    for (int k = 0; k < W; ++k) acc[k] = Acc(0);
     const V zero = {};
-    long long j = 0;
-    for (; j + 3 < n; j += 4) {
-        V a[COLS], b[COLS], e[COLS], f[COLS];
+    for (long long j = 0; j < n; j += 4, p += 4 * inner) {
+        V v[4];
 #pragma unroll
-        for (int q = 0; q < COLS; ++q) {
-            const T* r = p[q] + j * inner;
-            a[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r)) : zero;
-            b[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r + inner)) : zero;
-            e[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r + 2 * inner)) : zero;
-            f[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r + 3 * inner)) : zero;
-        }
+        for (int r = 0; r < 4; ++r) v[r] = j + r < n ? __ldg(reinterpret_cast<const V*>(p + r * inner)) : zero;
+        const T* a = reinterpret_cast<const T*>(&v[0]); const T* b = reinterpret_cast<const T*>(&v[1]);
+        const T* e = reinterpret_cast<const T*>(&v[2]); const T* f = reinterpret_cast<const T*>(&v[3]);
 #pragma unroll
-        for (int q = 0; q < COLS; ++q) {
-            const T* ta = reinterpret_cast<const T*>(&a[q]); const T* tb = reinterpret_cast<const T*>(&b[q]);
-            const T* te = reinterpret_cast<const T*>(&e[q]); const T* tf = reinterpret_cast<const T*>(&f[q]);
-#pragma unroll
-            for (int k = 0; k < W; ++k) acc[q][k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
-        }
+        for (int k = 0; k < W; ++k) acc[k] += ((Acc)a[k] + (Acc)b[k]) + ((Acc)e[k] + (Acc)f[k]);
     }
-    if (j < n) {  // the last 1-3 rows: their loads go out together (a loop would wait on each in turn)
-        V a[COLS], b[COLS], e[COLS];
-#pragma unroll
-        for (int q = 0; q < COLS; ++q) {
-            const T* r = p[q] + j * inner;
-            a[q] = ok[q] ? __ldg(reinterpret_cast<const V*>(r)) : zero;
-            b[q] = ok[q] && j + 1 < n ? __ldg(reinterpret_cast<const V*>(r + inner)) : zero;
-            e[q] = ok[q] && j + 2 < n ? __ldg(reinterpret_cast<const V*>(r + 2 * inner)) : zero;
-        }
-#pragma unroll
-        for (int q = 0; q < COLS; ++q) {
-            const T* ta = reinterpret_cast<const T*>(&a[q]); const T* tb = reinterpret_cast<const T*>(&b[q]);
-            const T* te = reinterpret_cast<const T*>(&e[q]);
-#pragma unroll
-            for (int k = 0; k < W; ++k) acc[q][k] += ((Acc)ta[k] + (Acc)tb[k]) + (Acc)te[k];
-        }
-    }
-#pragma unroll
-    for (int q = 0; q < COLS; ++q)
-        if (ok[q])
-#pragma unroll
-            for (int k = 0; k < W; ++k) out[dst[q] + k] = acc[q][k] / divisor;
+    store_results<Acc, W>(out + o * inner + c, acc, divisor);
 }
 
 // sum_cols_narrow<T, Acc, VEC, INNER, BLOCK> (inner == INNER, a few columns, many rows): the n rows of one o are a

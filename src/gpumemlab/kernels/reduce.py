@@ -159,11 +159,8 @@ def cols_spec(ctype: str, acc: str, vec: bool) -> KernelSpec:
     return KernelSpec(SRC, f"sum_cols<{ctype}, {acc}, {str(vec).lower()}, {COL_ROWS}>")
 
 
-def cols_thread_spec(ctype: str, acc: str, vec: bool, cols: int = 1) -> KernelSpec:
-    """``cols``: column vectors per thread (1, 2 or 4)."""
-    if cols not in (1, 2, 4):
-        raise ValueError(f"sum_cols_thread: cols={cols}; 1, 2 or 4")
-    return KernelSpec(SRC, f"sum_cols_thread<{ctype}, {acc}, {str(vec).lower()}, {cols}>")
+def cols_thread_spec(ctype: str, acc: str, vec: bool) -> KernelSpec:
+    return KernelSpec(SRC, f"sum_cols_thread<{ctype}, {acc}, {str(vec).lower()}>")
 
 
 def narrow_spec(ctype: str, acc: str, vec: bool, inner: int) -> KernelSpec:

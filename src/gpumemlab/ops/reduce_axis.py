@@ -88,7 +88,7 @@ def tree_depth(p: AxisPlan) -> int:
                 + splits_depth(p.splits))
     if p.kind == "cols":
         return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + splits_depth(p.splits)
-    if p.kind == "thread":  # 4 rows a step ((a + b) + (c + d) onto the sum), then the last 1-3 rows in one step
+    if p.kind == "thread":  # 4 rows a step ((a + b) + (c + d) onto the sum), the last step padded with zeros
         return math.ceil(p.n / 4) + 2
     if p.kind == "narrow":  # P / inner elements of a column per period, two warp sums, the tail, the splits
         periods = p.n * p.inner // p.per_split
