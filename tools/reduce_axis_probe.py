@@ -103,8 +103,8 @@ def main(argv=None) -> int:
         base = (lambda: xt.sum(dim=0)) if torch else (lambda: cupy.sum(x, axis=0))
         spec = K.cols_thread_spec("float", "float", True)
         grid = -(-(cols // 4) // K.COL_THREADS)
-        calls = {"sum_cols_thread": lambda: runtime.launch(spec, grid, K.COL_THREADS, out, x, np.int64(1),
-                                                           np.int64(rows), np.int64(cols), np.float32(1))}
+        calls = {"sum_cols_thread": lambda spec=spec, grid=grid: runtime.launch(
+            spec, grid, K.COL_THREADS, out, x, np.int64(1), np.int64(rows), np.int64(cols), np.float32(1))}
         calls["gpumemlab.sum"] = lambda: gpumemlab.sum(x, axis=0, out=out)
         if args.raw:
             mod = cupy.RawModule(code=RAW, options=("-std=c++17",), name_expressions=[

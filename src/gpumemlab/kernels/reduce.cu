@@ -340,27 +340,41 @@ __global__ void sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial, const
     }
 }
 
-// store_results: out[0..W) = acc[0..W) / divisor, as 16-byte stores where out is 16-byte aligned (whole sectors
-// written at once: the scalar stores of a warp leave every sector partly written in turn)
+// store16: four (two) results in one 16-byte store. Inline PTX: a vector value built from scalars is stored as
+// scalars by the compiler, which leaves each sector partly written by every store instruction of a warp.
+__device__ __forceinline__ void store16(float* p, const float* a) {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(a[0]), "f"(a[1]), "f"(a[2]), "f"(a[3])
+                 : "memory");
+}
+__device__ __forceinline__ void store16(int* p, const int* a) {
+    asm volatile("st.global.v4.s32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])
+                 : "memory");
+}
+__device__ __forceinline__ void store16(double* p, const double* a) {
+    asm volatile("st.global.v2.f64 [%0], {%1, %2};" :: "l"(p), "d"(a[0]), "d"(a[1]) : "memory");
+}
+__device__ __forceinline__ void store16(long long* p, const long long* a) {
+    asm volatile("st.global.v2.s64 [%0], {%1, %2};" :: "l"(p), "l"(a[0]), "l"(a[1]) : "memory");
+}
+
+// store_results: out[0..W) = acc[0..W) / divisor (no division for a sum), as 16-byte stores where out is 16-byte
+// aligned: whole sectors written at once (a warp's scalar stores leave every sector partly written in turn)
 template <typename Acc, int W>
-__device__ __forceinline__ void store_results(Acc* __restrict__ out, const Acc* acc, Acc divisor) {
+__device__ __forceinline__ void store_results(Acc* __restrict__ out, Acc* acc, Acc divisor) {
     constexpr int PER = 16 / sizeof(Acc);  // results per 16-byte store
+    if (divisor != Acc(1)) {
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc[k] = acc[k] / divisor;
+    }
     if constexpr (W % PER == 0) {
         if ((reinterpret_cast<unsigned long long>(out) & 15u) == 0) {
-            typedef typename Vec16<Acc>::type S;
 #pragma unroll
-            for (int v = 0; v < W / PER; ++v) {
-                S s;
-                Acc* e = reinterpret_cast<Acc*>(&s);
-#pragma unroll
-                for (int k = 0; k < PER; ++k) e[k] = acc[v * PER + k] / divisor;
-                reinterpret_cast<S*>(out)[v] = s;
-            }
+            for (int v = 0; v < W / PER; ++v) store16(out + v * PER, acc + v * PER);
             return;
         }
     }
 #pragma unroll
-    for (int k = 0; k < W; ++k) out[k] = acc[k] / divisor;
+    for (int k = 0; k < W; ++k) out[k] = acc[k];  // a misaligned out (an offset view)
 }
 
 // sum_cols (inner > 1): out[o][c] = sum over j of in[o][j][c]. Coalesced: the 32 threads of a warp own 32*W
