@@ -41,7 +41,7 @@ __device__ __forceinline__ void col_sum(float* __restrict__ out, const float* __
                 for (int r = 0; r < 4; ++r) {
                     const long long gg = g + u * step;
                     const float4* p = reinterpret_cast<const float4*>(in + (j + r) * vectors * 4) + gg;
-                    v[u][r] = (j + r < rows && gg < vectors) ? (HINT ? __ldcs(p) : __ldg(p)) : make_float4(0, 0, 0, 0);
+                    v[u][r] = (j + r < rows && gg < vectors) ? ((HINT & 1) ? __ldcs(p) : __ldg(p)) : make_float4(0, 0, 0, 0);
                 }
 #pragma unroll
             for (int u = 0; u < U; ++u)
@@ -54,7 +54,7 @@ __device__ __forceinline__ void col_sum(float* __restrict__ out, const float* __
         for (int u = 0; u < U; ++u) {
             const long long gg = g + u * step;
             if (gg < vectors) {
-                if (HINT) __stcs(reinterpret_cast<float4*>(out) + gg, acc[u]);
+                if (HINT & 2) __stcs(reinterpret_cast<float4*>(out) + gg, acc[u]);
                 else reinterpret_cast<float4*>(out)[gg] = acc[u];
             }
         }
@@ -66,8 +66,10 @@ __global__ void col_sum_k(float* out, const float* in, long long rows, long long
                      (long long)gridDim.x * blockDim.x);
 }
 """
-RAW_VARIANTS = {"raw one-shot": (0, 1, False), "raw one-shot cs": (1, 1, False), "raw resident U1": (0, 1, True),
-                "raw resident U2": (0, 2, True), "raw resident U2 cs": (1, 2, True), "raw resident U4": (0, 4, True)}
+# HINT: 1 evict-first loads (ld.global.cs), 2 streaming stores (st.global.cs), 3 both
+RAW_VARIANTS = {"raw one-shot": (0, 1, False), "raw one-shot cs": (3, 1, False), "raw ld.cs": (1, 1, False),
+                "raw st.cs": (2, 1, False), "raw resident U1": (0, 1, True), "raw resident U2": (0, 2, True),
+                "raw resident U2 cs": (3, 2, True), "raw resident U4": (0, 4, True)}
 
 
 def main(argv=None) -> int:
