@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--pads", type=int, nargs="*", default=[], help="also time rows this many floats apart (extra)")
     ap.add_argument("--raw", action="store_true", help="also the hand-written variants (RAW)")
+    ap.add_argument("--waves", type=int, nargs="*", default=[],
+                    help="instead: gpumemlab.sum on the 3-D library_shapes cases with ops.reduce_axis.WAVES set to each")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
@@ -95,6 +97,8 @@ def main(argv=None) -> int:
                   shapes=[])
     print(f"# {info.get('name')}: column sums, {args.rounds} interleaved rounds against {result['baseline']}",
           flush=True)
+    if args.waves:
+        return waves(cupy, gpumemlab, torch, args, spin, result)
     shapes = [tuple(int(v) for v in t.split("x")) for t in args.shapes.split(",") if t] or SHAPES
     for rows, cols in shapes:
         x = cupy.random.default_rng(1).random((rows, cols), dtype=np.float32) + np.float32(0.5)
@@ -145,6 +149,47 @@ def main(argv=None) -> int:
                   f"  x{rec['speedup']:.3f} (paired {rec['paired_ratio']:.3f}, spread {rec['ms']['spread']:.1%})",
                   flush=True)
         result["shapes"].append(srec)
+    (Path(os.environ.get("OUT", ".")) / "reduce_axis_probe.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+WAVE_CASES = (((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256), 0), ((16384, 16384), 0))
+
+
+def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
+    """sum_cols' split count: the same call with reduce_axis.WAVES (waves of resident blocks the splits aim at) set
+    to each value, interleaved with the baseline; the plans' caches are cleared between values."""
+    from gpumemlab.ops import reduce_axis as RA
+
+    result["waves"] = []
+    for shape, axis in WAVE_CASES:
+        x = cupy.random.default_rng(2).random(shape, dtype=np.float32) + np.float32(0.5)
+        xt = torch.as_tensor(x, device="cuda") if torch else None
+        base = (lambda: xt.sum(dim=axis)) if torch else (lambda: cupy.sum(x, axis=axis))
+        want = x.astype(np.float64).sum(axis=axis)
+        calls, plans = {}, {}
+        for w in args.waves:
+            def call(w=w):
+                RA.WAVES = w
+                RA._call_plan.cache_clear()
+                RA._prepared.cache_clear()
+                return gpumemlab.sum(x, axis=axis)
+            got = call()
+            plans[f"WAVES={w}"] = [(p.kind, p.splits) for p in RA._prepared(
+                x.shape, axis, x.dtype, None, False, False, True).passes]
+            assert bool((cupy.abs(got - want) <= 1e-5 * want).all()), (shape, axis, w)
+            prep = RA._prepared(x.shape, axis, x.dtype, None, False, False, True)
+            out = cupy.empty(prep.shape, np.float32)
+            calls[f"WAVES={w}"] = (lambda prep=prep, out=out: prep.run(x, out))  # the plan made with this value
+        own, paired = interleaved(cupy, calls, base, args.rounds, spin)
+        for name in calls:
+            rec = dict(shape=list(shape), axis=axis, variant=name, plan=plans[name],
+                       **paired_stats(own[name], paired[name]))
+            rec["baseline_ms"] = rec.pop("map_coordinates_ms")
+            result["waves"].append(rec)
+            print(f"{str(shape):18s} axis {str(axis):7s} {name:9s} {plans[name]}  {rec['ms']['median_ms']*1e3:7.1f} us"
+                  f"  baseline {rec['baseline_ms']['median_ms']*1e3:7.1f} us  x{rec['speedup']:.3f}"
+                  f" (paired {rec['paired_ratio']:.3f}, spread {rec['ms']['spread']:.1%})", flush=True)
     (Path(os.environ.get("OUT", ".")) / "reduce_axis_probe.json").write_text(json.dumps(result, indent=1))
     return 0
 
