@@ -434,7 +434,7 @@ def test_axis_plans_pick_the_path_from_the_shape():
     rows = reduce_axis.plan((16384, 16384), (1,), 4, 4, True, 1000)
     assert [(p.kind, p.vec, p.tpr, p.splits) for p in rows] == [("rows", True, reduce.ROW_BLOCK, 1)]
     cols = reduce_axis.plan((16384, 16384), (0,), 4, 4, True, 1000)[0]
-    assert (cols.kind, cols.width, cols.splits, cols.per_split) == ("cols", 4, 16, 1024)  # 2 waves of 1000 blocks
+    assert (cols.kind, cols.width, cols.splits, cols.per_split) == ("cols", 4, 32, 512)  # 4 waves of 1000 blocks
     assert reduce_axis.plan((16384, 16384), (0,), 4, 4, False, 1000)[0].width == 1  # misaligned: scalar loads
     few = reduce_axis.plan((3, 1 << 24), (1,), 4, 4, True, 1000)[0]
     assert (few.kind, few.tpr, few.splits) == ("rows", reduce.ROW_BLOCK, 667)  # ceil(2 * 1000 / 3) splits of each row

@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pads", type=int, nargs="*", default=[], help="also time rows this many floats apart (extra)")
     ap.add_argument("--raw", action="store_true", help="also the hand-written variants (RAW)")
     ap.add_argument("--waves", type=int, nargs="*", default=[],
-                    help="instead: gpumemlab.sum on the 3-D library_shapes cases with ops.reduce_axis.WAVES set to each")
+                    help="instead: gpumemlab.sum on the column-sum library_shapes cases with ops.reduce_axis.COL_WAVES set to each")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
@@ -157,7 +157,7 @@ WAVE_CASES = (((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256),
 
 
 def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
-    """sum_cols' split count: the same call with reduce_axis.WAVES (waves of resident blocks the splits aim at) set
+    """sum_cols' split count: the same call with reduce_axis.COL_WAVES (waves of resident blocks the splits aim at) set
     to each value, interleaved with the baseline; the plans' caches are cleared between values."""
     from gpumemlab.ops import reduce_axis as RA
 
@@ -170,7 +170,7 @@ def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
         calls, plans = {}, {}
         for w in args.waves:
             def call(w=w):
-                RA.WAVES = w
+                RA.COL_WAVES = w
                 RA._call_plan.cache_clear()
                 RA._prepared.cache_clear()
                 return gpumemlab.sum(x, axis=axis)
