@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pads", type=int, nargs="*", default=[], help="also time rows this many floats apart (extra)")
     ap.add_argument("--raw", action="store_true", help="also the hand-written variants (RAW)")
     ap.add_argument("--waves", type=int, nargs="*", default=[],
-                    help="instead: gpumemlab.sum on the column-sum library_shapes cases with ops.reduce_axis.COL_WAVES set to each")
+                    help="instead: gpumemlab.sum on library_shapes' column sums, reduce_axis.COL_WAVES set to each")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
