@@ -7,8 +7,8 @@ once), the transpose against the copy ceiling and the reductions against the rea
 samples. The set holds the cases issue 11 names (a 16384^2 matrix summed along each axis, a 3-D case, a 16384^2
 transpose, thin transposes), the thin shapes where a coalescing mistake shows (a sum along a 3-element axis, column
 sums of 3 rows, transposes with one side < 32), a transpose whose rows start off a 32-byte sector, and two column
-sums added after the others (so the earlier records keep their index): an RGB image's per-channel sums and column
-sums of 8 rows.
+sums and a row sum added after the others (so the earlier records keep their index): an RGB image's per-channel
+sums, column sums of 8 rows and the sums of 3 rows of 2^24.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ MEANS = [(BIG, 0), (BIG, 1)]
 TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 << 20), (1 << 20, 31), (16380, 16388)]
 # (function, shape, axis) in a fixed order: the records' index
 # per-channel sums of a 4096^2 RGB image (3 columns, 2^24 rows: sum_cols_narrow), column sums of 8 rows of 2^23
-# (sum_cols_thread)
-LATER_SUMS = [((4096, 4096, 3), (0, 1)), ((8, 1 << 23), 0)]
+# (sum_cols_thread), sums of 3 rows of 2^24 (sum_rows split 500-odd ways, added by sum_splits_wide)
+LATER_SUMS = [((4096, 4096, 3), (0, 1)), ((8, 1 << 23), 0), ((3, 1 << 24), 1)]
 SHAPES = ([("sum", s, a) for s, a in SUMS] + [("mean", s, a) for s, a in MEANS]
           + [("transpose", s, None) for s in TRANSPOSES] + [("sum", s, a) for s, a in LATER_SUMS])
 RTOL, ATOL_PER_TERM = 1e-5, 1e-6  # float32 sums against a float64 answer (as library_overhead)
