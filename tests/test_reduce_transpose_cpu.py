@@ -437,7 +437,8 @@ def test_axis_plans_pick_the_path_from_the_shape():
     assert (cols.kind, cols.width, cols.splits, cols.per_split) == ("cols", 4, 32, 512)  # 4 waves of 1000 blocks
     assert reduce_axis.plan((16384, 16384), (0,), 4, 4, False, 1000)[0].width == 1  # misaligned: scalar loads
     few = reduce_axis.plan((3, 1 << 24), (1,), 4, 4, True, 1000)[0]
-    assert (few.kind, few.tpr, few.splits) == ("rows", reduce.ROW_BLOCK, 667)  # ceil(2 * 1000 / 3) splits of each row
+    # ceil(4 * 1000 / 3) splits of each row, capped at 16 loads per thread: 2^22 / 4096
+    assert (few.kind, few.tpr, few.splits) == ("rows", reduce.ROW_BLOCK, 1024)
     thin = reduce_axis.plan((1 << 24, 3), (1,), 4, 4, True, 1000)[0]  # rows of 12 bytes: a thread each
     assert (thin.kind, thin.tpr, thin.vec, thin.grid) == ("rows", 1, False, ((1 << 24) // reduce.ROW_BLOCK, 1))
     widest = reduce_axis.plan((1000, 32), (1,), 4, 4, True, 1000)[0]  # 128 bytes: still a thread, float4 loads

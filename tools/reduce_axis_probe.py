@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pads", type=int, nargs="*", default=[], help="also time rows this many floats apart (extra)")
     ap.add_argument("--raw", action="store_true", help="also the hand-written variants (RAW)")
     ap.add_argument("--waves", type=int, nargs="*", default=[],
-                    help="instead: gpumemlab.sum on library_shapes' column sums, reduce_axis.COL_WAVES set to each")
+                    help="instead: gpumemlab.sum on WAVE_CASES (split sums), reduce_axis.WAVES set to each")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
@@ -153,11 +153,12 @@ def main(argv=None) -> int:
     return 0
 
 
-WAVE_CASES = (((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256), 0), ((16384, 16384), 0))
+WAVE_CASES = (((512, 512, 256), 1), ((256, 512, 512), (0, 2)), ((4096, 64, 256), 0), ((16384, 16384), 0),
+              ((3, 1 << 24), 1), ((2, 1 << 25), 1), ((8, 1 << 23), 1), ((64, 1 << 20), 1))  # ... and row sums
 
 
 def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
-    """sum_cols' split count: the same call with reduce_axis.COL_WAVES (waves of resident blocks the splits aim at) set
+    """sum_cols' and sum_rows' split count: the same call with reduce_axis.WAVES (waves of resident blocks the splits aim at) set
     to each value, interleaved with the baseline; the plans' caches are cleared between values."""
     from gpumemlab.ops import reduce_axis as RA
 
@@ -170,7 +171,7 @@ def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
         calls, plans = {}, {}
         for w in args.waves:
             def call(w=w):
-                RA.COL_WAVES = w
+                RA.WAVES = w
                 RA._call_plan.cache_clear()
                 RA._prepared.cache_clear()
                 return gpumemlab.sum(x, axis=axis)

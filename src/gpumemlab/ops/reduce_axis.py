@@ -39,8 +39,11 @@ MEAN_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "float64"}
 SUM_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",),
               "int32": ("int64", "int32", "float64", "float32")}
 MEAN_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",), "int32": ("float64", "float32")}
-WAVES = 2            # row sums, narrow column sums: split the rows until the grid is this many waves of resident blocks
-COL_WAVES = 4        # ... sum_cols: 4 waves (tools/reduce_axis_probe.py --waves: 1-5% faster than 2 on the H200)
+# row sums of few long rows and column sums (sum_rows, sum_cols) split the rows until the grid is this many waves of
+# resident blocks: 4 waves measured 1-7% faster than 2 on the H200 and the H100 (docs/notes/reduce_transpose.md)
+WAVES = 4
+NARROW_WAVES = 2     # sum_cols_narrow's splits (measured at 2)
+THREAD_WAVES = 2     # sum_cols_thread when the columns alone give this many waves of threads
 MIN_SPLIT_ROWS = 128  # ... but never below this many rows per split (16 per thread)
 MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of at least 16 loads per thread
 
@@ -130,10 +133,10 @@ def rows_plan(rows: int, n: int, width: int, aligned: bool, resident_blocks: int
 def cols_plan(outer: int, n: int, inner: int, width: int, aligned: bool, resident_blocks: int) -> AxisPlan:
     vec = aligned and inner % width == 0
     w = width if vec else 1
-    if outer * (inner // w) >= WAVES * resident_blocks * K.COL_THREADS:  # a thread per vector of columns fills it
+    if outer * (inner // w) >= THREAD_WAVES * resident_blocks * K.COL_THREADS:  # a thread per column vector fills it
         return AxisPlan("thread", outer, n, inner, vec, width=w)
     base = math.ceil(inner / (32 * w)) * outer
-    splits, per = split(math.ceil(COL_WAVES * resident_blocks / base), n, MIN_SPLIT_ROWS)
+    splits, per = split(math.ceil(WAVES * resident_blocks / base), n, MIN_SPLIT_ROWS)
     return AxisPlan("cols", outer, n, inner, vec, splits=splits, per_split=per, width=w)
 
 
@@ -146,7 +149,7 @@ def narrow_plan(outer: int, n: int, inner: int, width: int, aligned: bool, resid
     periods = n * inner // period
     if inner not in K.NARROW or periods < K.COL_THREADS:
         return None
-    splits = max(1, min(math.ceil(WAVES * resident_blocks / outer), math.ceil(periods / K.COL_THREADS), 65535))
+    splits = max(1, min(math.ceil(NARROW_WAVES * resident_blocks / outer), math.ceil(periods / K.COL_THREADS), 65535))
     return AxisPlan("narrow", outer, n, inner, vec, splits=splits, per_split=period, width=w)
 
 
