@@ -497,17 +497,6 @@ def _host_narrow(x: np.ndarray, p) -> np.ndarray:
     return out
 
 
-def test_narrow_sum_bound_holds_for_a_host_model():
-    rng = np.random.default_rng(7)
-    x = (rng.random((20_003, 3)) * 2 - 1).astype(np.float32) * np.float32(1e3)
-    p = reduce_axis.plan(x.shape, (0,), 4, 4, True, 2)[0]
-    assert p.kind == "narrow" and p.splits > 1 and x.size % p.per_split  # several splits and a tail
-    got = _host_narrow(x, p).astype(np.float64)
-    want = x.astype(np.float64).sum(axis=0)
-    bound = reduce_axis.relative_bound((p,), np.float32) * np.abs(x.astype(np.float64)).sum(axis=0)
-    assert np.all(np.abs(got - want) <= bound)
-
-
 def _host_cols(x: np.ndarray, p) -> np.ndarray:
     """sum_cols' order of additions in float32 for a (n, inner) array: threads, then the RB rows, then splits."""
     rb = reduce.COL_ROWS
@@ -523,12 +512,14 @@ def _host_cols(x: np.ndarray, p) -> np.ndarray:
     return out
 
 
-def test_column_sum_bound_holds_for_a_host_model():
-    rng = np.random.default_rng(5)
-    x = (rng.random((3000, 64)) * 2 - 1).astype(np.float32) * np.float32(1e3)
+@pytest.mark.parametrize("shape,seed,kind,model", [((3000, 64), 5, "cols", _host_cols),
+                                                   ((20_003, 3), 7, "narrow", _host_narrow)])
+def test_column_sum_bound_holds_for_a_host_model(shape, seed, kind, model):
+    rng = np.random.default_rng(seed)
+    x = (rng.random(shape) * 2 - 1).astype(np.float32) * np.float32(1e3)
     p = reduce_axis.plan(x.shape, (0,), 4, 4, True, 2)[0]
-    assert p.splits > 1
-    got = _host_cols(x, p).astype(np.float64)
+    assert p.kind == kind and p.splits > 1 and (kind != "narrow" or x.size % p.per_split)  # narrow: a tail too
+    got = model(x, p).astype(np.float64)
     want = x.astype(np.float64).sum(axis=0)
     bound = reduce_axis.relative_bound((p,), np.float32) * np.abs(x.astype(np.float64)).sum(axis=0)
     assert np.all(np.abs(got - want) <= bound)
