@@ -140,8 +140,7 @@ def main(argv=None) -> int:
         gbytes = (rows + 1) * cols * 4 / 1e9
         srec = dict(shape=[rows, cols], variants=[])
         for name in calls:
-            rec = dict(variant=name, ok=checks[name], **paired_stats(own[name], paired[name]))
-            rec["baseline_ms"] = rec.pop("map_coordinates_ms")  # paired_stats names the baseline map_coordinates
+            rec = dict(variant=name, ok=checks[name], **paired_stats(own[name], paired[name], "baseline"))
             rec["gbps"] = gbytes / (rec["ms"]["median_ms"] / 1e3)
             srec["variants"].append(rec)
             print(f"{rows:3d}x{cols:<9d} {name:16s} {'ok ' if checks[name] else 'BAD'} {rec['ms']['median_ms']*1e3:8.1f} us"
@@ -185,8 +184,7 @@ def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
         own, paired = interleaved(cupy, calls, base, args.rounds, spin)
         for name in calls:
             rec = dict(shape=list(shape), axis=axis, variant=name, plan=plans[name],
-                       **paired_stats(own[name], paired[name]))
-            rec["baseline_ms"] = rec.pop("map_coordinates_ms")
+                       **paired_stats(own[name], paired[name], "baseline"))
             result["waves"].append(rec)
             print(f"{str(shape):18s} axis {str(axis):7s} {name:9s} {plans[name]}  {rec['ms']['median_ms']*1e3:7.1f} us"
                   f"  baseline {rec['baseline_ms']['median_ms']*1e3:7.1f} us  x{rec['speedup']:.3f}"

@@ -113,11 +113,11 @@ def gather_parser(doc: str) -> argparse.ArgumentParser:
     return ap
 
 
-def paired_stats(own: list[float], paired: list[float]) -> dict:
-    """A variant's times against map_coordinates' from the same rounds (interleaved): summaries, the ratio of the
-    medians and the median of the per-round ratios."""
+def paired_stats(own: list[float], paired: list[float], baseline: str = "map_coordinates") -> dict:
+    """A variant's times against the baseline's (map_coordinates') from the same rounds (interleaved): summaries,
+    the ratio of the medians and the median of the per-round ratios."""
     a, b = summarize(own), summarize(paired)
-    return dict(ms=a, map_coordinates_ms=b, speedup=b["median_ms"] / a["median_ms"],
+    return dict(ms=a, **{f"{baseline}_ms": b}, speedup=b["median_ms"] / a["median_ms"],
                 paired_ratio=statistics.median(m / o for m, o in zip(paired, own)))
 
 

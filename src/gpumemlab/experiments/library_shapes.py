@@ -32,7 +32,7 @@ MEANS = [(BIG, 0), (BIG, 1)]
 TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 << 20), (1 << 20, 31), (16380, 16388)]
 # (function, shape, axis) in a fixed order: the records' index
 # per-channel sums of a 4096^2 RGB image (3 columns, 2^24 rows: sum_cols_narrow), column sums of 8 rows of 2^23
-# (sum_cols_thread), sums of 3 rows of 2^24 (sum_rows split 500-odd ways, added by sum_splits_wide)
+# (sum_cols_thread), sums of 3 rows of 2^24 (sum_rows split hundreds of ways, added by sum_splits_wide)
 LATER_SUMS = [((4096, 4096, 3), (0, 1)), ((8, 1 << 23), 0), ((3, 1 << 24), 1)]
 SHAPES = ([("sum", s, a) for s, a in SUMS] + [("mean", s, a) for s, a in MEANS]
           + [("transpose", s, None) for s in TRANSPOSES] + [("sum", s, a) for s, a in LATER_SUMS])

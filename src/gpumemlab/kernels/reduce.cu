@@ -426,14 +426,10 @@ __global__ void sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial, const
 #pragma unroll
             for (int y = 1; y < RB; ++y) t[k] += s[y][threadIdx.x * W + k];
         }
+        // all W columns are there: with VEC inner % W == 0, without it W == 1
         Acc* dst = gridDim.y == 1 ? out + o * inner + c
                                   : partial + ((long long)blockIdx.y * gridDim.x / col_blocks + o) * inner + c;
-        if (VEC) {  // inner % W == 0: all W columns are there
-            store_results<Acc, W>(dst, t, gridDim.y == 1 ? divisor : Acc(1));
-        } else {
-            if (gridDim.y == 1) t[0] /= divisor;
-            *dst = t[0];
-        }
+        store_results<Acc, W>(dst, t, gridDim.y == 1 ? divisor : Acc(1));
     }
 }
 
@@ -472,12 +468,12 @@ __global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in,
 // / element when VEC). Element k of every period belongs to column k % INNER, so a thread keeps INNER sums and a warp
 // reads 32 adjacent periods (coalesced) instead of leaving 32 - INNER lanes idle. blockIdx.x = o; the gridDim.y blocks
 // (splits) of a run take its periods in grid-stride order, split 0 also the tail (fewer than P elements), and with
-// gridDim.y > 1 each writes partial[split][o][c] for sum_splits to add in split order (deterministic). With VEC the
-// host checks that every run starts on 16 bytes. No __launch_bounds__, as for sum_rows (a spill on sm_100 with it).
+// gridDim.y > 1 each writes partial[split][o][c] for sum_splits(_wide) to add in a fixed order (deterministic). With
+// VEC the host checks that every run starts on 16 bytes. No __launch_bounds__, as for sum_rows (a spill on sm_100).
 __host__ __device__ constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
 template <typename T, typename Acc, bool VEC, int INNER, int BLOCK>
-__global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial,
-                                                         const T* __restrict__ in, long long n, Acc divisor) {
+__global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial, const T* __restrict__ in,
+                                long long n, Acc divisor) {
     typedef typename Load<T, VEC>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
     constexpr int P = W / gcd_int(W, INNER) * INNER;  // lcm(W, INNER)
@@ -519,8 +515,9 @@ __global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial
     }
 }
 
-// sum_splits_wide: the same for many splits of few results: a block per result, its threads taking every BLOCK-th
-// split, then a block sum (a fixed tree: deterministic). A thread per result would chain one add per split.
+// sum_splits_wide: out[i] = (the splits' partials of result i) / divisor for many splits of few results: a block per
+// result, its threads taking every BLOCK-th split, then a block sum (a fixed tree: deterministic). sum_splits' one
+// thread per result would chain one add per split.
 template <typename Acc, int BLOCK>
 __global__ void __launch_bounds__(BLOCK) sum_splits_wide(Acc* __restrict__ out, const Acc* __restrict__ partial,
                                                          long long m, int splits, Acc divisor) {
