@@ -79,6 +79,8 @@ def main(argv=None) -> int:
     ap.add_argument("--raw", action="store_true", help="also the hand-written variants (RAW)")
     ap.add_argument("--waves", type=int, nargs="*", default=[],
                     help="instead: gpumemlab.sum on WAVE_CASES (split sums), reduce_axis.WAVES set to each")
+    ap.add_argument("--small", action="store_true",
+                    help="instead: host microseconds per call on small inputs (SMALL_CASES), 5 x 200 calls alternating")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
@@ -99,6 +101,8 @@ def main(argv=None) -> int:
           flush=True)
     if args.waves:
         return waves(cupy, gpumemlab, torch, args, spin, result)
+    if args.small:
+        return small(cupy, gpumemlab, torch, result)
     shapes = [tuple(int(v) for v in t.split("x")) for t in args.shapes.split(",") if t] or SHAPES
     for rows, cols in shapes:
         x = cupy.random.default_rng(1).random((rows, cols), dtype=np.float32) + np.float32(0.5)
@@ -189,6 +193,40 @@ def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
             print(f"{str(shape):18s} axis {str(axis):7s} {name:9s} {plans[name]}  {rec['ms']['median_ms']*1e3:7.1f} us"
                   f"  baseline {rec['baseline_ms']['median_ms']*1e3:7.1f} us  x{rec['speedup']:.3f}"
                   f" (paired {rec['paired_ratio']:.3f}, spread {rec['ms']['spread']:.1%})", flush=True)
+    (Path(os.environ.get("OUT", ".")) / "reduce_axis_probe.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+# small inputs of each path: narrow (2^16 x 3), thread-sized columns at small scale (3 x 4096: sum_cols), rows
+SMALL_CASES = (((1 << 16, 3), 0), ((3, 4096), 0), ((4096, 3), 1), ((64, 64), 0))
+
+
+def small(cupy, gpumemlab, torch, result) -> int:
+    """Host time per call as users call it (the call's dispatch, the GPU kept busy by the calls themselves): 200
+    calls back to back per library, the libraries alternating over 5 repeats; the median repeat is printed."""
+    import time
+
+    result["small"] = []
+    for shape, axis in SMALL_CASES:
+        x = cupy.random.default_rng(4).random(shape, dtype=np.float32) + np.float32(0.5)
+        fns = {"gpumemlab.sum": lambda: gpumemlab.sum(x, axis=axis), "cupy.sum": lambda: cupy.sum(x, axis=axis)}
+        if torch:
+            xt = torch.as_tensor(x, device="cuda")
+            fns["torch.sum"] = lambda: xt.sum(dim=axis)
+        assert bool((cupy.abs(fns["gpumemlab.sum"]() - x.astype(np.float64).sum(axis=axis)) <= 1e-3).all())
+        times = {k: [] for k in fns}
+        for _ in range(5):
+            for name, fn in fns.items():
+                fn()
+                cupy.cuda.get_current_stream().synchronize()
+                t0 = time.perf_counter()
+                for _ in range(200):
+                    fn()
+                cupy.cuda.get_current_stream().synchronize()
+                times[name].append((time.perf_counter() - t0) / 200 * 1e6)
+        med = {k: sorted(v)[2] for k, v in times.items()}
+        result["small"].append(dict(shape=list(shape), axis=axis, us_per_call=times))
+        print(f"{str(shape):12s} axis {axis}: " + ", ".join(f"{k} {v:.1f} us" for k, v in med.items()), flush=True)
     (Path(os.environ.get("OUT", ".")) / "reduce_axis_probe.json").write_text(json.dumps(result, indent=1))
     return 0
 
