@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     ap.add_argument("--waves", type=int, nargs="*", default=[],
                     help="instead: gpumemlab.sum on WAVE_CASES (split sums), reduce_axis.WAVES set to each")
     ap.add_argument("--small", action="store_true",
-                    help="instead: host microseconds per call on small inputs (SMALL_CASES), 5 x 200 calls alternating")
+                    help="instead: host microseconds per call on small inputs (SMALL_CASES), bursts of 200 calls")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
     args = ap.parse_args(argv)
     import cupy
@@ -202,10 +202,11 @@ SMALL_CASES = (((1 << 16, 3), 0), ((3, 4096), 0), ((4096, 3), 1), ((64, 64), 0))
 
 
 def small(cupy, gpumemlab, torch, result) -> int:
-    """Host time per call as users call it (the call's dispatch, the GPU kept busy by the calls themselves): 200
-    calls back to back per library, the libraries alternating over 5 repeats; the median repeat is printed."""
-    import time
+    """Host time per call as users call it: bench.timer.time_host over bursts of CALLS calls back to back (the
+    library_overhead experiment's measure), the libraries alternating over 3 repeats; the median repeat is printed."""
+    from gpumemlab.bench.timer import time_host
 
+    calls = 200
     result["small"] = []
     for shape, axis in SMALL_CASES:
         x = cupy.random.default_rng(4).random(shape, dtype=np.float32) + np.float32(0.5)
@@ -215,18 +216,14 @@ def small(cupy, gpumemlab, torch, result) -> int:
             fns["torch.sum"] = lambda: xt.sum(dim=axis)
         want = x.astype(np.float64).sum(axis=axis)
         assert bool((cupy.abs(fns["gpumemlab.sum"]() - want) <= 1e-5 * want).all()), (shape, axis)
-        times = {k: [] for k in fns}
-        for _ in range(5):
+        us = {k: [] for k in fns}
+        for _ in range(3):
             for name, fn in fns.items():
-                fn()
-                cupy.cuda.get_current_stream().synchronize()
-                t0 = time.perf_counter()
-                for _ in range(200):
-                    fn()
-                cupy.cuda.get_current_stream().synchronize()
-                times[name].append((time.perf_counter() - t0) / 200 * 1e6)
-        med = {k: sorted(v)[2] for k, v in times.items()}
-        result["small"].append(dict(shape=list(shape), axis=axis, us_per_call=times))
+                # a device-wide sync ends each burst: PyTorch queues on its own stream, not the timer's
+                burst = lambda fn=fn: ([fn() for _ in range(calls)], cupy.cuda.Device().synchronize())  # noqa: E731
+                us[name].append(time_host(burst).stats.median / calls * 1e6)
+        med = {k: sorted(v)[1] for k, v in us.items()}
+        result["small"].append(dict(shape=list(shape), axis=axis, calls=calls, us_per_call=us))
         print(f"{str(shape):12s} axis {axis}: " + ", ".join(f"{k} {v:.1f} us" for k, v in med.items()), flush=True)
     (Path(os.environ.get("OUT", ".")) / "reduce_axis_probe.json").write_text(json.dumps(result, indent=1))
     return 0
