@@ -495,3 +495,49 @@ def test_texture_kernels_compile_without_spills_on_the_oldest_and_newest_arch(ar
 
     for spec, (_mod, usage) in compile_specs(texture.KERNELS, arch).items():
         assert usage is not None and usage.spill_store_bytes in (0, None) and usage.local_bytes == 0, spec.label
+
+
+@pytest.mark.parametrize("counts,cc_major,want", [
+    (None, 9, False),                 # not observed yet: the local layout
+    ([32] * 8, 9, True),
+    ([16] * 8, 9, False),             # exactly half apart is not "most"
+    ([17] * 8, 9, True),
+    ([32] * 7 + [0], 9, True),        # 224 of 256 pairs
+    ([32] * 8, 8, False),             # the cap was measured on cc 9 only
+    ([32] * 8, 10, False),
+])
+def test_sample2d_scattered_decision(counts, cc_major, want):
+    from gpumemlab.ops.sample import scattered
+
+    assert scattered(counts, cc_major) is want
+
+
+def test_observation_board_hands_rows_out_least_recently_used_first():
+    from gpumemlab.gpu.observe import UNSEEN, Board, seen
+
+    mem = np.zeros((2, 8), np.uint32)
+    board = Board(mem, 0x10000)
+    a, a_ptr = board.row("a")
+    b, b_ptr = board.row("b")
+    assert (a_ptr, b_ptr) == (0x10000, 0x10000 + 32) and (mem == UNSEEN).all()
+    assert seen(a) is None
+    a[:] = np.arange(8)  # a kernel's report
+    again, ptr = board.row("a")  # "a" is now the most recently used
+    assert ptr == a_ptr and seen(again) == list(range(8))
+    b[:] = 5
+    c, c_ptr = board.row("c")  # evicts "b", whose row starts unseen again
+    assert c_ptr == b_ptr and seen(c) is None and (mem[1] == UNSEEN).all()
+    assert seen(board.row("a")[0]) == list(range(8))
+    _, ptr = board.row("b")  # "b" comes back in the row of the least recently used, "c"
+    assert ptr == c_ptr
+
+
+def test_observers_agree_between_kernel_and_host():
+    import re
+
+    from gpumemlab.kernels import source_text
+    from gpumemlab.ops import sample
+
+    text = source_text("texture.cu")
+    assert int(re.search(r"#define OBSERVERS (\d+)", text).group(1)) == sample.OBSERVERS
+    assert "GML_L1_KEPT_COPY" not in text  # the capped copy differs by its -D alone: the same code, its own module

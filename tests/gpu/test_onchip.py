@@ -238,6 +238,70 @@ def test_sample2d_default_plans_match_map_coordinates(cp, shape, array):
     assert np.abs(gpumemlab.sample2d(src, pts).get() - want).max() < 1.5 / 256
 
 
+def _mappable():
+    from gpumemlab.gpu import runtime
+
+    if not runtime.device_info()["can_map_host_memory"]:
+        pytest.skip("this GPU cannot map host memory: sample2d observes nothing")
+
+
+@pytest.mark.parametrize("n", [256 * 64, 300], ids=["64 blocks", "2 blocks"])
+@pytest.mark.parametrize("axis,step,want", [(1, 0.25, 0), (1, 20.0, 32), (0, 17.0, 32), (0, 16.0, 1)])
+def test_sample2d_reports_how_many_neighbouring_points_lie_apart(cp, axis, step, want, n):
+    """Each of the 8 observing blocks counts, of its first warp's 32 neighbour pairs (lane 31 pairs with lane 0),
+    those more than 16 pixels apart: points `step` apart along one axis in runs of 32, so lane 31 and lane 0 lie
+    31 steps apart. 64 blocks of one sample per thread: observers at blocks 0, 8, ..., 56; 2 blocks: both observe,
+    and block 0 fills the slots of the blocks the grid lacks."""
+    import gpumemlab
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops import sample
+
+    _mappable()
+    i = np.arange(n)
+    rc = np.full((i.size, 2), 10.0)
+    rc[:, axis] += (i % 32) * step
+    pts = cp.asarray(rc.astype(np.float32))
+    img = cp.ones((1024, 1024), cp.float32)
+    gpumemlab.sample2d(img, pts, exact=True)
+    runtime.synchronize()
+    assert sample._observations(pts, i.size)[0] == [want] * 8
+    out = cp.empty(i.size, cp.float32)
+    ln = sample.launch_for(img, pts, out, exact=True, mode="linear", address="clamp")
+    chosen, seen, shmem = sample.observed_launch(img, pts, out, ln, "clamp")
+    capped = want == 32 and runtime.device_info()["cc"][0] in sample.SCATTERED_ARCHS
+    assert (chosen != ln, shmem > 0) == (capped, capped) and seen != 0
+
+
+@pytest.mark.parametrize("shape", [(1 << 15, 2), (128, 256, 2)], ids=["flat", "image-shaped"])
+def test_sample2d_scattered_points_take_the_capped_layout_with_the_same_samples(cp, shape):
+    """The second call on scattered points runs the flat one-sample kernel with its residency capped (where the cap
+    was measured): the same samples, bit for bit, as the first call's layout, and map_coordinates' to 1e-6."""
+    import gpumemlab
+    from cupyx.scipy.ndimage import map_coordinates
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops import sample
+
+    _mappable()
+    rng = np.random.default_rng(11)
+    img = cp.asarray(rng.random((512, 700), dtype=np.float32) + 0.5)
+    pts = cp.asarray((rng.random(shape) * [515, 703] - 1.5).astype(np.float32))
+    first = gpumemlab.sample2d(img, pts, exact=True).get()  # nothing observed yet: the default layout
+    runtime.synchronize()
+    out = cp.empty(shape[:-1], cp.float32)
+    ln = sample.launch_for(img, pts, out, exact=True, mode="linear", address="clamp")
+    chosen, _, shmem = sample.observed_launch(img, pts, out, ln, "clamp")
+    if runtime.device_info()["cc"][0] in sample.SCATTERED_ARCHS:
+        assert ("GML_L1_KEPT_COPY", "1") in chosen.spec.defines and (chosen.unroll, chosen.tiles) == (1, 1)
+        assert runtime.max_active_blocks(chosen.spec, K.BLOCK, shmem) == sample.SCATTERED_SAMPLES_PER_SM // K.BLOCK
+    else:
+        assert (chosen, shmem) == (ln, 0)
+    second = gpumemlab.sample2d(img, pts, exact=True).get()
+    np.testing.assert_array_equal(second, first)
+    want = map_coordinates(img, pts.reshape(-1, 2).T, order=1, mode="nearest").reshape(shape[:-1]).get()
+    np.testing.assert_allclose(second, want, rtol=1e-6, atol=1e-6)
+
+
 def test_sample2d_sees_writes_to_the_image(cp):
     import gpumemlab
 

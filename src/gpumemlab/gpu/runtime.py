@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 import numpy as np
@@ -254,6 +254,33 @@ def max_active_blocks(spec_or_kernel, block_threads: int, dynamic_smem: int = 0)
     kernel = get_kernel(spec_or_kernel) if isinstance(spec_or_kernel, KernelSpec) else spec_or_kernel
     return int(_check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
         _func_handle(kernel), int(block_threads), int(dynamic_smem)), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+
+
+L1_KEPT_CARVEOUT_PCT = 8  # shared-memory carveout of an l1_kept_cap copy: the smallest the driver rounds a cap to
+
+
+def l1_kept_cap(spec: KernelSpec, block_threads: int, blocks_per_sm: int) -> tuple[KernelSpec, int] | None:
+    """(spec of a copy of ``spec``'s kernel, dynamic shared bytes) that lets only ``blocks_per_sm`` blocks of
+    ``block_threads`` reside per SM while keeping L1: the copy (its own module, so the original keeps its settings)
+    prefers the smallest shared-memory carveout, and the request is the smallest that caps it. None where no request
+    gives that cap. Unused shared memory as an occupancy cap: a request alone, without the carveout, takes the L1 that
+    gathers hit in."""
+    return _l1_kept_cap(spec, int(block_threads), int(blocks_per_sm), current_ordinal())
+
+
+@cache
+def _l1_kept_cap(spec: KernelSpec, block_threads: int, blocks_per_sm: int, ordinal: int):
+    from cuda.bindings import driver
+
+    copy = replace(spec, defines=tuple(spec.defines) + (("GML_L1_KEPT_COPY", "1"),))
+    kernel = get_kernel(copy)
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    _check(driver.cuFuncSetAttribute(_func_handle(kernel), attr, L1_KEPT_CARVEOUT_PCT), "cuFuncSetAttribute")
+    for smem in range(256, 48 * 1024, 256):
+        got = max_active_blocks(kernel, block_threads, smem)
+        if got <= blocks_per_sm:
+            return (copy, smem) if got == blocks_per_sm else None
+    return None
 
 
 # ---------------------------------------------------------------- arguments and launch

@@ -179,9 +179,31 @@ __device__ __forceinline__ void store_once(T* p, T v) {
     else *p = v;
 }
 
+// observe: OBSERVERS blocks spread over the grid count, in their first warp, the neighbouring points (lane i and
+// i + 1, mod 32) that lie more than SCATTER_PX pixels apart on either axis, and write the count (0..32) to
+// seen[k] (mapped host memory: the host reads it after this launch, with no sync, to lay out its next call on the
+// same coordinates; the samples do not depend on it). No load is added: the points are the thread's own.
+#define OBSERVERS 8
+#define SCATTER_PX 16.0f
+template <class Fetch>
+__device__ __forceinline__ void observe(unsigned* seen, float2 rc, const Fetch& f) {
+    if (seen == nullptr || threadIdx.x >= 32) return;
+    const unsigned every = max(gridDim.x / OBSERVERS, 1u), k = blockIdx.x / every;
+    if (blockIdx.x - k * every != 0 || k >= OBSERVERS) return;
+    const int next = (threadIdx.x + 1) & 31;
+    const float dr = (__shfl_sync(0xffffffffu, rc.x, next) - rc.x) * f.row_scale;
+    const float dc = (__shfl_sync(0xffffffffu, rc.y, next) - rc.y) * f.col_scale;
+    const unsigned far = __popc(__ballot_sync(0xffffffffu, !(fabsf(dr) <= SCATTER_PX && fabsf(dc) <= SCATTER_PX)));
+    if (threadIdx.x == 0) {
+        *(volatile unsigned*)(seen + k) = far;
+        for (unsigned j = gridDim.x; k == 0 && j < OBSERVERS; ++j) *(volatile unsigned*)(seen + j) = far;  // few blocks
+    }
+}
+
 template <int VEC, int UNROLL, class Fetch>
 __device__ __forceinline__ void sample_points(float* __restrict__ out, const float2* __restrict__ coords,
-                                              long long n, int width, int tiles, const Fetch& fetch) {
+                                              long long n, int width, int tiles, const Fetch& fetch,
+                                              unsigned* seen = nullptr) {
     static_assert(VEC == 1 || VEC == 2, "VEC: one or two samples per coordinate load");
     const unsigned band = blockIdx.x / (unsigned)tiles, tile = blockIdx.x - band * (unsigned)tiles;
     const int col = (int)(tile * blockDim.x + threadIdx.x) * VEC;
@@ -207,6 +229,7 @@ __device__ __forceinline__ void sample_points(float* __restrict__ out, const flo
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
         for (int k = 0; k < VEC; ++k) v[u][k] = fetch(rc[u][k]);
+    observe(seen, rc[0][0], fetch);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
         const long long i = first + (long long)u * width;
@@ -250,12 +273,13 @@ __global__ void sample_soft(float* __restrict__ out, const float* img, long long
 
 // sample_exact<ADDR, LINEAR, SRC, FP32, VEC, UNROLL>: software interpolation (exact texel selection, software
 // weights) with the texels from SRC (the pitched image `img` or the CUDA-array texture `tex`), UNROLL x VEC
-// samples per thread in flat or rows order.
+// samples per thread in flat or rows order. `seen`: where observe() reports how scattered the points are (or null).
 template <int ADDR, int LINEAR, int SRC, int FP32, int VEC, int UNROLL>
 __global__ void sample_exact(float* __restrict__ out, const float* img, long long pitch, cudaTextureObject_t tex,
                              int h, int w, const float2* __restrict__ coords, long long n, int width, int tiles,
-                             float row_scale, float row_offset, float col_scale, float col_offset) {
+                             float row_scale, float row_offset, float col_scale, float col_offset,
+                             unsigned* seen) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
                                ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset,
-                                                                   col_scale, col_offset});
+                                                                   col_scale, col_offset}, seen);
 }

@@ -25,6 +25,12 @@ exact path reads its texels from and in which precision it weights them. An :cla
 image in a CUDA array, the texture unit's block-linear layout: a 32-byte sector holds a 4 x 2 texel tile instead of
 8 x 1, so a scattered 2x2 footprint touches fewer sectors) is sampled like the image itself; the exact path then
 selects texels with point-sampled or gathered texture fetches and weights them in software.
+
+With the default plan the exact path learns what kind of points a coordinate buffer holds: a few blocks of each call
+report, from the points they already read, how many neighbours lie apart, and where most did the next call on the
+same buffer caps its resident samples per SM (scattered gathers from DRAM go faster with fewer requests in flight;
+local ones need every thread). A first call, or a buffer whose last report is not in yet, runs the local layout. The
+samples are the same either way.
 """
 
 from __future__ import annotations
@@ -99,6 +105,18 @@ EXACT_PLAN = Plan(samples=4, order="rows", source="ldg", weights="float")
 EXACT_FLAT_PLAN = Plan(source="ldg", weights="float")
 FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, flat, double weights)
 
+# Scattered points. A DRAM-bound gather of scattered points ties map_coordinates only with about 1,000 resident
+# samples per SM; local gathers need every resident thread (H100 and H200, sessions 25-26 of docs/notes/sample2d.md).
+# Which kind a call has is seen by the previous call on the same coordinates (texture.cu's observe): where most of
+# its observed neighbours were apart, the default exact path takes the flat one-sample plan with its residency
+# capped (runtime.l1_kept_cap). The results are the same either way.
+SCATTERED_SAMPLES_PER_SM = 1024
+SCATTERED_ARCHS = (9,)  # compute capability majors where that cap was measured; elsewhere full residency
+SCATTERED_FRACTION = 0.5  # of the observed neighbour pairs (texture.cu's OBSERVERS x 32), apart: scattered
+OBSERVERS, WARP = 8, 32  # texture.cu's OBSERVERS
+BOARD_ROWS = 64  # coordinate buffers whose last observation is kept (least recently used dropped)
+_boards: dict = {}
+
 
 def default_plan(exact: bool, image_shaped: bool, on_array: bool = False) -> Plan:
     """The plan sample2d uses when none is given (on an ArrayImage the exact path's texels come from its CUDA array:
@@ -107,6 +125,28 @@ def default_plan(exact: bool, image_shaped: bool, on_array: bool = False) -> Pla
         return TEXTURE_PLAN
     plan = EXACT_PLAN if image_shaped else EXACT_FLAT_PLAN
     return replace(plan, source="auto") if on_array else plan
+
+
+def scattered(counts, cc_major: int) -> bool:
+    """Whether the default exact path caps residency for points whose last observation was ``counts`` (texture.cu's
+    observe: per observer, how many of 32 neighbour pairs lay apart; None: not seen yet)."""
+    return (counts is not None and cc_major in SCATTERED_ARCHS
+            and sum(counts) > SCATTERED_FRACTION * WARP * len(counts))
+
+
+def _observations(pts, n: int):
+    """(last counts or None, device address to write this call's) for the coordinate buffer ``pts``; (None, 0)
+    where the GPU cannot map host memory."""
+    from ..gpu import observe, runtime
+
+    ordinal = runtime.current_ordinal()
+    board = _boards.get(ordinal)
+    if board is None:
+        if not runtime.device_info()["can_map_host_memory"]:
+            return None, 0
+        board = _boards[ordinal] = observe.Board.mapped(BOARD_ROWS, OBSERVERS)
+    counts, addr = board.row((pts.data.ptr, n))
+    return observe.seen(counts), addr
 
 
 def _caches():
@@ -328,6 +368,23 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
                        gather_ok, row4_ok)
 
 
+def observed_launch(img, pts, out, ln: Launch, address: str) -> tuple[Launch, int, int]:
+    """(launch, device address for this call's observation, dynamic shared bytes) of the default exact path on the
+    image itself (bilinear): ``ln``, or the flat one-sample plan with its residency capped where the last call on
+    these coordinates saw them scattered (:func:`scattered`)."""
+    from ..gpu import runtime
+    from ..kernels import texture as K
+
+    counts, seen = _observations(pts, out.size)
+    if scattered(counts, runtime.device_info()["cc"][0]):
+        flat = launch_for(img, pts.reshape(-1, 2), out.reshape(-1), exact=True, mode="linear", address=address,
+                          plan=EXACT_FLAT_PLAN)
+        capped = runtime.l1_kept_cap(flat.spec, K.BLOCK, max(1, SCATTERED_SAMPLES_PER_SM // K.BLOCK))
+        if capped is not None:
+            return replace(flat, spec=capped[0]), seen, capped[1]
+    return ln, seen, 0
+
+
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
              exact: bool = False, out=None, plan: Plan | None = None):
     """Sample the 2-D float32 ``image`` at ``coords``.
@@ -368,6 +425,9 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
     (rs, ro, cs, co), normalized_tex = coordinate_map(shape, bool(normalized), exact, address)
     scalars = (np.float32(rs), np.float32(ro), np.float32(cs), np.float32(co))
     ln = launch_for(image if on_array else img, pts, out, exact=exact, mode=mode, address=address, plan=plan)
+    seen, shmem = 0, 0
+    if exact and linear and plan is None and not on_array:  # the default plan learns what kind of points these are
+        ln, seen, shmem = observed_launch(img, pts, out, ln, address)
     tiling_args = (np.int32(ln.width), np.int32(ln.tiles)) if ln.tiled else ()
     if not exact:
         filt = "linear" if linear else "point"
@@ -384,5 +444,5 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
         else:
             src, pitch, handle = img, np.int64(img.strides[0] // 4), np.uint64(0)
         runtime.launch(ln.spec, ln.grid, K.BLOCK, out, src, pitch, handle, np.int32(shape[0]), np.int32(shape[1]),
-                       pts, np.int64(n), *tiling_args, *scalars)
+                       pts, np.int64(n), *tiling_args, *scalars, np.uint64(seen), shmem=shmem)
     return out
