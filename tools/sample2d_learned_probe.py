@@ -6,7 +6,7 @@ default plan passed explicitly (no observation: the layout every call had before
 
 Workloads over a side^2 float32 image: 2^24 uniformly random points, flat (n, 2) and shaped (rows, cols, 2); the
 smooth warp's side^2 points, image-shaped and flattened. Variants: "fixed" (plan=default_plan(...): what a first call
-runs) and "learned" (plan=None). Each is checked against map_coordinates (max abs error) and "learned" against
+runs) and "learned" (plan=None); with --caps, the fixed plan capped at B blocks per SM. Each is checked against map_coordinates (max abs error) and "learned" against
 "fixed" bit for bit, then timed interleaved with map_coordinates (sample2d_probe's loop). Printed per workload: the
 observed counts, the kernel the learned call launches (and its dynamic shared request), medians, paired ratios.
 Writes $OUT/sample2d_learned_probe.json.
@@ -25,14 +25,28 @@ from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 
 
 def main(argv=None) -> int:
-    args = gather_parser(__doc__).parse_args(argv)
+    ap = gather_parser(__doc__)
+    ap.add_argument("--caps", type=int, nargs="*", default=[], help="also the fixed plan capped at these blocks per SM "
+                    "(runtime.l1_kept_cap): residency that register counts of other builds would give")
+    args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
 
     from gpumemlab.bench.verify import device_random_nonzero
     from gpumemlab.experiments.texture import smooth_warp, uniform_points
     from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import texture as K
     from gpumemlab.ops import sample as S
+
+    launch = runtime.launch
+
+    def with_cap(capped, call):
+        """``call`` with its launch replaced by the capped copy and its shared request."""
+        runtime.launch = lambda spec, *a, **kw: launch(capped[0], *a, **{**kw, "shmem": capped[1]})
+        try:
+            call()
+        finally:
+            runtime.launch = launch
 
     info = runtime.device_info()
     side = args.side
@@ -53,6 +67,12 @@ def main(argv=None) -> int:
         calls = {"fixed": lambda p=pts, o=fixed_out, f=fixed_plan: S.sample2d(img, p, exact=True, out=o, plan=f),
                  "learned": lambda p=pts, o=learned_out: S.sample2d(img, p, exact=True, out=o)}
         base = lambda t=pts_t, o=mc_out: map_coordinates(img, t, output=o.reshape(-1), order=1, mode="nearest")  # noqa
+        fixed_ln = S.launch_for(img, pts, fixed_out, exact=True, mode="linear", address="clamp", plan=fixed_plan)
+        for cap in args.caps:
+            capped = runtime.l1_kept_cap(fixed_ln.spec, K.BLOCK, cap)
+            if capped is not None:
+                calls[f"fixed, {cap}/SM"] = lambda p=pts, o=fixed_out, f=fixed_plan, c=capped: with_cap(
+                    c, lambda: S.sample2d(img, p, exact=True, out=o, plan=f))
         for o in (fixed_out, learned_out):
             o.fill(np.nan)
         for fn in calls.values():

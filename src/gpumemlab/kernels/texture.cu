@@ -179,17 +179,20 @@ __device__ __forceinline__ void store_once(T* p, T v) {
     else *p = v;
 }
 
-// observe: OBSERVERS blocks spread over the grid count, in their first warp, the neighbouring points (lane i and
+// observe: OBSERVERS blocks spread over the grid (its first half at least) count, in their first warp, the neighbouring points (lane i and
 // i + 1, mod 32) that lie more than SCATTER_PX pixels apart on either axis, and write the count (0..32) to
 // seen[k] (mapped host memory: the host reads it after this launch, with no sync, to lay out its next call on the
-// same coordinates; the samples do not depend on it). No load is added: the points are the thread's own.
+// same coordinates; the samples do not depend on it). Called after the stores; an observing warp reads its first
+// points again (p: the thread's first, in L1 or L2 by now) so that no other warp keeps them in registers.
 #define OBSERVERS 8
 #define SCATTER_PX 16.0f
 template <class Fetch>
-__device__ __forceinline__ void observe(unsigned* seen, float2 rc, const Fetch& f) {
+__device__ __forceinline__ void observe(unsigned* seen, const float2* p, const Fetch& f) {
     if (seen == nullptr || threadIdx.x >= 32) return;
-    const unsigned every = max(gridDim.x / OBSERVERS, 1u), k = blockIdx.x / every;
-    if (blockIdx.x - k * every != 0 || k >= OBSERVERS) return;
+    // observers: blocks k * every (k < OBSERVERS), every the largest power of two <= gridDim.x / OBSERVERS: no divide
+    const unsigned shift = 31 - __clz(max(gridDim.x / OBSERVERS, 1u)), k = blockIdx.x >> shift;
+    if ((blockIdx.x & ((1u << shift) - 1)) != 0 || k >= OBSERVERS) return;
+    const float2 rc = *p;
     const int next = (threadIdx.x + 1) & 31;
     const float dr = (__shfl_sync(0xffffffffu, rc.x, next) - rc.x) * f.row_scale;
     const float dc = (__shfl_sync(0xffffffffu, rc.y, next) - rc.y) * f.col_scale;
@@ -229,7 +232,6 @@ __device__ __forceinline__ void sample_points(float* __restrict__ out, const flo
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
         for (int k = 0; k < VEC; ++k) v[u][k] = fetch(rc[u][k]);
-    observe(seen, rc[0][0], fetch);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
         const long long i = first + (long long)u * width;
@@ -238,6 +240,7 @@ __device__ __forceinline__ void sample_points(float* __restrict__ out, const flo
             else store_once(out + i, v[u][0]);
         }
     }
+    observe(seen, coords + min(first, last), fetch);  // after the stores: the samples never wait for it
 }
 
 // sample_tex: tex2D through a texture object; its filter (point or bilinear with 9-bit fixed-point weights),
