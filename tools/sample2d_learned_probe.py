@@ -28,6 +28,9 @@ def main(argv=None) -> int:
     ap = gather_parser(__doc__)
     ap.add_argument("--caps", type=int, nargs="*", default=[], help="also the fixed plan capped at these blocks per SM "
                     "(runtime.l1_kept_cap): residency that register counts of other builds would give")
+    ap.add_argument("--texture", nargs="*", default=[], metavar="SAMPLES:CAP",
+                    help="instead: the texture path (exact=False) on the random points, its default against flat plans "
+                         "of SAMPLES per thread capped at CAP blocks per SM (0: no cap)")
     args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
@@ -56,6 +59,8 @@ def main(argv=None) -> int:
     rows = int(np.sqrt(args.random))
     workloads = {"random, flat": rnd, "random, shaped": rnd.reshape(rows, -1, 2),
                  "warp, shaped": warp.reshape(side, side, 2), "warp, flat": warp}
+    if args.texture:
+        workloads = {k: v for k, v in workloads.items() if k.startswith("random")}
     result = dict(device=info.get("name"), rounds=args.rounds, workloads=[])
     print(f"# {info.get('name')}: sample2d(exact=True) fixed vs learned, {args.rounds} rounds", flush=True)
     spin = spin_kernel(cupy)
@@ -66,9 +71,19 @@ def main(argv=None) -> int:
         fixed_plan = S.default_plan(True, pts.ndim >= 3)
         calls = {"fixed": lambda p=pts, o=fixed_out, f=fixed_plan: S.sample2d(img, p, exact=True, out=o, plan=f),
                  "learned": lambda p=pts, o=learned_out: S.sample2d(img, p, exact=True, out=o)}
+        if args.texture:
+            calls = {"texture": lambda p=pts, o=fixed_out: S.sample2d(img, p, out=o)}
+            for pair in args.texture:
+                k, cap = (int(x) for x in pair.split(":"))
+                plan = S.Plan(samples=k)
+                ln = S.launch_for(img, pts, learned_out, exact=False, mode="linear", address="clamp", plan=plan)
+                capped = runtime.l1_kept_cap(ln.spec, K.BLOCK, cap) if cap else (ln.spec, 0)
+                if capped is not None:
+                    calls[f"texture s{k} cap {cap}"] = lambda p=pts, o=learned_out, f=plan, c=capped: with_cap(
+                        c, lambda: S.sample2d(img, p, out=o, plan=f))
         base = lambda t=pts_t, o=mc_out: map_coordinates(img, t, output=o.reshape(-1), order=1, mode="nearest")  # noqa
         fixed_ln = S.launch_for(img, pts, fixed_out, exact=True, mode="linear", address="clamp", plan=fixed_plan)
-        for cap in args.caps:
+        for cap in args.caps if not args.texture else ():
             capped = runtime.l1_kept_cap(fixed_ln.spec, K.BLOCK, cap)
             if capped is not None:
                 calls[f"fixed, {cap}/SM"] = lambda p=pts, o=fixed_out, f=fixed_plan, c=capped: with_cap(
@@ -81,7 +96,7 @@ def main(argv=None) -> int:
         counts = S._observations(pts, ref.size)[0]
         ln = S.launch_for(img, pts, learned_out, exact=True, mode="linear", address="clamp")
         chosen, _, shmem = S.observed_launch(img, pts, learned_out, ln, "clamp")
-        calls["learned"]()
+        calls.get("learned", lambda: None)()
         rec = dict(workload=name, points=int(ref.size), shape=list(pts.shape), counts=counts,
                    kernel=chosen.spec.label, shmem=shmem, capped=shmem > 0,
                    max_abs={k: float(cupy.nan_to_num(cupy.abs(o - ref), nan=np.inf).max())
