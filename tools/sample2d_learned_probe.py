@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""sample2d(exact=True) as users call it, after a first call has observed the points, against the same call with the
-default plan passed explicitly (no observation: the layout every call had before) and map_coordinates(order=1).
+"""sample2d as users call it, after a first call has observed the points, against the same call with the default plan
+passed explicitly (no observation: the layout every call had before) and map_coordinates(order=1).
 
-    PYTHONPATH=src python3 tools/sample2d_learned_probe.py [--rounds 31]
+    PYTHONPATH=src python3 tools/sample2d_learned_probe.py [--rounds 31] [--path exact|texture] [--caps B ...]
+        [--flat SAMPLES:CAP ...] [--only random]
 
 Workloads over a side^2 float32 image: 2^24 uniformly random points, flat (n, 2) and shaped (rows, cols, 2); the
-smooth warp's side^2 points, image-shaped and flattened. Variants: "fixed" (plan=default_plan(...): what a first call
-runs) and "learned" (plan=None); with --caps, the fixed plan capped at B blocks per SM. Each is checked against map_coordinates (max abs error) and "learned" against
-"fixed" bit for bit, then timed interleaved with map_coordinates (sample2d_probe's loop). Printed per workload: the
-observed counts, the kernel the learned call launches (and its dynamic shared request), medians, paired ratios.
-Writes $OUT/sample2d_learned_probe.json.
+smooth warp's side^2 points, image-shaped and flattened. Variants of the path (exact=True, or the texture unit):
+"fixed" (plan=default_plan(...): what a first call runs) and "learned" (plan=None); --caps B: the fixed plan capped
+at B blocks per SM (runtime.l1_kept_cap); --flat SAMPLES:CAP: flat plans of SAMPLES per thread capped at CAP blocks
+per SM (0: no cap). Each is checked against map_coordinates (max abs error) and "learned" against "fixed" bit for
+bit, then timed interleaved with map_coordinates (sample2d_probe's loop). Printed per workload: the observed counts,
+the kernel the learned call launches (and its dynamic shared request), medians, paired ratios.
+Writes $OUT/sample2d_learned_probe[_texture].json.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
 
 def main(argv=None) -> int:
     ap = gather_parser(__doc__)
-    ap.add_argument("--caps", type=int, nargs="*", default=[], help="also the fixed plan capped at these blocks per SM "
-                    "(runtime.l1_kept_cap): residency that register counts of other builds would give")
-    ap.add_argument("--texture", nargs="*", default=[], metavar="SAMPLES:CAP",
-                    help="instead: the texture path (exact=False) on the random points, its default against flat plans "
-                         "of SAMPLES per thread capped at CAP blocks per SM (0: no cap)")
+    ap.add_argument("--path", choices=("exact", "texture"), default="exact")
+    ap.add_argument("--caps", type=int, nargs="*", default=[], help="the fixed plan capped at these blocks per SM")
+    ap.add_argument("--flat", nargs="*", default=[], metavar="SAMPLES:CAP",
+                    help="flat plans of SAMPLES per thread capped at CAP blocks per SM (0: no cap)")
+    ap.add_argument("--only", choices=("random", "warp"), help="one kind of workload")
     args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
@@ -41,15 +44,22 @@ def main(argv=None) -> int:
     from gpumemlab.kernels import texture as K
     from gpumemlab.ops import sample as S
 
+    exact = args.path == "exact"
     launch = runtime.launch
 
-    def with_cap(capped, call):
-        """``call`` with its launch replaced by the capped copy and its shared request."""
-        runtime.launch = lambda spec, *a, **kw: launch(capped[0], *a, **{**kw, "shmem": capped[1]})
-        try:
-            call()
-        finally:
-            runtime.launch = launch
+    def capped_call(spec, cap, call):
+        """``call`` with its launch replaced by ``spec``'s copy capped at ``cap`` blocks per SM (None: no cap)."""
+        capped = runtime.l1_kept_cap(spec, K.BLOCK, cap) if cap else (spec, 0)
+        if capped is None:
+            return None
+
+        def run():
+            runtime.launch = lambda _spec, *a, **kw: launch(capped[0], *a, **{**kw, "shmem": capped[1]})
+            try:
+                call()
+            finally:
+                runtime.launch = launch
+        return run
 
     info = runtime.device_info()
     side = args.side
@@ -59,44 +69,40 @@ def main(argv=None) -> int:
     rows = int(np.sqrt(args.random))
     workloads = {"random, flat": rnd, "random, shaped": rnd.reshape(rows, -1, 2),
                  "warp, shaped": warp.reshape(side, side, 2), "warp, flat": warp}
-    if args.texture:
-        workloads = {k: v for k, v in workloads.items() if k.startswith("random")}
-    result = dict(device=info.get("name"), rounds=args.rounds, workloads=[])
-    print(f"# {info.get('name')}: sample2d(exact=True) fixed vs learned, {args.rounds} rounds", flush=True)
+    workloads = {k: v for k, v in workloads.items() if not args.only or k.startswith(args.only)}
+    result = dict(device=info.get("name"), path=args.path, rounds=args.rounds, workloads=[])
+    print(f"# {info.get('name')}: sample2d ({args.path}) fixed vs learned, {args.rounds} rounds", flush=True)
     spin = spin_kernel(cupy)
     for name, pts in workloads.items():
         pts_t = cupy.ascontiguousarray(pts.reshape(-1, 2).T)
         ref = map_coordinates(img, pts_t, order=1, mode="nearest").reshape(pts.shape[:-1])
-        mc_out, fixed_out, learned_out = (cupy.empty_like(ref) for _ in range(3))
-        fixed_plan = S.default_plan(True, pts.ndim >= 3)
-        calls = {"fixed": lambda p=pts, o=fixed_out, f=fixed_plan: S.sample2d(img, p, exact=True, out=o, plan=f),
-                 "learned": lambda p=pts, o=learned_out: S.sample2d(img, p, exact=True, out=o)}
-        if args.texture:
-            calls = {"texture": lambda p=pts, o=fixed_out: S.sample2d(img, p, out=o)}
-            for pair in args.texture:
-                k, cap = (int(x) for x in pair.split(":"))
-                plan = S.Plan(samples=k)
-                ln = S.launch_for(img, pts, learned_out, exact=False, mode="linear", address="clamp", plan=plan)
-                capped = runtime.l1_kept_cap(ln.spec, K.BLOCK, cap) if cap else (ln.spec, 0)
-                if capped is not None:
-                    calls[f"texture s{k} cap {cap}"] = lambda p=pts, o=learned_out, f=plan, c=capped: with_cap(
-                        c, lambda: S.sample2d(img, p, out=o, plan=f))
+        mc_out, fixed_out, learned_out, other_out = (cupy.empty_like(ref) for _ in range(4))
+        fixed_plan = S.default_plan(exact, pts.ndim >= 3)
+        sample = lambda p, o, plan=None: S.sample2d(img, p, exact=exact, out=o, plan=plan)  # noqa: E731
+        calls = {"fixed": lambda p=pts, o=fixed_out, f=fixed_plan: sample(p, o, f),
+                 "learned": lambda p=pts, o=learned_out: sample(p, o)}
+        fixed_ln = S.launch_for(img, pts, fixed_out, exact=exact, mode="linear", address="clamp", plan=fixed_plan)
+        for cap in args.caps:
+            run = capped_call(fixed_ln.spec, cap, lambda p=pts, f=fixed_plan: sample(p, other_out, f))
+            if run:
+                calls[f"fixed, {cap}/SM"] = run
+        for pair in args.flat:
+            k, cap = (int(x) for x in pair.split(":"))
+            plan = S.Plan(samples=k) if not exact else S.Plan(samples=k, source="ldg", weights="float")
+            ln = S.launch_for(img, pts, other_out, exact=exact, mode="linear", address="clamp", plan=plan)
+            run = capped_call(ln.spec, cap, lambda p=pts, f=plan: sample(p, other_out, f))
+            if run:
+                calls[f"s{k} cap {cap}"] = run
         base = lambda t=pts_t, o=mc_out: map_coordinates(img, t, output=o.reshape(-1), order=1, mode="nearest")  # noqa
-        fixed_ln = S.launch_for(img, pts, fixed_out, exact=True, mode="linear", address="clamp", plan=fixed_plan)
-        for cap in args.caps if not args.texture else ():
-            capped = runtime.l1_kept_cap(fixed_ln.spec, K.BLOCK, cap)
-            if capped is not None:
-                calls[f"fixed, {cap}/SM"] = lambda p=pts, o=fixed_out, f=fixed_plan, c=capped: with_cap(
-                    c, lambda: S.sample2d(img, p, exact=True, out=o, plan=f))
         for o in (fixed_out, learned_out):
             o.fill(np.nan)
         for fn in calls.values():
             fn()
         runtime.synchronize()  # the first learned call's observation is in
         counts = S._observations(pts, ref.size)[0]
-        ln = S.launch_for(img, pts, learned_out, exact=True, mode="linear", address="clamp")
-        chosen, _, shmem = S.observed_launch(img, pts, learned_out, ln, "clamp")
-        calls.get("learned", lambda: None)()
+        ln = S.launch_for(img, pts, learned_out, exact=exact, mode="linear", address="clamp")
+        chosen, _, shmem = S.observed_launch(img, pts, learned_out, ln, exact, "clamp")
+        calls["learned"]()
         rec = dict(workload=name, points=int(ref.size), shape=list(pts.shape), counts=counts,
                    kernel=chosen.spec.label, shmem=shmem, capped=shmem > 0,
                    max_abs={k: float(cupy.nan_to_num(cupy.abs(o - ref), nan=np.inf).max())
@@ -109,12 +115,13 @@ def main(argv=None) -> int:
             st = paired_stats(own[v], paired[v])
             rec["variants"].append(dict(variant=v, **st))
             a, b = st["ms"], st["map_coordinates_ms"]
-            print(f"  {v:8s} {a['median_ms']:.4f} ms (spread {a['spread']:.2%})  map_coordinates "
+            print(f"  {v:12s} {a['median_ms']:.4f} ms (spread {a['spread']:.2%})  map_coordinates "
                   f"{b['median_ms']:.4f} ms  x{st['speedup']:.4f} (paired {st['paired_ratio']:.4f})", flush=True)
         result["workloads"].append(rec)
-        del pts_t, ref, mc_out, fixed_out, learned_out
+        del pts_t, ref, mc_out, fixed_out, learned_out, other_out
         cupy.get_default_memory_pool().free_all_blocks()
-    (Path(os.environ.get("OUT", ".")) / "sample2d_learned_probe.json").write_text(json.dumps(result, indent=1))
+    suffix = "" if exact else "_texture"
+    (Path(os.environ.get("OUT", ".")) / f"sample2d_learned_probe{suffix}.json").write_text(json.dumps(result, indent=1))
     return 0
 
 

@@ -277,9 +277,10 @@ def onchip_kernels(rng):
     big = random_nonzero((1000, 1000), np.float32, rng)
     far = (rng.random((2 * T.BLOCK + 7, 2)) * 1004 - 2).astype(np.float32)
     want, big_d, far_d = reference_sample(big, far, "clamp", True), cupy.asarray(big), cupy.asarray(far)
-    for call in ("first", "second"):
-        got = gpumemlab.sample2d(big_d, far_d, exact=True).get()  # get() waits: the call's observation is in
-        check(np.allclose(got, want, rtol=1e-6, atol=1e-6), f"sample2d scattered points, {call} call")
+    for exact, call in ((e, c) for e in (True, False) for c in ("first", "second")):
+        got = gpumemlab.sample2d(big_d, far_d, exact=exact).get()  # get() waits: the call's observation is in
+        check(np.allclose(got, want, rtol=1e-6, atol=1e-6 if exact else 0.03),
+              f"sample2d scattered points, exact={exact}, {call} call")
     taps = random_nonzero(64, np.float32, rng)
     x = random_nonzero(1000 + 63, np.float32, rng)
     for spec in C.KERNELS:

@@ -253,13 +253,15 @@ extern "C" __global__ void sample_tex(float* __restrict__ out, cudaTextureObject
 }
 
 // sample_tex_tiled<VEC, UNROLL>: the same fetch, UNROLL x VEC samples per thread in flat or rows order
-// (memory-level parallelism: more coordinate loads and texture fetches in flight per thread).
+// (memory-level parallelism: more coordinate loads and texture fetches in flight per thread). `seen`: as
+// sample_exact's (null where the coordinates are not in texels: the observed distances would not be pixels).
 template <int VEC, int UNROLL>
 __global__ void sample_tex_tiled(float* __restrict__ out, cudaTextureObject_t tex,
                                  const float2* __restrict__ coords, long long n, int width, int tiles,
-                                 float row_scale, float row_offset, float col_scale, float col_offset) {
+                                 float row_scale, float row_offset, float col_scale, float col_offset,
+                                 unsigned* seen) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
-                               TexFetch{tex, row_scale, row_offset, col_scale, col_offset});
+                               TexFetch{tex, row_scale, row_offset, col_scale, col_offset}, seen);
 }
 
 // sample_soft<ADDR, LINEAR, LDG>: the same sample from a pitched row-major image with plain (LDG 0) or

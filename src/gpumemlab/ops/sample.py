@@ -368,17 +368,22 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
                        gather_ok, row4_ok)
 
 
-def observed_launch(img, pts, out, ln: Launch, address: str) -> tuple[Launch, int, int]:
-    """(launch, device address for this call's observation, dynamic shared bytes) of the default exact path on the
-    image itself (bilinear): ``ln``, or the flat one-sample plan with its residency capped where the last call on
-    these coordinates saw them scattered (:func:`scattered`)."""
+def observed_launch(img, pts, out, ln: Launch, exact: bool, address: str) -> tuple[Launch, int, int]:
+    """(launch, device address for this call's observation, dynamic shared bytes) of the default plan on the image
+    itself (bilinear, coordinates in pixels): ``ln``, or a flat one-sample launch with its residency capped where
+    the last call on these coordinates saw them scattered (:func:`scattered`): the exact path's flat plan, or the
+    texture path's tiled one-sample kernel."""
     from ..gpu import runtime
     from ..kernels import texture as K
 
     counts, seen = _observations(pts, out.size)
     if scattered(counts, runtime.device_info()["cc"][0]):
-        flat = launch_for(img, pts.reshape(-1, 2), out.reshape(-1), exact=True, mode="linear", address=address,
-                          plan=EXACT_FLAT_PLAN)
+        if exact:
+            flat = launch_for(img, pts.reshape(-1, 2), out.reshape(-1), exact=True, mode="linear", address=address,
+                              plan=EXACT_FLAT_PLAN)
+        else:
+            vec, unroll, width, tiles, grid = tiling(out.size, None, FIRST_WRITTEN, False, K.BLOCK)
+            flat = Launch(K.sample_tex_tiled(vec, unroll), grid, True, vec, unroll, width, tiles)
         capped = runtime.l1_kept_cap(flat.spec, K.BLOCK, max(1, SCATTERED_SAMPLES_PER_SM // K.BLOCK))
         if capped is not None:
             return replace(flat, spec=capped[0]), seen, capped[1]
@@ -426,14 +431,15 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
     scalars = (np.float32(rs), np.float32(ro), np.float32(cs), np.float32(co))
     ln = launch_for(image if on_array else img, pts, out, exact=exact, mode=mode, address=address, plan=plan)
     seen, shmem = 0, 0
-    if exact and linear and plan is None and not on_array:  # the default plan learns what kind of points these are
-        ln, seen, shmem = observed_launch(img, pts, out, ln, address)
+    if linear and plan is None and not on_array and not normalized_tex:  # the default plan learns the points' kind
+        ln, seen, shmem = observed_launch(img, pts, out, ln, exact, address)
     tiling_args = (np.int32(ln.width), np.int32(ln.tiles)) if ln.tiled else ()
     if not exact:
         filt = "linear" if linear else "point"
         tex = image.texture(filt, address, normalized_tex) if on_array else _texture(img, mode, address,
                                                                                      normalized_tex)
-        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, tex.handle, pts, np.int64(n), *tiling_args, *scalars)
+        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, tex.handle, pts, np.int64(n), *tiling_args, *scalars,
+                       *((np.uint64(seen),) if ln.tiled else ()), shmem=shmem)
     elif not ln.tiled:
         runtime.launch(ln.spec, ln.grid, K.BLOCK, out, img, np.int64(img.strides[0] // 4), np.int32(shape[0]),
                        np.int32(shape[1]), pts, np.int64(n), *scalars)
