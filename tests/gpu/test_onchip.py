@@ -307,6 +307,12 @@ def test_sample2d_scattered_points_take_the_capped_layout_with_the_same_samples(
         np.testing.assert_allclose(second, want, rtol=1e-6, atol=1e-6)
     else:
         assert np.abs(second - want).max() < 1.5 / 256
+    from gpumemlab.gpu import host
+
+    held = host.live_bytes()["mapped"]
+    sample.clear_cache()  # frees the observations' mapped memory; the next call starts unseen
+    assert host.live_bytes()["mapped"] == held - sample.BOARD_ROWS * sample.OBSERVERS * 4
+    assert sample._observations(pts, out.size)[0] is None
 
 
 def test_sample2d_sees_writes_to_the_image(cp):

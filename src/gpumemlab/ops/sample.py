@@ -159,10 +159,13 @@ def _caches():
 
 
 def clear_cache() -> None:
-    """Destroy every cached texture object and padded copy."""
+    """Destroy every cached texture object and padded copy, and forget what calls observed of their points."""
     if _textures is not None:
         _textures.clear()
         _scratch.clear()
+    for board in _boards.values():
+        board.close()
+    _boards.clear()
 
 
 def reference_index(i, size: int, address: str):
