@@ -517,19 +517,27 @@ def test_observation_board_hands_rows_out_least_recently_used_first():
 
     mem = np.zeros((2, 8), np.uint32)
     board = Board(mem, 0x10000)
-    a, a_ptr = board.row("a")
-    b, b_ptr = board.row("b")
-    assert (a_ptr, b_ptr) == (0x10000, 0x10000 + 32) and (mem == UNSEEN).all()
+    a, a_ptr, a_calls = board.row("a")
+    b, b_ptr, _ = board.row("b")
+    assert (a_ptr, b_ptr, a_calls) == (0x10000, 0x10000 + 32, 1) and (mem == UNSEEN).all()
     assert seen(a) is None
     a[:] = np.arange(8)  # a kernel's report
-    again, ptr = board.row("a")  # "a" is now the most recently used
-    assert ptr == a_ptr and seen(again) == list(range(8))
+    again, ptr, calls = board.row("a")  # "a" is now the most recently used
+    assert (ptr, calls) == (a_ptr, 2) and seen(again) == list(range(8))
     b[:] = 5
-    c, c_ptr = board.row("c")  # evicts "b", whose row starts unseen again
+    c, c_ptr, _ = board.row("c")  # evicts "b", whose row starts unseen again
     assert c_ptr == b_ptr and seen(c) is None and (mem[1] == UNSEEN).all()
     assert seen(board.row("a")[0]) == list(range(8))
-    _, ptr = board.row("b")  # "b" comes back in the row of the least recently used, "c"
-    assert ptr == c_ptr
+    _, ptr, calls = board.row("b")  # "b" comes back in the row of the least recently used, "c", counting afresh
+    assert (ptr, calls) == (c_ptr, 1)
+
+
+def test_sample2d_observes_unseen_points_and_every_16th_call_after():
+    from gpumemlab.ops.sample import OBSERVE_EVERY, observing
+
+    assert OBSERVE_EVERY == 16
+    assert [observing(None, k) for k in (1, 2, 3)] == [True] * 3
+    assert [k for k in range(1, 50) if observing([0] * 8, k)] == [16, 32, 48]
 
 
 def test_observers_agree_between_kernel_and_host():

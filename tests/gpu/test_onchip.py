@@ -271,7 +271,11 @@ def test_sample2d_reports_how_many_neighbouring_points_lie_apart(cp, axis, step,
     ln = sample.launch_for(img, pts, out, exact=exact, mode="linear", address="clamp")
     chosen, seen, shmem = sample.observed_launch(img, pts, out, ln, exact, "clamp")
     capped = want == 32 and runtime.device_info()["cc"][0] in sample.SCATTERED_ARCHS
-    assert (chosen != ln, shmem > 0) == (capped, capped) and seen != 0
+    assert (chosen != ln, shmem > 0) == (capped, capped)
+    # the buffer's third call (the first, then _observations, then observed_launch): seen, so not observed; the
+    # 16th is
+    addrs = [seen] + [sample._observations(pts, i.size)[1] for _ in range(14)]
+    assert [k + 3 for k, a in enumerate(addrs) if a] == [sample.OBSERVE_EVERY]
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "texture"])

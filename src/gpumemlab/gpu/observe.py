@@ -17,8 +17,9 @@ UNSEEN = 0xFFFFFFFF  # a counter no launch has written yet
 
 class Board:
     """Rows of uint32 counters that kernels write at ``device_ptr`` and the host reads in ``counters``, handed out
-    per key, least recently used first. ``row(key)`` -> (host view, device address); the view holds what kernels
-    wrote there last. :meth:`mapped` allocates one in mapped host memory."""
+    per key, least recently used first. ``row(key)`` -> (host view, device address, calls): the view holds what
+    kernels wrote there last; ``calls`` counts the key's requests since it got the row (1 on the first). :meth:`mapped`
+    allocates one in mapped host memory."""
 
     def __init__(self, counters: np.ndarray, device_ptr: int, owner=None):
         self.counters, self.device_ptr, self._owner = counters, int(device_ptr), owner
@@ -32,16 +33,16 @@ class Board:
         mem = HostArray((rows, width), np.uint32, "mapped")
         return cls(mem.array, mem.device_ptr, mem)
 
-    def row(self, key) -> tuple[np.ndarray, int]:
-        i = self._keys.pop(key, None)
+    def row(self, key) -> tuple[np.ndarray, int, int]:
+        i, calls = self._keys.pop(key, (None, 0))
         if i is None:
             if len(self._keys) < len(self.counters):
                 i = len(self._keys)
             else:  # the least recently used key gives its row up
-                _, i = self._keys.popitem(last=False)
+                i, _ = self._keys.popitem(last=False)[1]
             self.counters[i].fill(UNSEEN)
-        self._keys[key] = i
-        return self.counters[i], self.device_ptr + i * self.counters.strides[0]
+        self._keys[key] = (i, calls + 1)
+        return self.counters[i], self.device_ptr + i * self.counters.strides[0], calls + 1
 
     def close(self) -> None:
         self._keys.clear()

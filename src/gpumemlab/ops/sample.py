@@ -115,6 +115,8 @@ SCATTERED_ARCHS = (9,)  # compute capability majors where that cap was measured;
 SCATTERED_FRACTION = 0.5  # of the observed neighbour pairs (texture.cu's OBSERVERS x 32), apart: scattered
 OBSERVERS, WARP = 8, 32  # texture.cu's OBSERVERS
 BOARD_ROWS = 64  # coordinate buffers whose last observation is kept (least recently used dropped)
+OBSERVE_EVERY = 16  # once seen, a buffer's points are observed again on every 16th call (observing costs local
+# gathers of one sample per thread ~0.5%: docs/notes/sample2d.md, session 27)
 _boards: dict = {}
 
 
@@ -135,8 +137,9 @@ def scattered(counts, cc_major: int) -> bool:
 
 
 def _observations(pts, n: int):
-    """(last counts or None, device address to write this call's) for the coordinate buffer ``pts``; (None, 0)
-    where the GPU cannot map host memory."""
+    """(last counts or None, device address to write this call's observation, or 0 where this call observes
+    nothing) for the coordinate buffer ``pts``: unseen buffers are observed, seen ones every OBSERVE_EVERY-th call;
+    (None, 0) where the GPU cannot map host memory."""
     from ..gpu import observe, runtime
 
     ordinal = runtime.current_ordinal()
@@ -145,8 +148,15 @@ def _observations(pts, n: int):
         if not runtime.device_info()["can_map_host_memory"]:
             return None, 0
         board = _boards[ordinal] = observe.Board.mapped(BOARD_ROWS, OBSERVERS)
-    counts, addr = board.row((pts.data.ptr, n))
-    return observe.seen(counts), addr
+    counts, addr, calls = board.row((pts.data.ptr, n))
+    last = observe.seen(counts)
+    return last, addr if observing(last, calls) else 0
+
+
+def observing(last, calls: int) -> bool:
+    """Whether a call observes its points: where nothing was seen yet, and on every OBSERVE_EVERY-th call (``calls``:
+    this one's number on the buffer) once something was."""
+    return last is None or calls % OBSERVE_EVERY == 0
 
 
 def _caches():
