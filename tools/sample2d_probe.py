@@ -160,7 +160,10 @@ def copy_ceiling(cupy) -> dict:
 
 
 def interleaved(cupy, calls: dict, base, rounds: int, spin) -> tuple[dict, dict]:
-    """Per variant: its times and map_coordinates' times from the same rounds, back to back."""
+    """Per variant: its times and map_coordinates' times from the same rounds, back to back. Each round starts with
+    the spin and an untimed baseline call (the first kernel after the spin runs slower); the variants' order rotates
+    by round, and which of a pair goes first flips every len(calls) rounds, so that with two variants the first
+    timed call is not always the same variant's."""
     names = list(calls)
     own = {n: [] for n in names}
     paired = {n: [] for n in names}
@@ -168,9 +171,11 @@ def interleaved(cupy, calls: dict, base, rounds: int, spin) -> tuple[dict, dict]
         k = r % len(names)
         order = names[k:] + names[:k]
         spin()
+        base()
         recs = []
         for name in order:
-            seq = [(True, calls[name]), (False, base)] if r % 2 else [(False, base), (True, calls[name])]
+            mine_first = (r // len(names)) % 2
+            seq = [(True, calls[name]), (False, base)] if mine_first else [(False, base), (True, calls[name])]
             for mine, fn in seq:
                 a, b = cupy.cuda.Event(), cupy.cuda.Event()
                 a.record()
