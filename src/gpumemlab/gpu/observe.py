@@ -8,6 +8,7 @@ from it must not change results, only how the work is laid out.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -25,6 +26,7 @@ class Board:
         self.counters, self.device_ptr, self._owner = counters, int(device_ptr), owner
         self.counters.fill(UNSEEN)
         self._keys: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()  # calls from several threads hand rows out one at a time
 
     @classmethod
     def mapped(cls, rows: int, width: int) -> "Board":
@@ -34,14 +36,15 @@ class Board:
         return cls(mem.array, mem.device_ptr, mem)
 
     def row(self, key) -> tuple[np.ndarray, int, int]:
-        i, calls = self._keys.pop(key, (None, 0))
-        if i is None:
-            if len(self._keys) < len(self.counters):
-                i = len(self._keys)
-            else:  # the least recently used key gives its row up
-                i, _ = self._keys.popitem(last=False)[1]
-            self.counters[i].fill(UNSEEN)
-        self._keys[key] = (i, calls + 1)
+        with self._lock:
+            i, calls = self._keys.pop(key, (None, 0))
+            if i is None:
+                if len(self._keys) < len(self.counters):
+                    i = len(self._keys)
+                else:  # the least recently used key gives its row up
+                    i, _ = self._keys.popitem(last=False)[1]
+                self.counters[i].fill(UNSEEN)
+            self._keys[key] = (i, calls + 1)
         return self.counters[i], self.device_ptr + i * self.counters.strides[0], calls + 1
 
     def close(self) -> None:
