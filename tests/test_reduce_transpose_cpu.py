@@ -449,6 +449,11 @@ def test_axis_plans_pick_the_path_from_the_shape():
     two = reduce_axis.plan((256, 256, 4096), (0, 2), 4, 8, True, 1000)
     assert [(p.kind, p.outer, p.n, p.inner, p.width) for p in two] == [("rows", 65536, 4096, 1, 4),
                                                                        ("cols", 1, 256, 256, 2)]
+    # column blocks from a quarter wave of resident blocks up: one split (no second launch); below, 4 waves' worth
+    assert reduce_axis.plan((512, 512, 256), (1,), 4, 4, True, 792)[0].splits == 1  # 1024 column blocks
+    quarter = [reduce_axis.plan((outer, 2048, 256), (1,), 4, 4, True, 1000)[0] for outer in (125, 124)]
+    assert [(p.kind, p.grid, p.splits, p.per_split) for p in quarter] == [("cols", (250, 1), 1, 2048),
+                                                                          ("cols", (248, 16), 16, 128)]
     assert reduce_axis.plan((5, 1, 7), (1,), 4, 4, True, 1000)[0].kind == "cast"
     assert reduce_axis.plan((4, 1, 6), (0, 2), 4, 4, True, 1000)[0].kind == "full"
 
@@ -517,7 +522,7 @@ def _host_cols(x: np.ndarray, p) -> np.ndarray:
 def test_column_sum_bound_holds_for_a_host_model(shape, seed, kind, model):
     rng = np.random.default_rng(seed)
     x = (rng.random(shape) * 2 - 1).astype(np.float32) * np.float32(1e3)
-    p = reduce_axis.plan(x.shape, (0,), 4, 4, True, 2)[0]
+    p = reduce_axis.plan(x.shape, (0,), 4, 4, True, 8)[0]  # few resident blocks: splits
     assert p.kind == kind and p.splits > 1 and (kind != "narrow" or x.size % p.per_split)  # narrow: a tail too
     got = model(x, p).astype(np.float64)
     want = x.astype(np.float64).sum(axis=0)

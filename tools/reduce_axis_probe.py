@@ -82,6 +82,8 @@ def main(argv=None) -> int:
     ap.add_argument("--small", action="store_true",
                     help="instead: host microseconds per call on small inputs (SMALL_CASES), bursts of 200 calls")
     ap.add_argument("--shapes", default="", help="rows x columns, comma-separated (default: the four built in)")
+    ap.add_argument("--cases", default="", help="--waves on these instead of WAVE_CASES: SHAPE:AXIS, comma-separated, "
+                    "a shape as AxBxC (e.g. 512x512x256:1)")
     args = ap.parse_args(argv)
     import cupy
 
@@ -166,7 +168,9 @@ def waves(cupy, gpumemlab, torch, args, spin, result) -> int:
     from gpumemlab.ops import reduce_axis as RA
 
     result["waves"] = []
-    for shape, axis in WAVE_CASES:
+    cases = [(tuple(int(v) for v in c.split(":")[0].split("x")), int(c.split(":")[1]))
+             for c in args.cases.split(",") if c] or WAVE_CASES
+    for shape, axis in cases:
         x = cupy.random.default_rng(2).random(shape, dtype=np.float32) + np.float32(0.5)
         xt = torch.as_tensor(x, device="cuda") if torch else None
         base = (lambda: xt.sum(dim=axis)) if torch else (lambda: cupy.sum(x, axis=axis))

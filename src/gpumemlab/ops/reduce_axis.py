@@ -46,6 +46,9 @@ NARROW_WAVES = 2     # sum_cols_narrow's splits (measured at 2)
 THREAD_WAVES = 2     # sum_cols_thread when the columns alone give this many waves of threads
 MIN_SPLIT_ROWS = 128  # ... but never below this many rows per split (16 per thread)
 MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of at least 16 loads per thread
+# column sums: the column blocks alone, from a quarter wave of resident blocks (1.5 a SM at sum_cols' 6), keep DRAM
+# busy; splitting them then costs a second launch and loses (docs/notes/reduce_transpose.md, session 27)
+NO_SPLIT_WAVE = 0.25
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,8 @@ def cols_plan(outer: int, n: int, inner: int, width: int, aligned: bool, residen
     if outer * (inner // w) >= THREAD_WAVES * resident_blocks * K.COL_THREADS:  # a thread per column vector fills it
         return AxisPlan("thread", outer, n, inner, vec, width=w)
     base = math.ceil(inner / (32 * w)) * outer
-    splits, per = split(math.ceil(WAVES * resident_blocks / base), n, MIN_SPLIT_ROWS)
+    parts = 1 if base >= NO_SPLIT_WAVE * resident_blocks else math.ceil(WAVES * resident_blocks / base)
+    splits, per = split(parts, n, MIN_SPLIT_ROWS)
     return AxisPlan("cols", outer, n, inner, vec, splits=splits, per_split=per, width=w)
 
 
