@@ -173,7 +173,10 @@ def clear_cache() -> None:
     if _textures is not None:
         _textures.clear()
         _scratch.clear()
-    for board in _boards.values():
+    for ordinal, board in _boards.items():
+        import cupy
+
+        cupy.cuda.Device(ordinal).synchronize()  # no kernel in flight still writes its observation into this memory
         board.close()
     _boards.clear()
 
