@@ -66,9 +66,9 @@ class _Held:
     _bytes = 0
     _open = False
 
-    def _hold(self, kind: str, nbytes: int) -> None:
-        self._kind, self._bytes, self._open = kind, nbytes, True
-        _live[kind] += nbytes
+    def _hold(self, kind: str, nbytes: int, counted: bool = True) -> None:
+        self._kind, self._bytes, self._open = kind, (nbytes if counted else 0), True
+        _live[kind] += self._bytes
 
     def close(self) -> None:
         if self._open:
@@ -101,10 +101,12 @@ class HostArray(_Held):
 
     ``kind``: "pinned" (cudaHostAllocDefault), "write_combined" (cudaHostAllocWriteCombined: fast for the
     GPU to read over PCIe, very slow for the CPU to read) or "mapped" (cudaHostAllocMapped: kernels may read
-    it in place through ``device_ptr``, zero copy). ``.array`` must not be used after ``close()``.
+    it in place through ``device_ptr``, zero copy). ``.array`` must not be used after ``close()``. ``counted``:
+    whether :func:`live_bytes` counts it (False for the library's own long-lived buffers, which leak checks of the
+    caller's allocations must not see).
     """
 
-    def __init__(self, shape, dtype=np.float32, kind: str = "pinned"):
+    def __init__(self, shape, dtype=np.float32, kind: str = "pinned", counted: bool = True):
         if kind not in HOST_KINDS:
             raise UsageError(f"unknown host memory kind {kind!r}; kinds: {', '.join(HOST_KINDS)}")
         shape, dtype, nbytes = _nbytes(shape, dtype)
@@ -116,7 +118,7 @@ class HostArray(_Held):
             self.ptr = int(cupy.cuda.runtime.hostAlloc(nbytes, _ALLOC_FLAGS[kind]))
         except cupy.cuda.runtime.CUDARuntimeError as exc:
             raise _cuda_error(f"cudaHostAlloc of {nbytes} bytes ({kind})", exc) from None
-        self._hold(kind, nbytes)
+        self._hold(kind, nbytes, counted)
         self.kind, self.nbytes = kind, nbytes
         self.array = _view(self.ptr, shape, dtype)
         self.device_ptr = _device_pointer_of_host(self.ptr) if kind == "mapped" else None

@@ -32,7 +32,7 @@ class Board:
     def mapped(cls, rows: int, width: int) -> "Board":
         from .host import HostArray
 
-        mem = HostArray((rows, width), np.uint32, "mapped")
+        mem = HostArray((rows, width), np.uint32, "mapped", counted=False)  # a cache: not the caller's memory
         return cls(mem.array, mem.device_ptr, mem)
 
     def row(self, key) -> tuple[np.ndarray, int, int]:
