@@ -153,7 +153,22 @@ def test_time_gpu_batches_short_kernels_and_reports_per_call_time():
     assert t.inner == 4 and not t.cold_l2
     assert t.stats.n == 50
     assert t.stats.median == pytest.approx(5e-5, rel=1e-9) and t.stats.rel_spread == pytest.approx(0, abs=1e-6)
-    assert len(s.calls) == 2 + 1 + 50 * 4  # warm-up, the probe sample, the samples
+    assert len(s.calls) == 2 + 3 + 50 * 4  # warm-up, the three probe samples, the samples
+
+
+def test_time_gpu_batches_from_the_fastest_probe_sample():
+    """A late first probe call (0.5 ms for a 0.1 ms kernel: a hiccup of the machine) does not stop the batching:
+    the fastest of the three probe samples sets the calls per sample."""
+    s = FakeStream()
+    late = iter([0.5])
+    fast = s.kernel("k", 0.1)
+
+    def kernel():
+        s.now_ms += next(late, 0.0)
+        fast()
+    cfg = TimerConfig(warmup=0, min_samples=10, max_samples=300, min_time_s=0.01, target_sample_s=2e-4, batch=10)
+    t = time_gpu(kernel, stream=s, cfg=cfg)
+    assert t.inner == 2 and t.stats.median == pytest.approx(1e-4, rel=1e-9)
 
 
 def test_time_gpu_with_a_flusher_times_one_call_per_sample_and_flushes_before_each():
@@ -161,7 +176,7 @@ def test_time_gpu_with_a_flusher_times_one_call_per_sample_and_flushes_before_ea
     cfg = TimerConfig(warmup=1, min_samples=10, min_time_s=0.0, batch=10)
     t = time_gpu(s.kernel("k", 0.05), stream=s, flusher=f, cfg=cfg)
     assert t.inner == 1 and t.cold_l2 and t.stats.n == 10
-    assert f.flushes == 1 + 10  # the probe sample and every timed sample
+    assert f.flushes == 3 + 10  # the three probe samples and every timed sample
     assert t.stats.min == pytest.approx(5e-5, rel=1e-9) and t.stats.max == pytest.approx(5e-5, rel=1e-9)
 
 
