@@ -179,11 +179,12 @@ __device__ __forceinline__ void store_once(T* p, T v) {
     else *p = v;
 }
 
-// observe: OBSERVERS blocks spread over the grid (its first half at least) count, in their first warp, the neighbouring points (lane i and
-// i + 1, mod 32) that lie more than SCATTER_PX pixels apart on either axis, and write the count (0..32) to
-// seen[k] (mapped host memory: the host reads it after this launch, with no sync, to lay out its next call on the
-// same coordinates; the samples do not depend on it). Called after the stores; an observing warp reads its first
-// points again (p: the thread's first, in L1 or L2 by now) so that no other warp keeps them in registers.
+// observe: OBSERVERS blocks spread over the grid (its first half at least) count, in their first warp, the
+// neighbouring points (lane i and i + 1, mod 32) that lie more than SCATTER_PX pixels apart on either axis, and write
+// the count (0..32) to seen[k] (mapped host memory: the host reads it after this launch, with no sync, to lay out its
+// next call on the same coordinates; the samples do not depend on it). Called after the stores; an observing warp
+// reads its first points again (p: the thread's first, in L1 or L2 by now) so that no other warp keeps them in
+// registers.
 #define OBSERVERS 8
 #define SCATTER_PX 16.0f
 template <class Fetch>

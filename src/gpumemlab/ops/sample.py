@@ -26,11 +26,11 @@ image in a CUDA array, the texture unit's block-linear layout: a 32-byte sector 
 8 x 1, so a scattered 2x2 footprint touches fewer sectors) is sampled like the image itself; the exact path then
 selects texels with point-sampled or gathered texture fetches and weights them in software.
 
-With the default plan the exact path learns what kind of points a coordinate buffer holds: a few blocks of each call
-report, from the points they already read, how many neighbours lie apart, and where most did the next call on the
-same buffer caps its resident samples per SM (scattered gathers from DRAM go faster with fewer requests in flight;
-local ones need every thread). A first call, or a buffer whose last report is not in yet, runs the local layout. The
-samples are the same either way.
+With the default plan on the image itself (bilinear, coordinates in pixels) sample2d learns what kind of points a
+coordinate buffer holds: a few blocks of a call report, from the points they already read, how many neighbours lie
+apart, and where most did the next call on the same buffer caps its resident samples per SM (scattered gathers from
+DRAM go faster with fewer requests in flight; local ones need every thread). A first call, or a buffer whose last
+report is not in yet, runs the local layout. The samples are the same either way.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, f
 # Scattered points. A DRAM-bound gather of scattered points ties map_coordinates only with about 1,000 resident
 # samples per SM; local gathers need every resident thread (H100 and H200, sessions 25-26 of docs/notes/sample2d.md).
 # Which kind a call has is seen by the previous call on the same coordinates (texture.cu's observe): where most of
-# its observed neighbours were apart, the default exact path takes the flat one-sample plan with its residency
-# capped (runtime.l1_kept_cap). The results are the same either way.
+# its observed neighbours were apart, the default plan becomes a flat one-sample kernel with its residency capped
+# (runtime.l1_kept_cap; observed_launch). The results are the same either way.
 SCATTERED_SAMPLES_PER_SM = 1024
 SCATTERED_ARCHS = (9,)  # compute capability majors where that cap was measured; elsewhere full residency
 SCATTERED_FRACTION = 0.5  # of the observed neighbour pairs (texture.cu's OBSERVERS x 32), apart: scattered
@@ -130,7 +130,7 @@ def default_plan(exact: bool, image_shaped: bool, on_array: bool = False) -> Pla
 
 
 def scattered(counts, cc_major: int) -> bool:
-    """Whether the default exact path caps residency for points whose last observation was ``counts`` (texture.cu's
+    """Whether the default plan caps residency for points whose last observation was ``counts`` (texture.cu's
     observe: per observer, how many of 32 neighbour pairs lay apart; None: not seen yet)."""
     return (counts is not None and cc_major in SCATTERED_ARCHS
             and sum(counts) > SCATTERED_FRACTION * WARP * len(counts))
