@@ -70,20 +70,6 @@ def main(argv=None) -> int:
                 S.plan_launch.cache_clear()
         return call
 
-    from cuda.bindings import driver
-    carveout = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-
-    def l1_kept(spec):
-        """A second instance of ``spec`` (its own compiled function) whose shared memory carveout is set to 8% (the
-        smallest the driver rounds it to), and the smallest shared request that caps it at each block count."""
-        carved_spec = replace(spec, defines=tuple(spec.defines) + (("GML_CARVED_COPY", "1"),))  # its own module
-        carved = runtime.get_kernel(carved_spec)
-        runtime._check(driver.cuFuncSetAttribute(runtime._func_handle(carved), carveout, 8), "cuFuncSetAttribute")
-        first = {}
-        for shmem in range(256, 48 * 1024, 256):
-            first.setdefault(runtime.max_active_blocks(carved, block0, shmem), shmem)
-        return carved_spec, first
-
     calls = {"default": variant(block0, 0)}
     meta = {"default": dict(block=block0, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block0, 0))}
     for cap in (6, 4, 3, 2) if "caps" in args.groups else ():
@@ -95,13 +81,14 @@ def main(argv=None) -> int:
         meta[name] = dict(block=block0, shmem=shmem, blocks_per_sm=runtime.max_active_blocks(kernel, block0, shmem))
     plans = ([(flat, (7, 6, 5, 4, 3, 2))] if "l1caps" in args.groups else []) + (
         [(replace(flat, samples=k), (4, 3)) for k in (2, 4)] if "samples" in args.groups else [])
-    for plan, caps in plans:
-        carved_spec, first = l1_kept(S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp",
-                                                  plan=plan).spec)
-        for cap in (c for c in caps if c in first):
+    for plan, caps in plans:  # runtime.l1_kept_cap: a copy at the smallest carveout, the smallest capping request
+        spec = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=plan).spec
+        for cap, capped in ((c, runtime.l1_kept_cap(spec, block0, c)) for c in caps):
+            if capped is None:
+                continue
             name = f"L1 kept, cap {cap} blocks/SM" + (f", {plan.samples} samples" if plan.samples > 1 else "")
-            calls[name] = variant(block0, first[cap], carved_spec, plan)
-            meta[name] = dict(block=block0, shmem=first[cap], blocks_per_sm=cap, samples=plan.samples)
+            calls[name] = variant(block0, capped[1], capped[0], plan)
+            meta[name] = dict(block=block0, shmem=capped[1], blocks_per_sm=cap, samples=plan.samples)
     for block in (128, 512, 1024) if "blocks" in args.groups else ():
         calls[f"block {block}"] = variant(block, 0)
         meta[f"block {block}"] = dict(block=block, shmem=0, blocks_per_sm=runtime.max_active_blocks(kernel, block, 0))
