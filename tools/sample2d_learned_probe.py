@@ -3,7 +3,7 @@
 passed explicitly (no observation: the layout every call had before) and map_coordinates(order=1).
 
     PYTHONPATH=src python3 tools/sample2d_learned_probe.py [--rounds 31] [--path exact|texture] [--caps B ...]
-        [--flat SAMPLES:CAP ...] [--only random]
+        [--flat SAMPLES:CAP ...] [--only random] [--small]
 
 Workloads over a side^2 float32 image: 2^24 uniformly random points, flat (n, 2) and shaped (rows, cols, 2); the
 smooth warp's side^2 points, image-shaped and flattened. Variants of the path (exact=True, or the texture unit):
@@ -20,11 +20,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
+from sample2d_probe import gather_parser, interleaved, launched_as, paired_stats, spin_kernel
 
 
 def main(argv=None) -> int:
@@ -34,6 +35,8 @@ def main(argv=None) -> int:
     ap.add_argument("--flat", nargs="*", default=[], metavar="SAMPLES:CAP",
                     help="flat plans of SAMPLES per thread capped at CAP blocks per SM (0: no cap)")
     ap.add_argument("--only", choices=("random", "warp"), help="one kind of workload")
+    ap.add_argument("--small", action="store_true",
+                    help="instead: host microseconds per call on small inputs (SMALL), bursts of 200 calls")
     args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
@@ -45,21 +48,13 @@ def main(argv=None) -> int:
     from gpumemlab.ops import sample as S
 
     exact = args.path == "exact"
-    launch = runtime.launch
+    if args.small:
+        return small(cupy, map_coordinates, S, exact)
 
     def capped_call(spec, cap, call):
         """``call`` with its launch replaced by ``spec``'s copy capped at ``cap`` blocks per SM (None: no cap)."""
         capped = runtime.l1_kept_cap(spec, K.BLOCK, cap) if cap else (spec, 0)
-        if capped is None:
-            return None
-
-        def run():
-            runtime.launch = lambda _spec, *a, **kw: launch(capped[0], *a, **{**kw, "shmem": capped[1]})
-            try:
-                call()
-            finally:
-                runtime.launch = launch
-        return run
+        return launched_as(*capped, call) if capped is not None else None
 
     info = runtime.device_info()
     side = args.side
@@ -88,7 +83,7 @@ def main(argv=None) -> int:
                 calls[f"fixed, {cap}/SM"] = run
         for pair in args.flat:
             k, cap = (int(x) for x in pair.split(":"))
-            plan = S.Plan(samples=k) if not exact else S.Plan(samples=k, source="ldg", weights="float")
+            plan = replace(S.EXACT_FLAT_PLAN if exact else S.FIRST_WRITTEN, samples=k)
             ln = S.launch_for(img, pts, other_out, exact=exact, mode="linear", address="clamp", plan=plan)
             run = capped_call(ln.spec, cap, lambda p=pts, f=plan: sample(p, other_out, f))
             if run:
@@ -122,6 +117,45 @@ def main(argv=None) -> int:
         cupy.get_default_memory_pool().free_all_blocks()
     suffix = "" if exact else "_texture"
     (Path(os.environ.get("OUT", ".")) / f"sample2d_learned_probe{suffix}.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+# small inputs as users call them: (image side, points, kind)
+SMALL = ((512, 4096, "random"), (1024, 65536, "random"), (256, 65536, "warp"), (1024, 1 << 20, "warp"))
+
+
+def small(cupy, map_coordinates, S, exact: bool) -> int:
+    """Host time per call as users call it (bench.timer.time_host over bursts of 200 calls, a device-wide sync
+    ending each burst): sample2d learned (plan=None), fixed (the default plan passed: what a first call runs) and
+    map_coordinates, alternating over 3 repeats; the median repeat is printed."""
+    from gpumemlab.bench.timer import time_host
+    from gpumemlab.bench.verify import device_random_nonzero
+    from gpumemlab.experiments.texture import smooth_warp, uniform_points
+
+    calls, rows = 200, []
+    for side, n, kind in SMALL:
+        img = device_random_nonzero(side * side, np.float32, 0).reshape(side, side)
+        pts = (uniform_points(cupy, side, side, n, 0) if kind == "random"
+               else smooth_warp(cupy, int(n ** 0.5), int(n ** 0.5)).reshape(-1, 2) * np.float32(side / n ** 0.5))
+        pts_t = cupy.ascontiguousarray(pts.T)
+        fixed = S.default_plan(exact, False)
+        fns = {"learned": lambda: S.sample2d(img, pts, exact=exact),
+               "fixed": lambda: S.sample2d(img, pts, exact=exact, plan=fixed),
+               "map_coordinates": lambda: map_coordinates(img, pts_t, order=1, mode="nearest")}
+        for fn in fns.values():
+            fn()
+        cupy.cuda.Device().synchronize()
+        us = {k: [] for k in fns}
+        for _ in range(3):
+            for name, fn in fns.items():
+                burst = lambda fn=fn: ([fn() for _ in range(calls)], cupy.cuda.Device().synchronize())  # noqa: E731
+                us[name].append(time_host(burst).stats.median / calls * 1e6)
+        med = {k: sorted(v)[1] for k, v in us.items()}
+        rows.append(dict(side=side, points=n, kind=kind, calls=calls, us_per_call=us))
+        print(f"{kind:6s} {n:8d} points over {side}^2: " + ", ".join(f"{k} {v:.1f} us" for k, v in med.items())
+              + f"; learned x{med['map_coordinates'] / med['learned']:.2f} map_coordinates", flush=True)
+    out = Path(os.environ.get("OUT", ".")) / f"sample2d_learned_small{'' if exact else '_texture'}.json"
+    out.write_text(json.dumps(dict(path="exact" if exact else "texture", small=rows), indent=1))
     return 0
 
 

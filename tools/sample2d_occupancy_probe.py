@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sample2d_probe import gather_parser, interleaved, paired_stats, spin_kernel
+from sample2d_probe import gather_parser, interleaved, launched_as, paired_stats, spin_kernel
 
 # caps: shared-memory requests that cap residency (and take L1); l1caps: the same with L1 kept; samples: L1-kept caps
 # on plans with 2 and 4 samples per thread; blocks: other block sizes
@@ -53,20 +53,21 @@ def main(argv=None) -> int:
     ref = map_coordinates(img, pts_t, order=1, mode="nearest")
     mc_out, out = cupy.empty_like(ref), cupy.empty_like(ref)
     base = lambda: map_coordinates(img, pts_t, output=mc_out, order=1, mode="nearest")  # noqa: E731
-    launch, block0 = runtime.launch, K.BLOCK
+    block0 = K.BLOCK
     ln = S.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=flat)
     kernel = runtime.get_kernel(ln.spec)
     smem_sm = int(info.get("shared_per_sm_bytes") or 228 * 1024)
 
     def variant(block: int, shmem: int, kern=None, plan=flat):
+        sample = launched_as(kern, shmem, lambda: S.sample2d(img, pts, exact=True, out=out, plan=plan))
+
         def call():
             K.BLOCK = block
             S.plan_launch.cache_clear()
-            runtime.launch = lambda spec, *a, **kw: launch(kern or spec, *a, **{**kw, "shmem": shmem})
             try:
-                S.sample2d(img, pts, exact=True, out=out, plan=plan)
+                sample()
             finally:
-                runtime.launch, K.BLOCK = launch, block0
+                K.BLOCK = block0
                 S.plan_launch.cache_clear()
         return call
 

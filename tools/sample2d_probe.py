@@ -159,6 +159,22 @@ def copy_ceiling(cupy) -> dict:
     return dict(bytes=8 * n, gbps=8 * n / (st["median_ms"] * 1e-3) / 1e9, **st)
 
 
+def launched_as(spec, shmem: int, call):
+    """``call`` with every gpumemlab launch inside it replaced by ``spec`` (None: the call's own kernel) and a dynamic
+    shared request of ``shmem`` bytes: the probes' way to run a plan's launch as another kernel copy or capped."""
+    from gpumemlab.gpu import runtime
+
+    launch = runtime.launch
+
+    def run():
+        runtime.launch = lambda own, *a, **kw: launch(spec or own, *a, **{**kw, "shmem": shmem})
+        try:
+            return call()
+        finally:
+            runtime.launch = launch
+    return run
+
+
 def interleaved(cupy, calls: dict, base, rounds: int, spin) -> tuple[dict, dict]:
     """Per variant: its times and map_coordinates' times from the same rounds, back to back. Each round starts with
     the spin and an untimed baseline call (the first kernel after the spin runs slower); the variants' order rotates
