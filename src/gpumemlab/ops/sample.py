@@ -136,18 +136,18 @@ def scattered(counts, cc_major: int) -> bool:
             and sum(counts) > SCATTERED_FRACTION * WARP * len(counts))
 
 
-def _observations(pts, n: int):
+def _observations(pts, n: int, info: dict | None = None):
     """(last counts or None, device address to write this call's observation, or 0 where this call observes
-    nothing) for the coordinate buffer ``pts``: unseen buffers are observed, seen ones every OBSERVE_EVERY-th call;
-    (None, 0) where the GPU cannot map host memory."""
+    nothing) for the coordinate buffer ``pts`` (``info``: runtime.device_info() of the current device): unseen
+    buffers are observed, seen ones every OBSERVE_EVERY-th call; (None, 0) where the GPU cannot map host memory."""
     from ..gpu import observe, runtime
 
-    ordinal = runtime.current_ordinal()
-    board = _boards.get(ordinal)
+    info = info or runtime.device_info()
+    board = _boards.get(info["ordinal"])
     if board is None:
-        if not runtime.device_info()["can_map_host_memory"]:
+        if not info["can_map_host_memory"]:
             return None, 0
-        board = _boards[ordinal] = observe.Board.mapped(BOARD_ROWS, OBSERVERS)
+        board = _boards[info["ordinal"]] = observe.Board.mapped(BOARD_ROWS, OBSERVERS)
     counts, addr, calls = board.row((pts.data.ptr, n))
     last = observe.seen(counts)
     return last, addr if observing(last, calls) else 0
@@ -387,23 +387,35 @@ def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: P
 def observed_launch(img, pts, out, ln: Launch, exact: bool, address: str) -> tuple[Launch, int, int]:
     """(launch, device address for this call's observation, dynamic shared bytes) of the default plan on the image
     itself (bilinear, coordinates in pixels): ``ln``, or a flat one-sample launch with its residency capped where
-    the last call on these coordinates saw them scattered (:func:`scattered`): the exact path's flat plan, or the
-    texture path's tiled one-sample kernel."""
+    the last call on these coordinates saw them scattered (:func:`scattered`; :func:`scattered_launch`)."""
+    from ..gpu import runtime
+
+    info = runtime.device_info()
+    counts, seen = _observations(pts, out.size, info)
+    if scattered(counts, info["cc"][0]):
+        capped = scattered_launch(out.size, exact, address, pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0,
+                                  info["ordinal"])
+        if capped is not None:
+            return capped[0], seen, capped[1]
+    return ln, seen, 0
+
+
+@lru_cache(maxsize=256)
+def scattered_launch(n: int, exact: bool, address: str, aligned: bool, ordinal: int) -> tuple[Launch, int] | None:
+    """(launch, dynamic shared bytes) for ``n`` scattered points on device ``ordinal`` (current): the exact path's
+    flat plan, or the texture path's tiled one-sample kernel, as a copy capped at SCATTERED_SAMPLES_PER_SM resident
+    samples per SM (runtime.l1_kept_cap); None where no shared request gives that cap. Cached: a call's host time
+    stays that of the plan it replaces."""
     from ..gpu import runtime
     from ..kernels import texture as K
 
-    counts, seen = _observations(pts, out.size)
-    if scattered(counts, runtime.device_info()["cc"][0]):
-        if exact:
-            flat = launch_for(img, pts.reshape(-1, 2), out.reshape(-1), exact=True, mode="linear", address=address,
-                              plan=EXACT_FLAT_PLAN)
-        else:
-            vec, unroll, width, tiles, grid = tiling(out.size, None, FIRST_WRITTEN, False, K.BLOCK)
-            flat = Launch(K.sample_tex_tiled(vec, unroll), grid, True, vec, unroll, width, tiles)
-        capped = runtime.l1_kept_cap(flat.spec, K.BLOCK, max(1, SCATTERED_SAMPLES_PER_SM // K.BLOCK))
-        if capped is not None:
-            return replace(flat, spec=capped[0]), seen, capped[1]
-    return ln, seen, 0
+    if exact:
+        flat = plan_launch(n, None, EXACT_FLAT_PLAN, True, True, address, False, aligned)
+    else:
+        vec, unroll, width, tiles, grid = tiling(n, None, FIRST_WRITTEN, False, K.BLOCK)
+        flat = Launch(K.sample_tex_tiled(vec, unroll), grid, True, vec, unroll, width, tiles)
+    capped = runtime.l1_kept_cap(flat.spec, K.BLOCK, max(1, SCATTERED_SAMPLES_PER_SM // K.BLOCK))
+    return (replace(flat, spec=capped[0]), capped[1]) if capped is not None else None
 
 
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
