@@ -549,3 +549,32 @@ def test_observers_agree_between_kernel_and_host():
     text = source_text("texture.cu")
     assert int(re.search(r"#define OBSERVERS (\d+)", text).group(1)) == sample.OBSERVERS
     assert "GML_L1_KEPT_COPY" not in text  # the capped copy differs by its -D alone: the same code, its own module
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "texture"])
+@pytest.mark.parametrize("n,pts_ptr,out_ptr", [(1 << 24, 4096, 8192), (4099, 4104, 8196)], ids=["aligned", "odd"])
+def test_scattered_launch_is_the_flat_one_sample_launch_capped(monkeypatch, exact, n, pts_ptr, out_ptr):
+    """The cached launch for scattered points is what launch_for gives for the flat one-sample plan on the same
+    (flattened) arrays, its kernel replaced by runtime.l1_kept_cap's copy: the layout the GPU tests and the probes
+    measured before the launch was cached."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import texture as K
+    from gpumemlab.ops import sample
+
+    caps = []
+    monkeypatch.setattr(runtime, "l1_kept_cap", lambda spec, block, cap: caps.append((spec, block, cap)) or (
+        replace(spec, defines=(("GML_L1_KEPT_COPY", "1"),)), 5632))
+    sample.scattered_launch.cache_clear()
+    got, shmem = sample.scattered_launch(n, exact, "clamp", pts_ptr % 16 == 0 and out_ptr % 8 == 0, 0)
+    sample.scattered_launch.cache_clear()
+    arr = lambda ptr, shape: SimpleNamespace(data=SimpleNamespace(ptr=ptr), shape=shape, ndim=len(shape),  # noqa
+                                             size=int(np.prod(shape)), strides=(4 * shape[-1], 4))
+    img, pts, out = arr(0, (8192, 8192)), arr(pts_ptr, (n, 2)), arr(out_ptr, (n,))
+    want = (sample.launch_for(img, pts, out, exact=True, mode="linear", address="clamp", plan=sample.EXACT_FLAT_PLAN)
+            if exact else sample.Launch(K.sample_tex_tiled(1, 1), -(-n // K.BLOCK), True, 1, 1, K.BLOCK, 1))
+    assert caps == [(want.spec, K.BLOCK, sample.SCATTERED_SAMPLES_PER_SM // K.BLOCK)] and shmem == 5632
+    assert got == replace(want, spec=replace(want.spec, defines=(("GML_L1_KEPT_COPY", "1"),)))
+    assert (got.vec, got.unroll, got.tiles) == (1, 1, 1)
