@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sample2d_probe import interleaved, paired_stats, spin_kernel
+from sample2d_probe import burst_us, interleaved, paired_stats, spin_kernel
 
 SHAPES = ((3, 1 << 24), (8, 1 << 23), (2, 1 << 25), (32, 1 << 21))
 
@@ -206,10 +206,8 @@ SMALL_CASES = (((1 << 16, 3), 0), ((3, 4096), 0), ((4096, 3), 1), ((64, 64), 0))
 
 
 def small(cupy, gpumemlab, torch, result) -> int:
-    """Host time per call as users call it: bench.timer.time_host over bursts of CALLS calls back to back (the
+    """Host time per call as users call it (sample2d_probe.burst_us: bursts of 200 calls back to back, the
     library_overhead experiment's measure), the libraries alternating over 3 repeats; the median repeat is printed."""
-    from gpumemlab.bench.timer import time_host
-
     calls = 200
     result["small"] = []
     for shape, axis in SMALL_CASES:
@@ -220,13 +218,7 @@ def small(cupy, gpumemlab, torch, result) -> int:
             fns["torch.sum"] = lambda: xt.sum(dim=axis)
         want = x.astype(np.float64).sum(axis=axis)
         assert bool((cupy.abs(fns["gpumemlab.sum"]() - want) <= 1e-5 * want).all()), (shape, axis)
-        us = {k: [] for k in fns}
-        for _ in range(3):
-            for name, fn in fns.items():
-                # a device-wide sync ends each burst: PyTorch queues on its own stream, not the timer's
-                burst = lambda fn=fn: ([fn() for _ in range(calls)], cupy.cuda.Device().synchronize())  # noqa: E731
-                us[name].append(time_host(burst).stats.median / calls * 1e6)
-        med = {k: sorted(v)[1] for k, v in us.items()}
+        us, med = burst_us(cupy, fns, calls)
         result["small"].append(dict(shape=list(shape), axis=axis, calls=calls, us_per_call=us))
         print(f"{str(shape):12s} axis {axis}: " + ", ".join(f"{k} {v:.1f} us" for k, v in med.items()), flush=True)
     (Path(os.environ.get("OUT", ".")) / "reduce_axis_probe.json").write_text(json.dumps(result, indent=1))

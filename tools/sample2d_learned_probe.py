@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sample2d_probe import gather_parser, interleaved, launched_as, paired_stats, spin_kernel
+from sample2d_probe import burst_us, gather_parser, interleaved, launched_as, paired_stats, spin_kernel
 
 
 def main(argv=None) -> int:
@@ -125,10 +125,8 @@ SMALL = ((512, 4096, "random"), (1024, 65536, "random"), (256, 65536, "warp"), (
 
 
 def small(cupy, map_coordinates, S, exact: bool) -> int:
-    """Host time per call as users call it (bench.timer.time_host over bursts of 200 calls, a device-wide sync
-    ending each burst): sample2d learned (plan=None), fixed (the default plan passed: what a first call runs) and
-    map_coordinates, alternating over 3 repeats; the median repeat is printed."""
-    from gpumemlab.bench.timer import time_host
+    """Host time per call as users call it (sample2d_probe.burst_us: bursts of 200 calls, 3 repeats, the median
+    printed): sample2d learned (plan=None), fixed (the default plan passed: what a first call runs), map_coordinates."""
     from gpumemlab.bench.verify import device_random_nonzero
     from gpumemlab.experiments.texture import smooth_warp, uniform_points
 
@@ -145,12 +143,7 @@ def small(cupy, map_coordinates, S, exact: bool) -> int:
         for fn in fns.values():
             fn()
         cupy.cuda.Device().synchronize()
-        us = {k: [] for k in fns}
-        for _ in range(3):
-            for name, fn in fns.items():
-                burst = lambda fn=fn: ([fn() for _ in range(calls)], cupy.cuda.Device().synchronize())  # noqa: E731
-                us[name].append(time_host(burst).stats.median / calls * 1e6)
-        med = {k: sorted(v)[1] for k, v in us.items()}
+        us, med = burst_us(cupy, fns, calls)
         rows.append(dict(side=side, points=n, kind=kind, calls=calls, us_per_call=us))
         print(f"{kind:6s} {n:8d} points over {side}^2: " + ", ".join(f"{k} {v:.1f} us" for k, v in med.items())
               + f"; learned x{med['map_coordinates'] / med['learned']:.2f} map_coordinates", flush=True)

@@ -159,6 +159,20 @@ def copy_ceiling(cupy) -> dict:
     return dict(bytes=8 * n, gbps=8 * n / (st["median_ms"] * 1e-3) / 1e9, **st)
 
 
+def burst_us(cupy, fns: dict, calls: int = 200, repeats: int = 3) -> tuple[dict, dict]:
+    """Host microseconds per call as users call them: bench.timer.time_host over bursts of ``calls`` calls back to
+    back, a device-wide sync ending each burst (PyTorch queues on its own stream, not the timer's), the functions
+    alternating over ``repeats`` repeats. Returns (every repeat's us per call, the median repeat's) per name."""
+    from gpumemlab.bench.timer import time_host
+
+    us = {k: [] for k in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            burst = lambda fn=fn: ([fn() for _ in range(calls)], cupy.cuda.Device().synchronize())  # noqa: E731
+            us[name].append(time_host(burst).stats.median / calls * 1e6)
+    return us, {k: sorted(v)[len(v) // 2] for k, v in us.items()}
+
+
 def launched_as(spec, shmem: int, call):
     """``call`` with every gpumemlab launch inside it replaced by ``spec`` (None: the call's own kernel) and a dynamic
     shared request of ``shmem`` bytes: the probes' way to run a plan's launch as another kernel copy or capped."""
