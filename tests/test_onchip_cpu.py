@@ -578,3 +578,177 @@ def test_scattered_launch_is_the_flat_one_sample_launch_capped(monkeypatch, exac
     assert caps == [(want.spec, K.BLOCK, sample.SCATTERED_SAMPLES_PER_SM // K.BLOCK)] and shmem == 5632
     assert got == replace(want, spec=replace(want.spec, defines=(("GML_L1_KEPT_COPY", "1"),)))
     assert (got.vec, got.unroll, got.tiles) == (1, 1, 1)
+
+
+class _FakeLauncher:
+    """runtime.Launcher.over recorded: the kernel, geometry, packed arguments and varying slots; ``at`` calls kept."""
+
+    def __init__(self, kernel, grid, block, args, varying, shmem):
+        self.spec, self.grid, self.block, self.args, self.varying, self.shmem = kernel, grid, block, args, varying, shmem
+        self.calls = []
+
+    @classmethod
+    def over(cls, kernel, grid, block, args, varying, shmem=0):
+        return cls(kernel, grid, block, args, varying, shmem)
+
+    def at(self, *addresses):
+        self.calls.append(addresses)
+
+
+def _fake_array(ptr, shape):
+    from types import SimpleNamespace
+
+    strides = tuple(4 * int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    return SimpleNamespace(data=SimpleNamespace(ptr=ptr), shape=tuple(shape), ndim=len(shape),
+                           size=int(np.prod(shape)), strides=strides, dtype=np.dtype(np.float32),
+                           flags=SimpleNamespace(c_contiguous=True))
+
+
+def _kernel_parameters(spec) -> list[str]:
+    """The parameter names of the texture.cu kernel ``spec`` instantiates."""
+    import re
+
+    from gpumemlab.kernels import source_text
+
+    name = spec.name.split("<")[0]
+    params = re.search(rf"void {name}\(([^)]*)\)", source_text("texture.cu")).group(1)
+    return [p.split()[-1].lstrip("*") for p in params.split(",")]
+
+
+@pytest.fixture
+def prepared(monkeypatch):
+    """sample._prepare with fake arrays, texture, device and Launcher: (prepare(exact, plan, on_array, shape), the
+    board the default plan observes into, the fake outputs handed out)."""
+    from types import SimpleNamespace
+
+    from gpumemlab.gpu import observe, runtime
+    from gpumemlab.ops import sample
+
+    monkeypatch.setattr(runtime, "Launcher", _FakeLauncher)
+    monkeypatch.setattr(runtime, "device_info", lambda: dict(cc=[9, 0], ordinal=0, can_map_host_memory=True,
+                                                               sm_count=1))  # the cap binds above 1,024 samples
+    board = observe.Board(np.zeros((4, sample.OBSERVERS), np.uint32), 0x5000)
+    monkeypatch.setattr(sample, "_board", lambda info: board)
+    tex = SimpleNamespace(handle=np.uint64(0x7E7))
+    monkeypatch.setattr(sample, "_texture", lambda img, mode, address, normalized: (tex, None))
+    monkeypatch.setattr(sample, "_check_image", lambda image: image)
+    monkeypatch.setattr(sample, "_check_coords", lambda coords: coords)
+    outs = []
+    monkeypatch.setattr(sample, "_cupy", lambda: SimpleNamespace(
+        empty=lambda shape, dtype: outs.append(_fake_array(0x9000 + 0x100 * len(outs), shape)) or outs[-1]))
+
+    def prepare(exact, plan, on_array=False, shape=(4099, 2)):
+        img = _fake_array(0x100000, (300, 500))
+        if on_array:
+            img = object.__new__(sample.ArrayImage)
+            img.shape, img.gather, img.texture = (300, 500), True, lambda *a: tex
+        pts = _fake_array(0x200000, shape)
+        return img, pts, sample._prepare(img, pts, "linear", "clamp", False, exact, None, plan)
+    return prepare, board, outs
+
+
+@pytest.mark.parametrize("exact,plan,on_array", [
+    (True, None, False), (True, "FIRST_WRITTEN", False), (False, None, False), (False, "FIRST_WRITTEN", False),
+    (True, None, True), (False, None, True)],
+    ids=["exact", "exact first written", "texture", "texture first written", "exact array", "texture array"])
+def test_prepared_call_packs_each_argument_where_the_kernel_takes_it(prepared, exact, plan, on_array):
+    """Each packed slot is the value of the kernel parameter at that position in texture.cu (the output and the
+    observation address vary per call, in that order), and a call passes its new output's address."""
+    from gpumemlab.ops import sample
+
+    prepare, board, outs = prepared
+    img, pts, (call, reusable) = prepare(exact, getattr(sample, plan) if plan else None, on_array)
+    ln = call.local
+    params = _kernel_parameters(ln.spec)
+    assert len(params) == len(ln.args) and reusable and call.n == 4099
+    (rs, ro, cs, co), _ = sample.coordinate_map((300, 500), False, exact, "clamp")
+    want = dict(out=0, coords=0x200000, n=4099, h=300, w=500, row_scale=rs, row_offset=ro, col_scale=cs,
+                col_offset=co, seen=0, width=getattr(ln, "width", None), tex=0x7E7)
+    texture_exact = on_array and exact  # texels fetched through the array's texture, the image pointer unused
+    want.update(img=0 if texture_exact else 0x100000, pitch=0 if texture_exact else 500,
+                tex=0x7E7 if on_array or not exact else 0)
+    launch = sample.launch_for(img, pts, _fake_array(0x9000, (4099,)), exact=exact, mode="linear", address="clamp",
+                               plan=getattr(sample, plan) if plan else None)
+    want.update(width=launch.width, tiles=launch.tiles)
+    assert ln.spec == launch.spec and ln.grid == launch.grid
+    assert {p: float(a) for p, a in zip(params, ln.args)} == {p: float(want[p]) for p in params}
+    assert [params[i] for i in ln.varying] == (["out", "seen"] if "seen" in params else ["out"])
+    out = call(img, None)
+    observed = plan is None and not on_array  # the default plan on the image itself observes its points
+    assert ln.calls == [(out.data.ptr, board.device_ptr if observed else 0)]
+
+
+def test_prepared_call_takes_the_capped_launch_once_its_points_were_seen_scattered(prepared, monkeypatch):
+    """The default plan's call reads its row of the board each call: unseen -> the local launch, observing; seen
+    scattered -> the capped launch (made once, on the first scattered call: the same arguments, its own geometry and
+    shared request), observing again on every OBSERVE_EVERY-th call."""
+    from dataclasses import replace
+
+    from gpumemlab.ops import sample
+
+    prepare, board, outs = prepared
+    made = []
+    monkeypatch.setattr(sample, "scattered_launch", lambda *key: made.append(key) or (
+        replace(sample.plan_launch(4099, None, sample.EXACT_FLAT_PLAN, True, True, "clamp", False, False),
+                grid=77), 5632))
+    img, pts, (call, _) = prepare(True, None)
+    call(img, None)
+    assert call.local.calls == [(outs[0].data.ptr, board.device_ptr)] and made == []
+    board.counters[0] = 32  # every observer saw all its pairs apart
+    for _ in range(2, sample.OBSERVE_EVERY + 1):  # the buffer's calls 2 .. 16
+        call(img, None)
+    capped = call.capped
+    assert made == [(4099, True, "clamp", True, 0)] and (capped.grid, capped.shmem) == (77, 5632)
+    assert capped.args[1:] == call.local.args[1:] and capped.varying == call.local.varying
+    assert [a[1] for a in capped.calls] == [0] * (sample.OBSERVE_EVERY - 2) + [board.device_ptr]
+    assert [a[0] for a in capped.calls] == [o.data.ptr for o in outs[1:]] and len(call.local.calls) == 1
+
+
+def test_sample2d_prepares_a_call_once_per_arrays_and_options(prepared, monkeypatch):
+    """Repeated calls on the same arrays and options run one prepared call; another pointer, shape, option or an
+    output of other alignment prepares another; copied inputs are never kept; at most CALLS are kept, oldest out."""
+    from gpumemlab.ops import _checks, sample
+
+    prepare, board, outs = prepared
+    fake = type(_fake_array(0, (1,)))
+    monkeypatch.setattr(_checks, "_NDARRAY", fake)
+    monkeypatch.setattr(sample, "_calls", {})
+    made = []
+    real = sample._prepare
+    monkeypatch.setattr(sample, "_prepare", lambda *a: made.append(a[1].data.ptr) or real(*a))
+    img = _fake_array(0x100000, (300, 500))
+    pts = [_fake_array(0x200000 + 0x1000 * i, (64, 2)) for i in range(3)]
+    for p in (pts[0], pts[1], pts[0], pts[1]):
+        sample.sample2d(img, p, exact=True)
+    assert made == [pts[0].data.ptr, pts[1].data.ptr] and len(sample._calls) == 2
+    sample.sample2d(img, pts[0], exact=False)
+    sample.sample2d(img, pts[0], exact=True, out=_fake_array(0x9004, (64,)))  # an output 4 bytes off 8-byte alignment
+    sample.sample2d(img, pts[0], exact=True, out=_fake_array(0x9008, (64,)))  # aligned: the kept call of the first
+    assert len(made) == 4 and len(sample._calls) == 4
+    monkeypatch.setattr(sample, "_check_coords", lambda coords: _fake_array(0x300000, coords.shape))  # a copy
+    sample.sample2d(img, pts[2], exact=True)
+    sample.sample2d(img, pts[2], exact=True)
+    assert made[4:] == [pts[2].data.ptr] * 2 and len(sample._calls) == 4
+    monkeypatch.setattr(sample, "CALLS", 4)
+    monkeypatch.setattr(sample, "_check_coords", lambda coords: coords)
+    oldest = next(iter(sample._calls))
+    sample.sample2d(img, pts[2], exact=True)
+    assert len(sample._calls) == 4 and oldest not in sample._calls and oldest[4] == pts[0].data.ptr
+
+
+def test_only_calls_where_the_cap_can_bind_observe_their_points(prepared):
+    """One SM: up to SCATTERED_SAMPLES_PER_SM samples the capped launch would run the same blocks per SM, so such a
+    call neither observes nor reads the board; one sample more does both."""
+    from gpumemlab.ops import sample
+
+    prepare, board, _ = prepared
+    cap = sample.SCATTERED_SAMPLES_PER_SM
+    assert (sample.observed(cap, 1), sample.observed(cap + 1, 1), sample.observed(132 * cap, 132)) == (
+        False, True, False)
+    img, _, (call, _) = prepare(True, None, shape=(cap, 2))
+    call(img, None)
+    assert call.board is None and call.local.calls[0][1] == 0 and not board._keys
+    img, pts, (call, _) = prepare(True, None, shape=(cap + 1, 2))
+    call(img, None)
+    assert call.board is board and call.local.calls[0][1] == board.device_ptr
+    assert list(board._keys) == [(pts.data.ptr, cap + 1)]

@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=("random", "warp"), help="one kind of workload")
     ap.add_argument("--small", action="store_true",
                     help="instead: host microseconds per call on small inputs (SMALL), bursts of 200 calls")
+    ap.add_argument("--profile", action="store_true",
+                    help="with --small: also cProfile 2,000 learned calls on the first small input (top 15 by own time)")
     args = ap.parse_args(argv)
     import cupy
     from cupyx.scipy.ndimage import map_coordinates
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
 
     exact = args.path == "exact"
     if args.small:
-        return small(cupy, map_coordinates, S, exact)
+        return small(cupy, map_coordinates, S, exact, args.profile)
 
     def capped_call(spec, cap, call):
         """``call`` with its launch replaced by ``spec``'s copy capped at ``cap`` blocks per SM (None: no cap)."""
@@ -124,8 +126,8 @@ def main(argv=None) -> int:
 SMALL = ((512, 4096, "random"), (1024, 65536, "random"), (256, 65536, "warp"), (1024, 1 << 20, "warp"))
 
 
-def small(cupy, map_coordinates, S, exact: bool) -> int:
-    """Host time per call as users call it (sample2d_probe.burst_us: bursts of 200 calls, 3 repeats, the median
+def small(cupy, map_coordinates, S, exact: bool, profile: bool = False) -> int:
+    """Host time per call as users call it (sample2d_probe.burst_us: bursts of 200 calls, 5 repeats, the median
     printed): sample2d learned (plan=None), fixed (the default plan passed: what a first call runs), map_coordinates."""
     from gpumemlab.bench.verify import device_random_nonzero
     from gpumemlab.experiments.texture import smooth_warp, uniform_points
@@ -143,8 +145,17 @@ def small(cupy, map_coordinates, S, exact: bool) -> int:
         for fn in fns.values():
             fn()
         cupy.cuda.Device().synchronize()
-        us, med = burst_us(cupy, fns, calls)
+        us, med = burst_us(cupy, fns, calls, repeats=5)
         rows.append(dict(side=side, points=n, kind=kind, calls=calls, us_per_call=us))
+        if profile and len(rows) == 1:
+            import cProfile
+            import pstats
+
+            with cProfile.Profile() as prof:
+                for _ in range(2000):
+                    fns["learned"]()
+            cupy.cuda.Device().synchronize()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(15)
         print(f"{kind:6s} {n:8d} points over {side}^2: " + ", ".join(f"{k} {v:.1f} us" for k, v in med.items())
               + f"; learned x{med['map_coordinates'] / med['learned']:.2f} map_coordinates", flush=True)
     out = Path(os.environ.get("OUT", ".")) / f"sample2d_learned_small{'' if exact else '_texture'}.json"

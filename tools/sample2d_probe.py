@@ -174,18 +174,26 @@ def burst_us(cupy, fns: dict, calls: int = 200, repeats: int = 3) -> tuple[dict,
 
 
 def launched_as(spec, shmem: int, call):
-    """``call`` with every gpumemlab launch inside it replaced by ``spec`` (None: the call's own kernel) and a dynamic
-    shared request of ``shmem`` bytes: the probes' way to run a plan's launch as another kernel copy or capped."""
+    """``call`` (a sample2d call) with its launch made as ``spec`` (None: the call's own kernel) with a dynamic shared
+    request of ``shmem`` bytes: the probes' way to run a plan's launch as another kernel copy or capped. The calls
+    it prepares are its own (sample2d keeps prepared calls per arrays and options)."""
     from gpumemlab.gpu import runtime
+    from gpumemlab.ops import sample
 
-    launch = runtime.launch
+    base, own, request = runtime.Launcher, {}, shmem
+
+    class LaunchedAs(base):
+        @classmethod
+        def over(cls, kernel, grid, block, args, varying, shmem: int = 0):
+            return base.over(spec or kernel, grid, block, args, varying, shmem=request)
 
     def run():
-        runtime.launch = lambda own, *a, **kw: launch(spec or own, *a, **{**kw, "shmem": shmem})
+        kept = sample._calls
+        runtime.Launcher, sample._calls = LaunchedAs, own
         try:
             return call()
         finally:
-            runtime.launch = launch
+            runtime.Launcher, sample._calls = base, kept
     return run
 
 

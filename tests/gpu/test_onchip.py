@@ -248,7 +248,7 @@ def _mappable():
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "texture"])
 @pytest.mark.parametrize("n", [256 * 64, 300], ids=["64 blocks", "2 blocks"])
 @pytest.mark.parametrize("axis,step,want", [(1, 0.25, 0), (1, 20.0, 32), (0, 17.0, 32), (0, 16.0, 1)])
-def test_sample2d_reports_how_many_neighbouring_points_lie_apart(cp, axis, step, want, n, exact):
+def test_sample2d_reports_how_many_neighbouring_points_lie_apart(cp, monkeypatch, axis, step, want, n, exact):
     """Each of the 8 observing blocks counts, of its first warp's 32 neighbour pairs (lane 31 pairs with lane 0),
     those more than 16 pixels apart: points `step` apart along one axis in runs of 32, so lane 31 and lane 0 lie
     31 steps apart. Exact, 16384 points: 64 blocks of one sample per thread, observers at blocks 0, 8, ..., 56;
@@ -260,6 +260,7 @@ def test_sample2d_reports_how_many_neighbouring_points_lie_apart(cp, axis, step,
 
     _mappable()
     sample.clear_cache()  # a fresh board: this buffer's calls count from 1 (an earlier case may share its pointer)
+    monkeypatch.setattr(sample, "observed", lambda n, sm_count: True)  # small grids observe too: the partial grid
     i = np.arange(n)
     rc = np.full((i.size, 2), 10.0)
     rc[:, axis] += (i % 32) * step
@@ -280,8 +281,8 @@ def test_sample2d_reports_how_many_neighbouring_points_lie_apart(cp, axis, step,
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "texture"])
-@pytest.mark.parametrize("shape", [(1 << 15, 2), (128, 256, 2)], ids=["flat", "image-shaped"])
-def test_sample2d_scattered_points_take_the_capped_layout_with_the_same_samples(cp, shape, exact):
+@pytest.mark.parametrize("image_shaped", [False, True], ids=["flat", "image-shaped"])
+def test_sample2d_scattered_points_take_the_capped_layout_with_the_same_samples(cp, image_shaped, exact):
     """The second call on scattered points runs a flat one-sample kernel with its residency capped (where the cap
     was measured): the same samples, bit for bit, as the first call's layout, and map_coordinates' to 1e-6 (exact)
     or within the texture unit's 8-bit weights."""
@@ -292,6 +293,9 @@ def test_sample2d_scattered_points_take_the_capped_layout_with_the_same_samples(
     from gpumemlab.ops import sample
 
     _mappable()
+    sample.clear_cache()
+    rows = 2 * sample.SCATTERED_SAMPLES_PER_SM * runtime.device_info()["sm_count"] // 256  # twice what the cap holds
+    shape = (rows, 256, 2) if image_shaped else (rows * 256, 2)
     rng = np.random.default_rng(11)
     img = cp.asarray(rng.random((512, 700), dtype=np.float32) + 0.5)
     pts = cp.asarray((rng.random(shape) * [515, 703] - 1.5).astype(np.float32))
@@ -321,14 +325,18 @@ def test_sample2d_scattered_points_take_the_capped_layout_with_the_same_samples(
     assert sample._observations(pts, out.size)[0] is None
 
 
-def test_sample2d_sees_writes_to_the_image(cp):
+@pytest.mark.parametrize("exact", [False, True], ids=["texture", "exact"])
+@pytest.mark.parametrize("width", [64, 67], ids=["aligned rows", "padded for the texture unit"])
+def test_sample2d_sees_writes_to_the_image(cp, width, exact):
+    """A repeated call (a kept, prepared call) reads the image as it is now, also through the padded copy the
+    texture unit needs for rows of 67 floats."""
     import gpumemlab
 
-    img = cp.zeros((64, 64), cp.float32)
-    pts = cp.asarray([[3.0, 5.0]], cp.float32)
-    assert gpumemlab.sample2d(img, pts).get()[0] == 0.0
-    img[3, 5] = 7.0
-    assert gpumemlab.sample2d(img, pts).get()[0] == 7.0
+    img = cp.zeros((64, width), cp.float32)
+    pts = cp.asarray([[3.0, 5.0], [60.0, 66.0]], cp.float32)
+    assert gpumemlab.sample2d(img, pts, exact=exact).get().tolist() == [0.0, 0.0]
+    img[3, 5], img[60, width - 1] = 7.0, 9.0
+    assert gpumemlab.sample2d(img, pts, exact=exact).get().tolist() == [7.0, 9.0]
 
 
 def test_sample2d_no_leak_over_10000_calls(cp):
@@ -344,7 +352,7 @@ def test_sample2d_no_leak_over_10000_calls(cp):
     for i in range(10_000):  # a new image each call (and misaligned ones that need a padded copy)
         gpumemlab.sample2d(cp.full((64, 64 + i % 3), float(i), cp.float32), pts, address=ADDRESS[i % 4])
     runtime.synchronize()
-    assert len(sample._caches()[0]) <= sample.CACHE_SIZE
+    assert len(sample._caches()[0]) <= sample.CACHE_SIZE and len(sample._calls) <= sample.CALLS
     assert cp.get_default_memory_pool().used_bytes() <= used0 + (1 << 20)
     assert runtime.free_memory_bytes() >= free0 - (64 << 20)
 

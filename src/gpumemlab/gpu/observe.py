@@ -25,6 +25,7 @@ class Board:
     def __init__(self, counters: np.ndarray, device_ptr: int, owner=None):
         self.counters, self.device_ptr, self._owner = counters, int(device_ptr), owner
         self.counters.fill(UNSEEN)
+        self._rows = [(counters[i], self.device_ptr + i * counters.strides[0]) for i in range(len(counters))]
         self._keys: OrderedDict = OrderedDict()
         self._lock = threading.Lock()  # calls from several threads hand rows out one at a time
 
@@ -36,16 +37,18 @@ class Board:
         return cls(mem.array, mem.device_ptr, mem)
 
     def row(self, key) -> tuple[np.ndarray, int, int]:
+        keys = self._keys
         with self._lock:
-            i, calls = self._keys.pop(key, (None, 0))
+            i, calls = keys.pop(key, (None, 0))
             if i is None:
-                if len(self._keys) < len(self.counters):
-                    i = len(self._keys)
+                if len(keys) < len(self._rows):
+                    i = len(keys)
                 else:  # the least recently used key gives its row up
-                    i, _ = self._keys.popitem(last=False)[1]
-                self.counters[i].fill(UNSEEN)
-            self._keys[key] = (i, calls + 1)
-        return self.counters[i], self.device_ptr + i * self.counters.strides[0], calls + 1
+                    i, _ = keys.popitem(last=False)[1]
+                self._rows[i][0].fill(UNSEEN)
+            keys[key] = (i, calls + 1)
+        view, addr = self._rows[i]
+        return view, addr, calls + 1
 
     def close(self) -> None:
         self._keys.clear()

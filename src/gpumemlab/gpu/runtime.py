@@ -420,25 +420,45 @@ def launch(kernel, grid, block, *args, shmem: int = 0, stream: "WorkStream | Non
 
 
 class Launcher:
-    """One kernel with its geometry and trailing scalar arguments prepared once; a call passes the leading CuPy
-    arrays (their pointers are written into the prepared buffer) and launches on CuPy's current stream, in the
-    current device's context (one CUfunction per device, looked up once)."""
+    """One kernel with its geometry and arguments packed once; a call passes the CuPy arrays whose pointers change
+    from call to call (written into the prepared buffer at their positions) and launches on CuPy's current stream,
+    in the current device's context (one CUfunction per device, looked up once).
 
-    __slots__ = ("_funcs", "_kernel", "_dims", "_shmem", "_values", "_ptrs", "_params", "_keep")
+    ``Launcher(kernel, grid, block, n_arrays, *scalars)``: the first ``n_arrays`` arguments vary, the scalars
+    follow. :meth:`over` packs every argument and names the positions that vary; :meth:`at` passes raw addresses.
+    """
+
+    __slots__ = ("_funcs", "_kernel", "_dims", "_shmem", "_values", "_ptrs", "_params", "_keep", "_at")
 
     def __init__(self, kernel, grid, block, n_arrays: int, *scalars, shmem: int = 0):
         _launch_api()
-        slots = [_slot(s) for s in scalars]
-        n = n_arrays + len(slots)
+        self._pack(kernel, grid, block, [("Q", 0)] * n_arrays + [_slot(s) for s in scalars], range(n_arrays), shmem)
+
+    @classmethod
+    def over(cls, kernel, grid, block, args, varying, shmem: int = 0) -> "Launcher":
+        """Every argument of ``args`` packed now (arrays as their addresses); a call replaces the slots at the
+        positions ``varying``, in that order."""
+        _launch_api()
+        self = cls.__new__(cls)
+        self._pack(kernel, grid, block, [_slot(a) for a in args], varying, shmem)
+        return self
+
+    def _pack(self, kernel, grid, block, slots: list, varying, shmem: int) -> None:
+        n = len(slots)
         self._values, self._params, self._keep = _own_buffers(n)
-        struct.pack_into("<" + "".join(f for f, _ in slots), self._values, 8 * n_arrays, *[v for _, v in slots])
-        self._ptrs = (ctypes.c_uint64 * max(n_arrays, 1)).from_buffer(self._values)
+        struct.pack_into("<" + "".join(f for f, _ in slots), self._values, 0, *[v for _, v in slots])
+        self._ptrs = (ctypes.c_uint64 * max(n, 1)).from_buffer(self._values)
+        self._at = tuple(varying)
         self._funcs = {}
         self._kernel = kernel
         self._dims = _dims(grid) + _dims(block)
         self._shmem = int(shmem)
 
     def __call__(self, *arrays) -> None:
+        self.at(*[a.data.ptr for a in arrays])
+
+    def at(self, *addresses: int) -> None:
+        """Launch with these 64-bit values in the varying slots (extra values are ignored)."""
         cu_launch, ok, current, device = _CU
         handle = current().ptr
         ordinal = device()
@@ -447,8 +467,8 @@ class Launcher:
             func = self._funcs[ordinal] = _function(self._kernel, ordinal)
         with _LOCK:
             ptrs = self._ptrs
-            for i, a in enumerate(arrays):
-                ptrs[i] = a.data.ptr
+            for i, a in zip(self._at, addresses):
+                ptrs[i] = a
             err, = cu_launch(func, *self._dims, self._shmem, handle, self._params, 0)
         if err != ok:
             _failed(err, self._dims, self._shmem)

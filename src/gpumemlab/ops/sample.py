@@ -30,18 +30,26 @@ With the default plan on the image itself (bilinear, coordinates in pixels) samp
 coordinate buffer holds: a few blocks of a call report, from the points they already read, how many neighbours lie
 apart, and where most did the next call on the same buffer caps its resident samples per SM (scattered gathers from
 DRAM go faster with fewer requests in flight; local ones need every thread). A first call, or a buffer whose last
-report is not in yet, runs the local layout. The samples are the same either way.
+report is not in yet, runs the local layout. The samples are the same either way. Calls with fewer samples than the
+cap holds (SCATTERED_SAMPLES_PER_SM on every SM) would run the same blocks per SM either way and observe nothing.
+
+A call is prepared once per arrays (pointers, shapes, strides) and options: its checks, plan, texture object and
+packed kernel arguments are kept (:class:`Call`, at most CALLS), so that a repeated call, the common case, costs an
+output allocation and one launch.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import InputTypeError, UsageError
+from ..gpu import observe
+from . import _checks
 from ._checks import as_device_array, check_out
 
 MODES = ("linear", "nearest")
@@ -140,15 +148,31 @@ def _observations(pts, n: int, info: dict | None = None):
     """(last counts or None, device address to write this call's observation, or 0 where this call observes
     nothing) for the coordinate buffer ``pts`` (``info``: runtime.device_info() of the current device): unseen
     buffers are observed, seen ones every OBSERVE_EVERY-th call; (None, 0) where the GPU cannot map host memory."""
-    from ..gpu import observe, runtime
+    from ..gpu import runtime
 
-    info = info or runtime.device_info()
+    board = _board(info or runtime.device_info())
+    return (None, 0) if board is None else _observe(board, (pts.data.ptr, n))
+
+
+def observed(n: int, sm_count: int) -> bool:
+    """Whether calls of ``n`` samples learn their points' kind: only where the cap can bind, more samples than
+    SCATTERED_SAMPLES_PER_SM on every SM. Fewer run the same blocks per SM capped or not (the flat one-sample grid
+    has at most n / 256 blocks), so small calls skip the observation and its bookkeeping."""
+    return n > SCATTERED_SAMPLES_PER_SM * sm_count
+
+
+def _board(info: dict):
+    """The observation board of the device ``info`` describes (made on first use), or None where it cannot map
+    host memory."""
     board = _boards.get(info["ordinal"])
-    if board is None:
-        if not info["can_map_host_memory"]:
-            return None, 0
+    if board is None and info["can_map_host_memory"]:
         board = _boards[info["ordinal"]] = observe.Board.mapped(BOARD_ROWS, OBSERVERS)
-    counts, addr, calls = board.row((pts.data.ptr, n))
+    return board
+
+
+def _observe(board, key) -> tuple:
+    """(last counts or None, address for this call's observation or 0) of ``key``'s row: one call's bookkeeping."""
+    counts, addr, calls = board.row(key)
     last = observe.seen(counts)
     return last, addr if observing(last, calls) else 0
 
@@ -169,7 +193,9 @@ def _caches():
 
 
 def clear_cache() -> None:
-    """Destroy every cached texture object and padded copy, and forget what calls observed of their points."""
+    """Destroy every cached texture object and padded copy, drop the prepared calls, and forget what calls observed
+    of their points."""
+    _calls.clear()
     if _textures is not None:
         _textures.clear()
         _scratch.clear()
@@ -267,6 +293,7 @@ class ArrayImage:
         self.gather = T.gather_fits(self.shape) if gather is None else bool(gather)
         self.array = T.cuda_array(img, gather=self.gather)
         self._objects: dict = {}
+        self._calls: dict = {}  # sample2d's prepared calls on this image
 
     def texture(self, filter: str, address: str, normalized: bool):
         """The texture object over the array with this filter, address mode and coordinate normalization."""
@@ -281,7 +308,8 @@ class ArrayImage:
 
 
 def _texture(img, mode: str, address: str, normalized_tex: bool):
-    """A cached pitched texture over ``img`` (or over a padded copy made now, when its rows are misaligned)."""
+    """(a cached pitched texture over ``img``, None) or, when ``img``'s rows are misaligned for the texture unit,
+    (a cached texture over a padded buffer, that buffer): each call copies the image into it first."""
     from ..gpu import texture as T
 
     textures, scratch = _caches()
@@ -290,15 +318,14 @@ def _texture(img, mode: str, address: str, normalized_tex: bool):
     why = T.fits((h, w), "pitch")
     if why:
         raise UsageError(f"image: {why}; use exact=True")
-    src = img
+    src, pad = img, None
     if not T.pitch_ok(img.data.ptr, img.strides[0]):
         import cupy
 
-        src = scratch.get(("pad", h, w), lambda: cupy.empty((h, T.padded_width(w)), np.float32))
-        src[:, :w] = img
+        src = pad = scratch.get(("pad", h, w), lambda: cupy.empty((h, T.padded_width(w)), np.float32))
     key = (src.data.ptr, h, w, src.strides[0], filt, address, normalized_tex)
     return textures.get(key, lambda: T.pitched_texture(T.unowned_view(src), filter=filt, address=address,
-                                                        normalized=normalized_tex, width=w))
+                                                        normalized=normalized_tex, width=w)), pad
 
 
 @dataclass(frozen=True)
@@ -374,14 +401,18 @@ def plan_launch(n: int, row_length: int | None, plan: Plan, exact: bool, linear:
 def launch_for(image, pts, out, *, exact: bool, mode: str, address: str, plan: Plan | None = None) -> Launch:
     """The launch :func:`sample2d` makes for checked arrays (``image``: a pitched float32 CuPy image or an
     ArrayImage; ``pts`` C-contiguous (..., 2); ``out`` its output): kernel, grid and tiling, for tools and tests."""
+    return _launch_of(image, pts, out.size, pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0, exact, mode, address,
+                      plan)
+
+
+def _launch_of(image, pts, n: int, aligned: bool, exact: bool, mode: str, address: str, plan: Plan | None) -> Launch:
     on_array = isinstance(image, ArrayImage)
     row_length = pts.shape[-2] if pts.ndim >= 3 else None
     plan = plan if plan is not None else default_plan(exact, row_length is not None, on_array)
-    aligned = pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0
     row4_ok = not on_array and image.data.ptr % 16 == 0 and image.strides[0] % 16 == 0
     gather_ok = on_array and image.gather
-    return plan_launch(out.size, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned,
-                       gather_ok, row4_ok)
+    return plan_launch(n, row_length, plan, bool(exact), mode == "linear", address, on_array, aligned, gather_ok,
+                       row4_ok)
 
 
 def observed_launch(img, pts, out, ln: Launch, exact: bool, address: str) -> tuple[Launch, int, int]:
@@ -391,6 +422,8 @@ def observed_launch(img, pts, out, ln: Launch, exact: bool, address: str) -> tup
     from ..gpu import runtime
 
     info = runtime.device_info()
+    if not observed(out.size, info["sm_count"]):
+        return ln, 0, 0
     counts, seen = _observations(pts, out.size, info)
     if scattered(counts, info["cc"][0]):
         capped = scattered_launch(out.size, exact, address, pts.data.ptr % 16 == 0 and out.data.ptr % 8 == 0,
@@ -440,43 +473,133 @@ def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", nor
 
     See also: ``cupyx.scipy.ndimage.map_coordinates`` (``order=1``; modes in ``MAP_COORDINATES_MODE``).
     """
-    import cupy
+    nd = _checks._NDARRAY
+    calls = key = None
+    if type(coords) is nd and (out is None or type(out) is nd):
+        # a repeated call on the same arrays (pointers, shapes, strides) and options runs its prepared Call
+        key = (coords.data.ptr, coords.shape, coords.strides, coords.dtype, mode, address, normalized, exact, plan,
+               out is None or out.data.ptr % 8 == 0)
+        if type(image) is nd:
+            key, calls = (image.data.ptr, image.shape, image.strides, image.dtype, *key), _calls
+        elif type(image) is ArrayImage:
+            calls = image._calls
+        try:
+            call = calls.get(key) if calls is not None else None
+        except TypeError:  # an unhashable option: _prepare says which
+            call = calls = None
+        if call is not None:
+            return call(image, out)
+    call, reusable = _prepare(image, coords, mode, address, normalized, exact, out, plan)
+    if reusable and calls is not None:
+        with _calls_lock:
+            if len(calls) >= CALLS:
+                calls.pop(next(iter(calls)))  # the oldest prepared call
+            calls[key] = call
+    return call(image, out)
 
+
+CALLS = 128  # prepared calls kept per module (CuPy images) and per ArrayImage; the oldest dropped first
+_calls: dict = {}
+_calls_lock = threading.Lock()
+
+
+class Call:
+    """One sample2d call prepared for its arrays and options: the launch's arguments packed once
+    (runtime.Launcher.over), so that a call allocates its output, copies a misaligned image for the texture unit
+    where it must, reads the points' last observation and launches. Holds the texture objects it uses."""
+
+    __slots__ = ("shape", "n", "local", "pad", "board", "key", "cc", "capped", "make_capped", "keep")
+
+    def __init__(self, shape: tuple, n: int):
+        self.shape, self.n = shape, n
+        self.local = self.pad = self.board = self.key = self.keep = self.make_capped = None
+        self.capped, self.cc = False, 0  # capped: False until needed, then a Launcher or None
+
+    def __call__(self, image, out):
+        out = _cupy().empty(self.shape, _F32) if out is None else check_out(out, self.shape, np.float32)
+        if self.n == 0:
+            return out
+        if self.pad is not None:  # the texture unit reads a padded copy of a misaligned image
+            buf, width = self.pad
+            buf[:, :width] = image
+        launch, seen = self.local, 0
+        if self.board is not None:
+            last, seen = _observe(self.board, self.key)
+            if scattered(last, self.cc):
+                if self.capped is False:
+                    self.capped = self.make_capped()
+                launch = self.capped or launch
+        launch.at(out.data.ptr, seen)  # slot 0: the output; the last slot of a tiled kernel: the observation
+        return out
+
+
+_F32 = np.dtype(np.float32)
+
+
+def _prepare(image, coords, mode, address, normalized, exact, out, plan) -> tuple[Call, bool]:
+    """Check the arguments (the one-line errors) and prepare the call: (Call, whether it holds for later calls
+    with the same arrays: not where the image or the coordinates had to be copied)."""
     from ..gpu import runtime
     from ..kernels import texture as K
 
     _check_modes(mode, address)
+    if plan is not None and not isinstance(plan, Plan):
+        raise InputTypeError(f"plan: expected a gpumemlab.sample.Plan or None, got {type(plan).__name__}")
     on_array = isinstance(image, ArrayImage)
     img = None if on_array else _check_image(image)
     pts = _check_coords(coords)
     shape = image.shape if on_array else img.shape
-    out = cupy.empty(pts.shape[:-1], np.float32) if out is None else check_out(out, pts.shape[:-1], np.float32)
-    n = out.size
-    if n == 0:
-        return out
+    call = Call(pts.shape[:-1], math.prod(pts.shape[:-1]))
+    if out is not None:
+        out = check_out(out, call.shape, np.float32)
+    reusable = (on_array or img is image) and pts is coords
+    if call.n == 0:
+        return call, reusable
     exact, linear = bool(exact), mode == "linear"
     (rs, ro, cs, co), normalized_tex = coordinate_map(shape, bool(normalized), exact, address)
     scalars = (np.float32(rs), np.float32(ro), np.float32(cs), np.float32(co))
-    ln = launch_for(image if on_array else img, pts, out, exact=exact, mode=mode, address=address, plan=plan)
-    seen, shmem = 0, 0
-    if linear and plan is None and not on_array and not normalized_tex:  # the default plan learns the points' kind
-        ln, seen, shmem = observed_launch(img, pts, out, ln, exact, address)
-    tiling_args = (np.int32(ln.width), np.int32(ln.tiles)) if ln.tiled else ()
+    aligned = pts.data.ptr % 16 == 0 and (out is None or out.data.ptr % 8 == 0)
+    ln = _launch_of(image if on_array else img, pts, call.n, aligned, exact, mode, address, plan)
+    # pointers, not arrays: a kept Call must not keep the caller's arrays alive (copies made here it must: below)
+    pts_ptr, size = np.uint64(pts.data.ptr), (np.int32(shape[0]), np.int32(shape[1]))
     if not exact:
         filt = "linear" if linear else "point"
-        tex = image.texture(filt, address, normalized_tex) if on_array else _texture(img, mode, address,
-                                                                                     normalized_tex)
-        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, tex.handle, pts, np.int64(n), *tiling_args, *scalars,
-                       *((np.uint64(seen),) if ln.tiled else ()), shmem=shmem)
-    elif not ln.tiled:
-        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, img, np.int64(img.strides[0] // 4), np.int32(shape[0]),
-                       np.int32(shape[1]), pts, np.int64(n), *scalars)
+        tex, pad = (image.texture(filt, address, normalized_tex), None) if on_array else _texture(
+            img, mode, address, normalized_tex)
+        call.pad = None if pad is None else (pad, shape[1])
+        heads = ((tex.handle,),) * 2  # (tiled, first-written) kernels' arguments before the points
+    elif on_array:  # texels addressed in software and fetched at exact positions: one object serves every mode
+        tex = image.texture("point", "clamp", False)
+        heads = ((np.uint64(0), np.int64(0), tex.handle, *size),) * 2
     else:
-        if on_array:  # texels addressed in software and fetched at exact positions: one object serves every mode
-            tex = image.texture("point", "clamp", False)
-            src, pitch, handle = np.uint64(0), np.int64(0), tex.handle
-        else:
-            src, pitch, handle = img, np.int64(img.strides[0] // 4), np.uint64(0)
-        runtime.launch(ln.spec, ln.grid, K.BLOCK, out, src, pitch, handle, np.int32(shape[0]), np.int32(shape[1]),
-                       pts, np.int64(n), *tiling_args, *scalars, np.uint64(seen), shmem=shmem)
-    return out
+        tex, src, pitch = None, np.uint64(img.data.ptr), np.int64(img.strides[0] // 4)
+        heads = ((src, pitch, np.uint64(0), *size), (src, pitch, *size))
+    call.keep = (tex, call.pad) if reusable else (tex, call.pad, img, pts)
+
+    def launcher(ln: Launch, shmem: int = 0):
+        """texture.cu's argument order: out, the image, pts, n, [width, tiles,] scales and offsets[, seen]."""
+        if ln.tiled:
+            args = (np.uint64(0), *heads[0], pts_ptr, np.int64(call.n), np.int32(ln.width), np.int32(ln.tiles),
+                    *scalars, np.uint64(0))
+            return runtime.Launcher.over(ln.spec, ln.grid, K.BLOCK, args, (0, len(args) - 1), shmem=shmem)
+        args = (np.uint64(0), *heads[1], pts_ptr, np.int64(call.n), *scalars)
+        return runtime.Launcher.over(ln.spec, ln.grid, K.BLOCK, args, (0,), shmem=shmem)
+
+    call.local = launcher(ln)
+    info = runtime.device_info()
+    # the default plan on the image itself (bilinear, pixel coordinates) learns the points' kind where it matters
+    if linear and plan is None and not on_array and not normalized_tex and observed(call.n, info["sm_count"]):
+        call.board, call.cc, call.key = _board(info), info["cc"][0], (pts.data.ptr, call.n)
+        ordinal = info["ordinal"]
+
+        def make_capped():
+            capped = scattered_launch(call.n, exact, address, aligned, ordinal)
+            return launcher(*capped) if capped is not None else None
+        call.make_capped = make_capped
+    return call, reusable
+
+
+def _cupy():
+    import cupy
+
+    return cupy
