@@ -123,7 +123,8 @@ def main(argv=None) -> int:
 
 
 # small inputs as users call them: (image side, points, kind)
-SMALL = ((512, 4096, "random"), (1024, 65536, "random"), (256, 65536, "warp"), (1024, 1 << 20, "warp"))
+SMALL = ((512, 4096, "random"), (1024, 65536, "random"), (256, 65536, "warp"), (1024, 1 << 20, "warp"),
+         (2048, 1 << 20, "random"))
 
 
 def small(cupy, map_coordinates, S, exact: bool, profile: bool = False) -> int:
