@@ -29,5 +29,5 @@ def test_derive_and_findings_state_us_per_call_and_the_verdict():
 def test_the_declaration_times_each_function_against_its_cupy_equivalent():
     exp = registry()["library_overhead"]
     assert exp.group_by == ("function",)
-    assert exp.params["functions"] == ["matmul", "sum", "transpose", "copy"]
+    assert exp.params["functions"] == ["matmul", "sum", "transpose", "copy", "sample2d"]
     assert any(c.from_seed for c in exp.claims) and any(not c.from_seed for c in exp.claims)

@@ -1,6 +1,6 @@
 """The cost of one library call at tiny sizes, where the GPU work is shorter than the host work of the call.
 
-Each public function (matmul, sum, transpose, copy) is called as users call it, on an input so small that its
+Each public function (matmul, sum, transpose, copy, sample2d) is called as users call it, on an input so small that its
 kernel takes a few microseconds, ``calls`` times back to back; the same for its CuPy equivalent. The host clock
 around the burst (plus one synchronize) gives microseconds per call; the interleaved head-to-head (CUDA events
 around each burst, ours and CuPy's alternating) gives the verdict: a ratio whose spread contains 1 is a tie.
@@ -16,6 +16,7 @@ import numpy as np
 
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
+from ..ops._checks import cupy_module
 from ._cite import field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, outside, seed
 
@@ -33,10 +34,12 @@ class Pair:
     cupy_op: Callable
     rtol: float = 0.0  # 0 (and atol_per_term 0): the results must be equal bit for bit
     atol_per_term: float = 0.0  # absolute tolerance per added term (results near 0 have no relative accuracy)
+    terms: int = 0  # added terms per result (0: the first input's size, or its row length for matmul)
 
 
 def pairs() -> list[Pair]:
     import cupy
+    from cupyx.scipy.ndimage import map_coordinates
 
     import gpumemlab
 
@@ -45,6 +48,10 @@ def pairs() -> list[Pair]:
         Pair("sum", gpumemlab.sum, "cupy.sum", cupy.sum, rtol=1e-5, atol_per_term=1e-6),
         Pair("transpose", gpumemlab.transpose, "cupy.ascontiguousarray(x.T)", lambda x: cupy.ascontiguousarray(x.T)),
         Pair("copy", gpumemlab.copy, "x.copy()", lambda x: x.copy()),
+        # exact=True against map_coordinates(order=1), each given the points in its own layout: (n, 2) and (2, n)
+        Pair("sample2d", lambda img, pts, pts_t: gpumemlab.sample2d(img, pts, exact=True),
+             "cupyx.scipy.ndimage.map_coordinates", lambda img, pts, pts_t: map_coordinates(
+                 img, pts_t, order=1, mode="nearest"), rtol=1e-6, atol_per_term=1e-6, terms=4),
     ]
 
 
@@ -52,6 +59,11 @@ def _inputs(name: str, params: dict, seed: int) -> tuple:
     if name == "matmul":
         n = params["matmul_n"]
         return (device_random_nonzero((n, n), np.float32, seed), device_random_nonzero((n, n), np.float32, seed + 1))
+    if name == "sample2d":  # uniformly random (row, col) points over a small image
+        cupy, side = cupy_module(), params["sample_side"]
+        img = device_random_nonzero((side, side), np.float32, seed)
+        pts = cupy.random.default_rng(seed).random((params["sample_points"], 2), dtype=cupy.float32) * (side - 1)
+        return img, pts, cupy.ascontiguousarray(pts.T)
     shape = (params["n"],) if name in ("sum", "copy") else (params["rows"], params["cols"])
     return (device_random_nonzero(shape, np.float32, seed),)
 
@@ -75,7 +87,7 @@ def cases(session, params):
         base_box: dict = {}
         base_run = _burst(pair.cupy_op, args, calls, base_box)
         reference = pair.cupy_op(*args)
-        terms = args[0].shape[-1] if pair.name == "matmul" else args[0].size  # products per output / addends
+        terms = pair.terms or (args[0].shape[-1] if pair.name == "matmul" else args[0].size)  # per result
         for variant, fn, kind, box, run, versus in (
                 (f"gpumemlab.{pair.name}", pair.ours, "kernel", {}, None, (pair.cupy_name,)),
                 (pair.cupy_name, pair.cupy_op, "baseline", base_box, base_run, ())):
@@ -128,7 +140,8 @@ EXPERIMENT = Experiment(
                   outside("CuPy developers, 'Performance Best Practices', CuPy user guide (docs.cupy.dev), "
                           "section 'Benchmarking'")),),
     cases=cases,
-    params=dict(calls=200, matmul_n=64, n=4096, rows=64, cols=64, functions=["matmul", "sum", "transpose", "copy"]),
+    params=dict(calls=200, matmul_n=64, n=4096, rows=64, cols=64, sample_side=512, sample_points=4096,
+                functions=["matmul", "sum", "transpose", "copy", "sample2d"]),
     group_by=("function",),
     derive=derive,
     findings=findings,
