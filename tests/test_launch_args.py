@@ -60,3 +60,26 @@ def test_dims_accept_ints_numpy_ints_and_short_tuples():
     assert runtime._dims(np.int64(7)) == (7, 1, 1)
     assert runtime._dims((2, 3)) == (2, 3, 1)
     assert runtime._dims([np.int32(2), 3, 4]) == (2, 3, 4)
+
+
+def test_launcher_over_packs_every_argument_and_a_call_rewrites_the_varying_slots(monkeypatch):
+    """Launcher.over: each argument's slot as runtime.launch packs it; a call writes arrays' addresses or raw ints
+    into the varying positions, in order, ignores extra values, and launches on the current stream."""
+    from types import SimpleNamespace
+
+    launched = []
+    fake_cu = [lambda *a: launched.append(a) or (0,), 0, lambda: SimpleNamespace(ptr=0x5),
+               lambda: 0]
+    monkeypatch.setattr(runtime, "_CU", fake_cu)
+    monkeypatch.setattr(runtime, "_function", lambda kernel, ordinal: ("func", kernel, ordinal))
+    args = (np.uint64(0), 3, _Cai(), np.float32(2.5), np.uint64(0))
+    k = runtime.Launcher.over("kernel", (4, 2), 256, args, (0, 4), shmem=96)
+    assert bytes(k._values).hex() == "".join(_packed(a) for a in args)
+    array = SimpleNamespace(data=SimpleNamespace(ptr=0xABC0))
+    k(array, 0x77, 0x99)
+    slots = [bytes(k._values)[8 * i:8 * i + 8] for i in range(len(args))]
+    assert [int.from_bytes(s, "little") for s in (slots[0], slots[4])] == [0xABC0, 0x77]
+    assert slots[1:4] == [bytes.fromhex(_packed(a)) for a in args[1:4]]
+    (func, *dims, shmem, stream, params, extra), = launched
+    assert (func, dims, shmem, stream, extra) == (("func", "kernel", 0), [4, 2, 1, 256, 1, 1], 96, 0x5, 0)
+    assert params == k._params

@@ -581,7 +581,8 @@ def test_scattered_launch_is_the_flat_one_sample_launch_capped(monkeypatch, exac
 
 
 class _FakeLauncher:
-    """runtime.Launcher.over recorded: the kernel, geometry, packed arguments and varying slots; ``at`` calls kept."""
+    """runtime.Launcher.over recorded: the kernel, geometry, packed arguments and varying slots; each call's
+    addresses kept."""
 
     def __init__(self, kernel, grid, block, args, varying, shmem):
         self.spec, self.grid, self.block, self.args, self.varying, self.shmem = kernel, grid, block, args, varying, shmem
@@ -591,8 +592,8 @@ class _FakeLauncher:
     def over(cls, kernel, grid, block, args, varying, shmem=0):
         return cls(kernel, grid, block, args, varying, shmem)
 
-    def at(self, *addresses):
-        self.calls.append(addresses)
+    def __call__(self, *arrays):
+        self.calls.append(tuple(a if type(a) is int else a.data.ptr for a in arrays))
 
 
 def _fake_array(ptr, shape):

@@ -425,7 +425,7 @@ class Launcher:
     in the current device's context (one CUfunction per device, looked up once).
 
     ``Launcher(kernel, grid, block, n_arrays, *scalars)``: the first ``n_arrays`` arguments vary, the scalars
-    follow. :meth:`over` packs every argument and names the positions that vary; :meth:`at` passes raw addresses.
+    follow. :meth:`over` packs every argument and names the positions that vary.
     """
 
     __slots__ = ("_funcs", "_kernel", "_dims", "_shmem", "_values", "_ptrs", "_params", "_keep", "_at")
@@ -455,10 +455,8 @@ class Launcher:
         self._shmem = int(shmem)
 
     def __call__(self, *arrays) -> None:
-        self.at(*[a.data.ptr for a in arrays])
-
-    def at(self, *addresses: int) -> None:
-        """Launch with these 64-bit values in the varying slots (extra values are ignored)."""
+        """Launch with these arrays' addresses (or raw 64-bit addresses, as ints) in the varying slots, in order
+        (extra ones are ignored)."""
         cu_launch, ok, current, device = _CU
         handle = current().ptr
         ordinal = device()
@@ -467,8 +465,8 @@ class Launcher:
             func = self._funcs[ordinal] = _function(self._kernel, ordinal)
         with _LOCK:
             ptrs = self._ptrs
-            for i, a in zip(self._at, addresses):
-                ptrs[i] = a
+            for i, a in zip(self._at, arrays):
+                ptrs[i] = a if type(a) is int else a.data.ptr
             err, = cu_launch(func, *self._dims, self._shmem, handle, self._params, 0)
         if err != ok:
             _failed(err, self._dims, self._shmem)

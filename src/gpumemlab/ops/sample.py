@@ -529,7 +529,7 @@ class Call:
                 if self.capped is False:
                     self.capped = self.make_capped()
                 launch = self.capped or launch
-        launch.at(out.data.ptr, seen)  # slot 0: the output; the last slot of a tiled kernel: the observation
+        launch(out, seen)  # slot 0: the output; the last slot of a tiled kernel: the observation
         return out
 
 
