@@ -4,7 +4,9 @@ Usage: PYTHONPATH=src python tools/launch_routes.py [--functions-only] [--json F
 
 Routes (the same cubin, ``copy_vec<float4, 1>`` on 1024 floats): cuda.core's ``launch`` with a LaunchConfig per
 call (gpumemlab's route before the lean path), ``runtime.launch`` (cuLaunchKernel with the arguments packed per
-call), ``runtime.Launcher`` (geometry and scalars prepared once, pointers written per call), cuLaunchKernel with the argument buffer prepared once, and CuPy's RawModule loading the same cubin.
+call), ``runtime.Launcher`` (geometry and scalars prepared once, pointers written per call), cuLaunchKernel with the
+argument buffer prepared once (through cuda.bindings, and through ctypes straight into libcuda), and CuPy's RawModule
+loading the same cubin.
 Functions: gpumemlab.matmul/sum/transpose/copy and their CuPy equivalents. Each entry: wall time of ``CALLS``
 back-to-back calls (then a synchronize) / ``CALLS``, ``ROUNDS`` rounds with the entries interleaved (order
 reversed every other round); median, min and max in microseconds. Results are checked before timing.
@@ -87,6 +89,16 @@ def routes() -> dict:
     def prepared():
         driver.cuLaunchKernel(fn_int, grid, 1, 1, 256, 1, 1, 0, stream.ptr, params_addr, 0)
 
+    libcuda = ctypes.CDLL("libcuda.so.1")  # the driver's own entry point: no Python binding in between
+    cu_launch = libcuda.cuLaunchKernel
+    cu_launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    cu_launch.restype = ctypes.c_int
+
+    def prepared_ctypes():
+        err = cu_launch(fn_int, grid, 1, 1, 256, 1, 1, 0, stream.ptr, params_addr, None)
+        if err:
+            raise RuntimeError(f"cuLaunchKernel: {err}")
+
     mod, _ = C.compile_specs([spec], runtime.device_arch())[spec]
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(mod.cubin)
@@ -98,7 +110,8 @@ def routes() -> dict:
 
     fns = {"cuda.core launch (LaunchConfig per call)": core, "runtime.launch (cuLaunchKernel, packed per call)": packed,
            "runtime.Launcher (prepared per shape, pointers per call)": prepared_per_shape,
-           "cuLaunchKernel (arguments prepared once)": prepared, "cupy.RawModule function": cupy_raw}
+           "cuLaunchKernel (arguments prepared once)": prepared,
+           "cuLaunchKernel through ctypes (arguments prepared once)": prepared_ctypes, "cupy.RawModule function": cupy_raw}
     for name, fn in fns.items():  # each route must copy the array
         dst.fill(np.nan)
         fn()
