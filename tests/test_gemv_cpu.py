@@ -9,6 +9,7 @@ import pytest
 
 from gpumemlab.errors import UsageError
 from gpumemlab.kernels import matmul as K
+from gpumemlab.ops import _workspace as W
 from gpumemlab.ops import matmul as ops
 from tool_modules import load_tool
 
@@ -86,13 +87,13 @@ def test_options_switch_the_epilogue_for_the_block_only():
 
 
 def test_size_classes_are_powers_of_two_from_1024():
-    assert [ops.size_class(n) for n in (1, 1000, 1024, 1025, 98304, 98305, 1 << 20)] == \
+    assert [W.size_class(n) for n in (1, 1000, 1024, 1025, 98304, 98305, 1 << 20)] == \
         [1024, 1024, 1024, 2048, 131072, 131072, 1 << 20]
 
 
 @pytest.fixture
 def fake_streams(monkeypatch):
-    """gemv_workspace with a settable current stream and device, and _gemv_workspace recording its keys."""
+    """gemv_workspace with a settable current stream and device, and the workspace cache recording its keys."""
     from gpumemlab.gpu import runtime
 
     now = dict(stream=7, device=0)
@@ -104,7 +105,7 @@ def fake_streams(monkeypatch):
 
     monkeypatch.setattr(runtime, "_launch_api", lambda: [None, None, Stream, lambda: now["device"]])
     keys = []
-    monkeypatch.setattr(ops, "_gemv_workspace", lambda *key: keys.append(key) or key)
+    monkeypatch.setattr(W, "_workspace", lambda *key: keys.append(key) or key)
     return now, keys
 
 
@@ -116,13 +117,13 @@ def test_workspace_is_per_device_stream_and_size_class(fake_streams):
     ops.gemv_workspace(12 * 8192, 64)      # another stream: its own set
     now["device"] = 1
     ops.gemv_workspace(12 * 8192, 64)
-    assert keys == [(0, 7, 0, 131072, 1024), (0, 7, 0, 131072, 1024), (0, 9, 0, 131072, 1024),
-                    (1, 9, 0, 131072, 1024)]
+    assert keys == [(0, 7, 0, "float32", 131072, 1024), (0, 7, 0, "float32", 131072, 1024),
+                    (0, 9, 0, "float32", 131072, 1024), (1, 9, 0, "float32", 131072, 1024)]
 
 
 def test_per_thread_default_stream_gets_a_set_per_thread(fake_streams):
     now, keys = fake_streams
-    now["stream"] = ops.PER_THREAD_STREAM
+    now["stream"] = W.PER_THREAD_STREAM
     ops.gemv_workspace(1, 1)
     worker = threading.Thread(target=ops.gemv_workspace, args=(1, 1))
     worker.start()
@@ -130,7 +131,7 @@ def test_per_thread_default_stream_gets_a_set_per_thread(fake_streams):
     assert keys[0][2] == threading.get_ident() and keys[1][2] == worker.ident and keys[0][2] != keys[1][2]
     now["stream"] = 0  # the legacy default stream is one stream for every thread
     ops.gemv_workspace(1, 1)
-    assert keys[2] == (0, 0, 0, 1024, 1024)
+    assert keys[2] == (0, 0, 0, "float32", 1024, 1024)
 
 
 class FakeLauncher:
@@ -151,7 +152,7 @@ def test_prepared_launch_passes_the_workspace_or_null_pointers(monkeypatch, fake
     run = ops.GemvRun(g)
     assert run.launch.args == (g.spec, (64, 12), (32, 8), 5, (1, 8192, 1024, 88))  # work, ticket: per call
     run("out", "a", "b")
-    assert run.launch.calls == [("out", "a", "b", 0, 7, 0, 131072, 1024)] and len(keys) == 1
+    assert run.launch.calls == [("out", "a", "b", 0, 7, 0, "float32", 131072, 1024)] and len(keys) == 1
     g = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6, epilogue="atomic")
     kernel, grid, block, n_arrays, scalars = ops.GemvRun(g).launch.args
     assert (n_arrays, scalars[2:]) == (3, (1, 8192, 1024, 88)) and ops.GemvRun(g).zero

@@ -563,3 +563,38 @@ def test_full_reductions_with_another_accumulator_take_a_split_row():
 def test_transpose_thin_path_choice(rows, cols, thin):
     spec = ops_transpose.launch_plan(rows, cols, "float32", True, 132)[0]
     assert spec.name.startswith("transpose_thin") == thin
+
+
+def test_narrow_splits_take_one_launch_with_this_streams_workspace(monkeypatch):
+    """Split narrow sums are one launch: sum_cols_narrow gets the result, the stream's partials (splits x outer x
+    inner of the accumulator) and one ticket per run; no second kernel adds the splits. One split passes the result
+    for the unused pointers."""
+    from gpumemlab.gpu import runtime
+    from gpumemlab.ops import _workspace
+
+    made = []
+
+    class FakeLauncher:
+        def __init__(self, kernel, grid, block, n_arrays, *scalars, shmem=0):
+            self.args, self.calls = (kernel, grid, block, n_arrays, scalars), []
+            made.append(self)
+
+        def __call__(self, *arrays):
+            self.calls.append(arrays)
+
+    monkeypatch.setattr(runtime, "Launcher", FakeLauncher)
+    asked = []
+    monkeypatch.setattr(_workspace, "ticket_workspace", lambda *a: asked.append(a) or ("partials", "tickets"))
+    p = reduce_axis.plan((1 << 24, 3), (0,), 4, 4, True, 1000)[0]
+    specs = reduce_axis._specs(p, "float", "float")
+    assert p.kind == "narrow" and p.splits == 2000 and specs[1] is None
+    launch = reduce_axis._pass_launch(p, specs, "float32", np.dtype(np.float64), np.float64(4))
+    launch("src", "dst")
+    (only,) = made
+    assert only.args == (specs[0], (1, 2000), reduce.COL_THREADS, 4, (np.int64(1 << 24), np.float64(4)))
+    assert only.calls == [("dst", "partials", "tickets", "src")] and asked == [(2000 * 3, 1, "float64")]
+    one = reduce_axis.plan((2000, 1024, 3), (1,), 4, 4, True, 1000)[0]  # 2,000 runs fill two waves alone
+    assert (one.kind, one.splits) == ("narrow", 1)
+    reduce_axis._pass_launch(one, reduce_axis._specs(one, "float", "float"), "float32", np.dtype(np.float32),
+                             np.float32(1))("src", "dst")
+    assert made[-1].calls == [("dst", "dst", "dst", "src")] and len(asked) == 1

@@ -455,6 +455,32 @@ AXIS_CASES = [((16384,), 0), ((7, 5003), 1), ((2, 70_001), 1), ((3, 5, 7, 9), (1
               ((70_001, 2), 0), ((5, 3001, 3), 1), ((4, 20_000, 8), 1), ((3, 3_000_001), 0), ((5, 1 << 22), 0)]
 
 
+@pytest.mark.parametrize("shape,axis", [((262_147, 3), 0), ((4, 70_001, 2), 1)], ids=["one run", "four runs"])
+def test_narrow_splits_add_up_in_one_launch_the_same_on_every_stream(cp, shape, axis):
+    """The last block of each run adds its splits: the same bits on every call and on another stream, within the
+    bound, and every ticket back at 0 for the next launch."""
+    import gpumemlab
+    from gpumemlab.ops import _workspace, reduce_axis
+    from gpumemlab.ops import reduce as ops_reduce
+
+    x = cp.asarray(host(shape, "float32", seed=5))
+    prep = reduce_axis._prepared(x.shape, axis, x.dtype, None, False, False, True)
+    (p,) = prep.passes
+    assert p.kind == "narrow" and p.splits > 1
+    first = gpumemlab.sum(x, axis=axis)
+    again = [gpumemlab.sum(x, axis=axis) for _ in range(3)]
+    with cp.cuda.Stream(non_blocking=True) as other:
+        there = gpumemlab.sum(x, axis=axis)
+        tickets_there = _workspace.ticket_workspace(p.splits * p.outer * p.inner, p.outer)[1]
+        other.synchronize()
+    for got in again + [there]:
+        np.testing.assert_array_equal(got.get(), first.get())
+    want = x.get().astype(np.float64).sum(axis=axis)
+    assert np.all(np.abs(first.get() - want) <= ops_reduce.error_bound(x, axis=axis).get())
+    tickets = _workspace.ticket_workspace(p.splits * p.outer * p.inner, p.outer)[1]
+    assert int(tickets.sum()) == 0 and int(tickets_there.sum()) == 0 and tickets.data.ptr != tickets_there.data.ptr
+
+
 @pytest.mark.parametrize("shape,axis", AXIS_CASES)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_sum_along_axes_within_the_bound(cp, poisoned_pool, shape, axis, dtype):

@@ -463,22 +463,42 @@ __global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in,
     store_results<Acc, W>(out + o * inner + c, acc, divisor);
 }
 
+// block_sums: the block's sums of each thread's INNER values, valid in thread 0 (acc[k]); s: the block's scratch. Ends
+// with warp 0 still reading s: a __syncthreads must come before s is written again.
+template <typename Acc, int INNER, int BLOCK>
+__device__ __forceinline__ void block_sums(Acc (&acc)[INNER], Acc (&s)[INNER][BLOCK / 32]) {
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < INNER; ++k) {
+        const Acc w = warp_sum(acc[k]);
+        if (lane == 0) s[k][warp] = w;
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int k = 0; k < INNER; ++k) acc[k] = warp_sum(lane < BLOCK / 32 ? s[k][lane] : Acc(0));
+    }
+}
+
 // sum_cols_narrow<T, Acc, VEC, INNER, BLOCK> (inner == INNER, a few columns, many rows): the n rows of one o are a
 // contiguous run of n * INNER elements, read as periods of P = lcm(W, INNER) elements (P / W loads of W, W = 16 bytes
 // / element when VEC). Element k of every period belongs to column k % INNER, so a thread keeps INNER sums and a warp
 // reads 32 adjacent periods (coalesced) instead of leaving 32 - INNER lanes idle. blockIdx.x = o; the gridDim.y blocks
-// (splits) of a run take its periods in grid-stride order, split 0 also the tail (fewer than P elements), and with
-// gridDim.y > 1 each writes partial[split][o][c] for sum_splits(_wide) to add in a fixed order (deterministic). With
-// VEC the host checks that every run starts on 16 bytes. No __launch_bounds__, as for sum_rows (a spill on sm_100).
+// (splits) of a run take its periods in grid-stride order, split 0 also the tail (fewer than P elements). With
+// gridDim.y > 1 each writes partial[split][o][c], and the last of run o's blocks to finish (an integer ticket per
+// run, as reduce7) adds them, its threads taking every BLOCK-th split in order, then a block sum: one launch,
+// deterministic, no float atomics; it leaves ticket[o] at 0. With VEC the host checks that every run starts on 16
+// bytes. No __launch_bounds__, as for sum_rows (a spill on sm_100).
 __host__ __device__ constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
 template <typename T, typename Acc, bool VEC, int INNER, int BLOCK>
-__global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial, const T* __restrict__ in,
-                                long long n, Acc divisor) {
+__global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial, unsigned* __restrict__ ticket,
+                                const T* __restrict__ in, long long n, Acc divisor) {
     typedef typename Load<T, VEC>::type V;
     constexpr int W = sizeof(V) / sizeof(T);
     constexpr int P = W / gcd_int(W, INNER) * INNER;  // lcm(W, INNER)
     constexpr int Q = P / W;
     __shared__ Acc s[INNER][BLOCK / 32];
+    __shared__ bool last;
     const long long o = blockIdx.x, run = n * INNER, periods = run / P;
     const T* base = in + o * run;
     Acc acc[INNER];
@@ -494,24 +514,36 @@ __global__ void sum_cols_narrow(Acc* __restrict__ out, Acc* __restrict__ partial
             for (int k = 0; k < W; ++k) acc[(l * W + k) % INNER] += (Acc)t[k];
         }
     }
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int k = 0; k < INNER; ++k) {
-        const Acc w = warp_sum(acc[k]);
-        if (lane == 0) s[k][warp] = w;
-    }
-    __syncthreads();
-    if (warp == 0) {
+    block_sums<Acc, INNER, BLOCK>(acc, s);
+    if (threadIdx.x == 0) {
 #pragma unroll
         for (int k = 0; k < INNER; ++k) {
-            Acc w = warp_sum(lane < BLOCK / 32 ? s[k][lane] : Acc(0));
-            if (lane == 0) {
-                if (blockIdx.y == 0)  // the tail (fewer than P elements; its first is in column 0)
-                    for (long long e = periods * P + k; e < run; e += INNER) w += (Acc)base[e];
-                if (gridDim.y == 1) out[o * INNER + k] = w / divisor;
-                else partial[((long long)blockIdx.y * gridDim.x + o) * INNER + k] = w;
-            }
+            Acc w = acc[k];
+            if (blockIdx.y == 0)  // the tail (fewer than P elements; its first is in column 0)
+                for (long long e = periods * P + k; e < run; e += INNER) w += (Acc)base[e];
+            if (gridDim.y == 1) out[o * INNER + k] = w / divisor;
+            else partial[((long long)blockIdx.y * gridDim.x + o) * INNER + k] = w;
         }
+        if (gridDim.y > 1) {
+            __threadfence();  // the partials are visible device-wide before the ticket is taken
+            last = atomicAdd(ticket + o, 1u) == gridDim.y - 1;
+        }
+    }
+    if (gridDim.y == 1) return;
+    __syncthreads();  // last is set; warp 0's reads of s are done
+    if (!last) return;
+    __threadfence();
+#pragma unroll
+    for (int k = 0; k < INNER; ++k) acc[k] = Acc(0);
+    for (unsigned y = threadIdx.x; y < gridDim.y; y += BLOCK) {
+#pragma unroll
+        for (int k = 0; k < INNER; ++k) acc[k] += __ldcg(partial + ((long long)y * gridDim.x + o) * INNER + k);
+    }
+    block_sums<Acc, INNER, BLOCK>(acc, s);
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int k = 0; k < INNER; ++k) out[o * INNER + k] = acc[k] / divisor;
+        ticket[o] = 0u;  // ready for the next launch on this stream
     }
 }
 

@@ -15,7 +15,6 @@ the float4 kernel (:func:`pad_decision`); :func:`options` forces either for expe
 from __future__ import annotations
 
 import math
-import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -25,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import UsageError
+from . import _workspace as W
 from ..kernels import KERNEL_DIR, KernelSpec
 from ..kernels import matmul as K
 from ..kernels.matmul import AAT_VARIANTS, AB_VARIANTS, VARIANTS
@@ -497,7 +497,7 @@ def pad_scratch(geom: PadGeometry):
 def release_scratch() -> None:
     """Drop the kept padded copies and GEMV workspaces (their memory returns to CuPy's pool)."""
     _SCRATCH.clear()
-    _gemv_workspace.cache_clear()
+    W._workspace.cache_clear()
 
 
 class _PadRun:
@@ -707,42 +707,11 @@ def is_gemv(m: int, n: int) -> bool:
 
 # ---------------------------------------------------------------- the ticket epilogue's workspace
 
-GEMV_WORKSPACE_KEEP = 16   # workspaces kept (per device, stream and size class); older ones go back to CuPy's pool
-GEMV_WORKSPACE_MIN = 1024  # elements: the smallest size class
-PER_THREAD_STREAM = 2      # cudaStreamPerThread: one handle that names a different stream in each host thread
-
-
-def size_class(n: int) -> int:
-    """The workspace size class for ``n`` elements: the next power of two, at least GEMV_WORKSPACE_MIN."""
-    return max(GEMV_WORKSPACE_MIN, 1 << (int(n) - 1).bit_length())
-
-
 def gemv_workspace(partials: int, tickets: int):
-    """(float32 partials, zeroed uint32 tickets), at least these many, for the ticket epilogue on CuPy's current
-    stream and device: made once per size class and kept, never per call.
-
-    The rule is one workspace per stream. Kernels on one stream run in order, so one set serves every call there,
-    and each launch leaves its tickets at 0 for the next; a call on another stream, which may run at the same time,
-    gets its own set, so two launches in flight never share a ticket or a partial. The per-thread default stream
-    is one handle for a different stream in each host thread, so its sets are per thread. (A set first made
-    inside a CUDA graph capture would have its zeroing captured, not run: capture after a first call outside.)
-    Size: splits x M x N partials, and the splits never make more blocks than the GPU holds at once, so at most
-    SMs x resident blocks x 32 VEC x M floats (about 1 MiB on an H100 for 8 rows)."""
-    from ..gpu import runtime
-
-    _, _, current, device = runtime._launch_api()
-    stream = current().ptr
-    thread = threading.get_ident() if stream == PER_THREAD_STREAM else 0
-    return _gemv_workspace(device(), stream, thread, size_class(partials), size_class(tickets))
-
-
-@lru_cache(maxsize=GEMV_WORKSPACE_KEEP)
-def _gemv_workspace(device: int, stream: int, thread: int, partials: int, tickets: int):
-    import cupy
-
-    # made on the stream that uses it (the zeroing is ordered before its first launch); an evicted set returns to
-    # CuPy's pool, which hands a block out again only on the stream it came from: after the launches that used it
-    return cupy.empty(partials, cupy.float32), cupy.zeros(tickets, cupy.uint32)
+    """(float32 partials, zeroed uint32 tickets) for the ticket epilogue on CuPy's current stream and device
+    (:func:`._workspace.ticket_workspace`). Size: splits x M x N partials, and the splits never make more blocks than
+    the GPU holds at once, so at most SMs x resident blocks x 32 VEC x M floats (about 1 MiB on an H100 for 8 rows)."""
+    return W.ticket_workspace(partials, tickets)
 
 
 class GemvRun:

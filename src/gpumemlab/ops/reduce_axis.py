@@ -5,7 +5,8 @@ The reduced axes of a contiguous array collapse to ``n`` and the kept ones aroun
 each result is a contiguous run): ``sum_rows``, a thread per row up to 128 bytes, a warp per row up to
 ``WARP_ROW_MAX`` elements, else a block.
 ``inner > 1`` (column sums): a few columns (``inner`` in ``K.NARROW``) over long runs take ``sum_cols_narrow``
-(each run read as one contiguous stream, a thread keeping a sum per column); columns enough to fill the GPU take
+(each run read as one contiguous stream, a thread keeping a sum per column; its splits added by the last of the
+run's blocks, one launch); columns enough to fill the GPU take
 ``sum_cols_thread`` (a thread per 16 bytes of columns, walking down the rows); otherwise ``sum_cols``, threads own
 adjacent columns so each warp reads a contiguous piece of a row (coalesced) and the warps of a block share the rows;
 when the columns alone give too few blocks for the GPU, the rows are split across blocks and ``sum_splits`` adds
@@ -29,6 +30,7 @@ import numpy as np
 from ..errors import InputTypeError
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
+from . import _workspace as W
 from . import reduce as R
 from ._axes import collapse, normalize_axis, result_shape
 from ._checks import as_device_array, check_out
@@ -97,7 +99,8 @@ def tree_depth(p: AxisPlan) -> int:
         return math.ceil(p.per_split / K.COL_ROWS) + 2 + K.COL_ROWS - 1 + splits_depth(p.splits)
     if p.kind == "thread":  # 4 rows a step ((a + b) + (c + d) onto the sum), the last step padded with zeros
         return math.ceil(p.n / 4) + 2
-    if p.kind == "narrow":  # P / inner elements of a column per period, two warp sums, the tail, the splits
+    if p.kind == "narrow":  # P / inner elements of a column per period, two warp sums, the tail, the splits (added
+        # by the last block: one partial per thread, then a block sum, which adds no more roundings than a chain)
         periods = p.n * p.inner // p.per_split
         steps = math.ceil(periods / (p.splits * K.COL_THREADS)) * (p.per_split // p.inner)
         return steps + 5 + 5 + p.per_split // p.inner + splits_depth(p.splits)
@@ -212,7 +215,7 @@ def _specs(p: AxisPlan, ctype: str, acc: str) -> tuple:
     if p.kind == "thread":
         return K.cols_thread_spec(ctype, acc, p.vec), None
     if p.kind == "narrow":
-        return K.narrow_spec(ctype, acc, p.vec, p.inner), K.splits_spec(acc, p.splits)
+        return K.narrow_spec(ctype, acc, p.vec, p.inner), None
     return ()
 
 
@@ -268,8 +271,14 @@ def _pass_launch(p: AxisPlan, specs: tuple, src_name: str, acc, divisor):
     if p.kind == "rows":
         first = runtime.Launcher(kernel, p.grid, K.ROW_BLOCK, 3, np.int64(p.outer), np.int64(p.n),
                                  np.int64(p.per_split), scale)
-    elif p.kind == "narrow":
-        first = runtime.Launcher(kernel, p.grid, K.COL_THREADS, 3, np.int64(p.n), scale)
+    elif p.kind == "narrow":  # its splits are added by its own last block (a ticket per run): one launch
+        narrow = runtime.Launcher(kernel, p.grid, K.COL_THREADS, 4, np.int64(p.n), divisor)
+        if p.splits == 1:
+            return lambda src, dst: narrow(dst, dst, dst, src)  # ``partial`` and ``ticket`` unused: valid pointers
+
+        def narrow_launch(src, dst):
+            narrow(dst, *W.ticket_workspace(p.splits * m, p.outer, acc.name), src)
+        return narrow_launch
     else:
         first = runtime.Launcher(kernel, p.grid, (32, K.COL_ROWS), 3, np.int64(p.n), np.int64(p.inner),
                                  np.int64(p.per_split), scale)
