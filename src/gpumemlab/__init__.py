@@ -28,5 +28,6 @@ __all__ = ["__version__", *_LAZY]
 def __getattr__(name):
     if name in _LAZY:
         mod, attr = _LAZY[name]
-        return getattr(import_module(mod), attr)
+        value = globals()[name] = getattr(import_module(mod), attr)  # later lookups skip this hook (microseconds)
+        return value
     raise AttributeError(f"module 'gpumemlab' has no attribute {name!r}")

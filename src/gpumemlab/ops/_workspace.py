@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
+from ..gpu import runtime
+
 KEEP = 16         # workspaces kept (per device, stream, dtype and size class); older ones go back to CuPy's pool
 MIN_CLASS = 1024  # elements: the smallest size class
 PER_THREAD_STREAM = 2  # cudaStreamPerThread: one handle that names a different stream in each host thread
@@ -25,12 +27,15 @@ def size_class(n: int) -> int:
 
 def ticket_workspace(partials: int, tickets: int, dtype: str = "float32"):
     """(``dtype`` partials, zeroed uint32 tickets), at least these many, on CuPy's current stream and device."""
-    from ..gpu import runtime
-
     _, _, current, device = runtime._launch_api()
     stream = current().ptr
     thread = threading.get_ident() if stream == PER_THREAD_STREAM else 0
-    return _workspace(device(), stream, thread, dtype, size_class(partials), size_class(tickets))
+    return _workspace(device(), stream, thread, dtype, _class(partials), _class(tickets))
+
+
+@lru_cache(maxsize=256)
+def _class(n: int) -> int:  # one dict lookup per call instead of the arithmetic
+    return size_class(n)
 
 
 @lru_cache(maxsize=KEEP)

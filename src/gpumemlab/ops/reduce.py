@@ -142,8 +142,6 @@ def error_bound(x, axis=None):
 
         abs_sum = float(cupy.abs(arr).sum(dtype=np.float64))
         return relative_bound(device_plan(arr.size, arr.dtype), arr.dtype) * abs_sum
-    from . import reduce_axis
-
     return reduce_axis.error_bound(arr, axis)
 
 
@@ -189,8 +187,6 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the
     kept), +Inf and -Inf together give NaN, Inf of one sign gives that Inf, and a float32 sum past the
     float32 range gives +-Inf (the accumulation is in float32).
     """
-    from . import reduce_axis
-
     return reduce_axis.reduce(x, axis, dtype, out, keepdims, mean=False)
 
 
@@ -201,6 +197,8 @@ def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     float32 for float64 input).
     An empty reduction gives NaN (NumPy also warns).
     """
-    from . import reduce_axis
-
     return reduce_axis.reduce(x, axis, dtype, out, keepdims, mean=True)
+
+
+# imported last, once: reduce_axis imports this module (an import inside sum() costs about a microsecond per call)
+from . import reduce_axis  # noqa: E402

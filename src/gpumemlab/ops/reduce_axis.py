@@ -276,8 +276,10 @@ def _pass_launch(p: AxisPlan, specs: tuple, src_name: str, acc, divisor):
         if p.splits == 1:
             return lambda src, dst: narrow(dst, dst, dst, src)  # ``partial`` and ``ticket`` unused: valid pointers
 
+        sizes = (p.splits * m, p.outer, acc.name)  # numpy's dtype.name costs microseconds: never per call
+
         def narrow_launch(src, dst):
-            narrow(dst, *W.ticket_workspace(p.splits * m, p.outer, acc.name), src)
+            narrow(dst, *W.ticket_workspace(*sizes), src)
         return narrow_launch
     else:
         first = runtime.Launcher(kernel, p.grid, (32, K.COL_ROWS), 3, np.int64(p.n), np.int64(p.inner),

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..bench.records import RunResults
 
-LABELS = {"gbps": "GB/s (read + write)", "gflops": "GFLOP/s", "pct_of_ceiling": "% of ceiling"}
+LABELS = {"gbps": "GB/s (read + write)", "gflops": "GFLOP/s", "pct_of_ceiling": "% of ceiling",
+          "interleaved_us_per_call": "us per call", "us_per_call": "us per call"}
 
 
 def _value(rec, key):
@@ -58,6 +59,9 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
                 x, y = _value(r, plot["x"]), _value(r, plot["y"])
                 if x is not None and y is not None:
                     series.setdefault(str(_value(r, plot["series"])), []).append((x, y))
+            if not series:  # records from before the plotted field existed: no PNG rather than an empty axis
+                plt.close(fig)
+                continue
             for label, pts in series.items():
                 pts.sort()
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
@@ -65,10 +69,13 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
             ax.set_ylabel(LABELS.get(plot["y"], plot["y"]))
             if plot.get("logx"):
                 ax.set_xscale("log", base=2)
-            ax.set_ylim(bottom=0)  # bandwidth and throughput axes from zero: no exaggerated dips
+            ax.set_ylim(bottom=0)  # bandwidth, throughput and time axes from zero: no exaggerated dips
             ax.set_title(textwrap.fill(plot.get("title") or info.get("title", name), 80), fontsize=10)
         else:  # a bar per variant (and params group)
             key = "gflops" if any(r.gflops for r in recs) else "gbps"
+            if not any(getattr(r, key) for r in recs):  # nothing to draw: no PNG rather than an empty axis
+                plt.close(fig)
+                continue
             labels = [f"{r.variant}\n{','.join(f'{k}={v}' for k, v in r.params.items() if k not in ('n', 'mib'))}"
                       for r in recs]
             ax.barh(range(len(recs)), [getattr(r, key) or 0 for r in recs],
