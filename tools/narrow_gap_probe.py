@@ -21,11 +21,11 @@ SPIN = r'''extern "C" __global__ void spin(long long cycles) {
 
 def torch_stream(cupy, torch):
     """torch's current stream as a CuPy stream (CuPy 14: Stream.from_external; before: ExternalStream)."""
-    handle = torch.cuda.current_stream().cuda_stream
+    current = torch.cuda.current_stream()
     try:
-        return cupy.cuda.Stream.from_external(torch.cuda.current_stream())
+        return cupy.cuda.Stream.from_external(current)
     except (AttributeError, TypeError, ValueError):
-        return cupy.cuda.ExternalStream(handle)
+        return cupy.cuda.ExternalStream(current.cuda_stream)
 
 
 def gpu_us(cupy, spin, fn, calls: int = 200, repeats: int = 5) -> list:

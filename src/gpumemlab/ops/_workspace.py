@@ -20,6 +20,7 @@ MIN_CLASS = 1024  # elements: the smallest size class
 PER_THREAD_STREAM = 2  # cudaStreamPerThread: one handle that names a different stream in each host thread
 
 
+@lru_cache(maxsize=256)  # called on every ticket launch: a dict lookup instead of the arithmetic
 def size_class(n: int) -> int:
     """The workspace size class for ``n`` elements: the next power of two, at least MIN_CLASS."""
     return max(MIN_CLASS, 1 << (int(n) - 1).bit_length())
@@ -30,12 +31,7 @@ def ticket_workspace(partials: int, tickets: int, dtype: str = "float32"):
     _, _, current, device = runtime._launch_api()
     stream = current().ptr
     thread = threading.get_ident() if stream == PER_THREAD_STREAM else 0
-    return _workspace(device(), stream, thread, dtype, _class(partials), _class(tickets))
-
-
-@lru_cache(maxsize=256)
-def _class(n: int) -> int:  # one dict lookup per call instead of the arithmetic
-    return size_class(n)
+    return _workspace(device(), stream, thread, dtype, size_class(partials), size_class(tickets))
 
 
 @lru_cache(maxsize=KEEP)
