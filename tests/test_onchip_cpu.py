@@ -600,7 +600,7 @@ def _fake_array(ptr, shape):
     from types import SimpleNamespace
 
     strides = tuple(4 * int(np.prod(shape[i + 1:])) for i in range(len(shape)))
-    return SimpleNamespace(data=SimpleNamespace(ptr=ptr), shape=tuple(shape), ndim=len(shape),
+    return SimpleNamespace(data=SimpleNamespace(ptr=ptr, device_id=0), shape=tuple(shape), ndim=len(shape),
                            size=int(np.prod(shape)), strides=strides, dtype=np.dtype(np.float32),
                            flags=SimpleNamespace(c_contiguous=True))
 
@@ -713,6 +713,7 @@ def test_sample2d_prepares_a_call_once_per_arrays_and_options(prepared, monkeypa
     prepare, board, outs = prepared
     fake = type(_fake_array(0, (1,)))
     monkeypatch.setattr(_checks, "_NDARRAY", fake)
+    monkeypatch.setattr(_checks, "_GET_DEVICE", lambda: 0)
     monkeypatch.setattr(sample, "_calls", {})
     made = []
     real = sample._prepare

@@ -376,6 +376,8 @@ def _function(kernel, ordinal: int):
     return hit[0]
 
 
+DEFAULT_DYNAMIC_SMEM = 48 * 1024  # what a kernel may take without cudaFuncAttributeMaxDynamicSharedMemorySize
+
 _CU = []  # [cuLaunchKernel, CUDA_SUCCESS, cupy.cuda.get_current_stream, cudaGetDevice] after the first launch
 
 
@@ -454,6 +456,17 @@ class Launcher:
         self._dims = _dims(grid) + _dims(block)
         self._shmem = int(shmem)
 
+    def _resolve(self, ordinal: int):
+        """The CUfunction in device ``ordinal``'s context, opted in there to its dynamic shared memory above the
+        default 48 KiB (the opt-in is per context: one made on another device does not carry over)."""
+        func = _function(self._kernel, ordinal)
+        if self._shmem > DEFAULT_DYNAMIC_SMEM:
+            from cuda.bindings import driver
+
+            attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(driver.cuFuncSetAttribute(func, attr, self._shmem), "cuFuncSetAttribute")
+        return func
+
     def __call__(self, *arrays) -> None:
         """Launch with these arrays' addresses (or raw 64-bit addresses, as ints) in the varying slots, in order
         (extra ones are ignored)."""
@@ -462,7 +475,7 @@ class Launcher:
         ordinal = device()
         func = self._funcs.get(ordinal)
         if func is None:
-            func = self._funcs[ordinal] = _function(self._kernel, ordinal)
+            func = self._funcs[ordinal] = self._resolve(ordinal)
         with _LOCK:
             ptrs = self._ptrs
             for i, a in zip(self._at, arrays):

@@ -6,6 +6,8 @@ ValueError): wrong number of dimensions, not contiguous, wrong shape. NoDeviceEr
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InputTypeError, NoDeviceError, UsageError
@@ -38,6 +40,96 @@ def _as_cupy(x, name: str):
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2:
         return cupy.from_dlpack(x)
     raise InputTypeError(f"{name}: expected a GPU array (CuPy, __cuda_array_interface__ or DLPack), got {type(x).__name__}")
+
+
+_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged: device memory (kDLCUDAHost, pinned host memory, is not)
+
+
+def device_of(a) -> int | None:
+    """The ordinal of the GPU holding array ``a`` (CuPy, DLPack, ``__cuda_array_interface__``, or an object with an
+    int ``device_id`` such as ArrayImage); None for anything that is not device memory."""
+    if _NDARRAY is not None and isinstance(a, _NDARRAY):
+        return a.data.device_id
+    dev = getattr(a, "device_id", None)
+    if type(dev) is int:
+        return dev
+    dlpack = getattr(a, "__dlpack_device__", None)
+    if dlpack is not None:
+        try:
+            kind, ordinal = dlpack()
+        except Exception:  # noqa: BLE001 - an object that cannot say: not ours to judge here
+            return None
+        return int(ordinal) if int(kind) in _DLPACK_CUDA else None
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if isinstance(cai, dict) and cai.get("data") and cai["data"][0]:
+        return int(cupy_module().cuda.runtime.pointerGetAttributes(cai["data"][0]).device)
+    return None
+
+
+def _foreign_device(args, kwargs) -> int | None:
+    """None when every GPU array among the arguments is on the current device; else the one device they share
+    (UsageError naming the devices when they are on several)."""
+    nd = _NDARRAY
+    here = None
+    for a in (args if not kwargs else (*args, *kwargs.values())):
+        d = a.data.device_id if type(a) is nd else None if a is None or type(a) in _PLAIN else device_of(a)
+        if d is None:
+            continue
+        if here is None:
+            here = _GET_DEVICE()
+        if d != here:
+            break
+    else:
+        return None
+    found = sorted({d for a in (*args, *kwargs.values()) if (d := device_of(a)) is not None})
+    if len(found) > 1:
+        raise UsageError(f"arrays on devices {', '.join(map(str, found))}: pass arrays of one device "
+                         "(cupy.asarray(x) under `with cupy.cuda.Device(n):` copies one over)")
+    return found[0]
+
+
+_PLAIN = frozenset((int, float, bool, str, tuple, list, dict))
+
+
+def on_arrays_device(fn):
+    """Run ``fn`` on the device its GPU arrays live on, which may not be the current one (PyTorch's rule; CuPy
+    raises instead). A launch on the current device with another device's pointers would be an illegal address
+    that leaves the process's CUDA context unusable. Arrays on several devices: UsageError."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _GET_DEVICE is None:
+            _bind()
+        if not kwargs:  # the common call: CuPy arrays by position, read inline (a function call costs ~0.1 us)
+            nd, here = _NDARRAY, None
+            for a in args:
+                if type(a) is not nd:
+                    break
+                if here is None:
+                    here = _GET_DEVICE()
+                if a.data.device_id != here:
+                    break
+            else:
+                return fn(*args)
+        dev = _foreign_device(args, kwargs)
+        if dev is None:
+            return fn(*args, **kwargs)
+        from ..gpu.peer import on_device
+
+        with on_device(dev):
+            return fn(*args, **kwargs)
+
+    return call
+
+
+_GET_DEVICE = None  # cudaGetDevice, bound on the first call
+
+
+def _bind() -> None:
+    global _NDARRAY, _GET_DEVICE
+    cupy = cupy_module()
+    _NDARRAY = _NDARRAY or cupy.ndarray
+    _GET_DEVICE = cupy.cuda.runtime.getDevice
 
 
 def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None, contiguous: bool = True):

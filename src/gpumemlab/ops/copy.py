@@ -8,9 +8,10 @@ Python: both measured side by side by tools/transpose_probe.py.
 from __future__ import annotations
 
 from ..errors import UsageError
-from ._checks import as_device_array, cupy_module
+from ._checks import as_device_array, cupy_module, on_arrays_device
 
 
+@on_arrays_device
 def copy(x, out=None):
     """Return a contiguous copy of the GPU array ``x`` (any dtype), or write it into ``out``.
 

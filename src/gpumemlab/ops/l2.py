@@ -20,6 +20,7 @@ from functools import cache
 
 from ..errors import NoDeviceError, UsageError
 from ..kernels import KERNEL_DIR
+from . import _checks
 from ._checks import as_device_array
 
 HIT1_UP_TO = 2.0  # array bytes / set-aside up to which the rule chooses hit_ratio 1.0
@@ -101,6 +102,10 @@ class PersistL2:
                                       or not 0.0 < hit_ratio <= 1.0):
             raise UsageError(f"hit_ratio must be a number in (0, 1] or None, got {hit_ratio!r}")
         self.array = as_device_array(array, "array", None)
+        here = _checks.cupy_module().cuda.runtime.getDevice()
+        if self.array.data.device_id != here:  # the window and set-aside are the current device's
+            raise UsageError(f"array: on device {self.array.data.device_id} while device {here} is current; "
+                             f"use persist_l2 under `with cupy.cuda.Device({self.array.data.device_id}):`")
         self.requested = hit_ratio
         self.hit_ratio = hit_ratio
         self.hit_ratio_source = None if hit_ratio is None else "given"

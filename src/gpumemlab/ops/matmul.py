@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import UsageError
 from . import _workspace as W
+from ._checks import on_arrays_device
 from ..kernels import KERNEL_DIR, KernelSpec
 from ..kernels import matmul as K
 from ..kernels.matmul import AAT_VARIANTS, AB_VARIANTS, VARIANTS
@@ -880,6 +881,7 @@ def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: 
     return launch, splits > 1, (_PadRun(r.geometry) if r.kind == "pad" else None)
 
 
+@on_arrays_device
 def matmul(a, b, out=None, variant: str = "auto"):
     """``a @ b`` for float32 GPU arrays (M x K times K x N, row-major), into ``out`` if given.
 

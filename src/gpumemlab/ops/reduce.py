@@ -26,7 +26,8 @@ import numpy as np
 
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
-from ._checks import as_device_array
+from . import _workspace as W
+from ._checks import as_device_array, on_arrays_device
 
 DTYPES = (np.float32, np.float64, np.int32)
 SINGLE_PASS_MAX = 16384  # elements: below this one block is faster than two launches
@@ -101,14 +102,6 @@ def _specs(dtype_name: str, acc_name: str | None = None):
 
 
 @cache
-def _ticket(stream_handle: int):
-    """The zeroed completion counter of reduce7 for one stream (each launch leaves it at 0 again)."""
-    import cupy
-
-    return cupy.zeros(1, np.uint32)
-
-
-@cache
 def blocks_per_sm(spec, block: int) -> int:
     from ..gpu import runtime
 
@@ -156,21 +149,15 @@ def full_sum_launch(n: int, dtype_name: str, acc_name: str):
         one_block = runtime.Launcher(single, 1, K.FINAL_BLOCK, 2, np.int64(n))
         return lambda src, out: one_block(out, src)
     reduce7 = runtime.Launcher(kernel, p.grid, p.block, 4, np.int64(n))
+    # per-block partials and a completion ticket (each launch leaves it at 0) of this device, stream and thread
+    sizes = (p.grid, 1, acc_dtype.name)
 
     def launch(src, out):
-        stream = runtime.current_stream_handle()
-        reduce7(out, _partials(stream, p.grid, acc_dtype), _ticket(stream), src)
+        reduce7(out, *W.ticket_workspace(*sizes), src)
     return launch
 
 
-@lru_cache(maxsize=64)
-def _partials(stream_handle: int, grid: int, acc_dtype):
-    """reduce7's per-block partials for one stream: kernels on one stream run in order, so one buffer serves all."""
-    import cupy
-
-    return cupy.empty(grid, acc_dtype)
-
-
+@on_arrays_device
 def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the public name mirrors numpy.sum
     """Sum of a contiguous float32/float64/int32 GPU array over ``axis`` (None: all; an int or a tuple of ints,
     negative from the end), like ``numpy.sum``: result dtype float32 -> float32, float64 -> float64, int32 ->
@@ -190,6 +177,7 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the
     return reduce_axis.reduce(x, axis, dtype, out, keepdims, mean=False)
 
 
+@on_arrays_device
 def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over ``axis``, as ``numpy.mean``: the sum of :func:`sum`'s path divided by the count.
 

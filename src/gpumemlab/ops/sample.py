@@ -50,7 +50,7 @@ import numpy as np
 from ..errors import InputTypeError, UsageError
 from ..gpu import observe
 from . import _checks
-from ._checks import as_device_array, check_out
+from ._checks import as_device_array, check_out, on_arrays_device
 
 MODES = ("linear", "nearest")
 ADDRESS = ("clamp", "wrap", "mirror", "border")
@@ -282,10 +282,12 @@ class ArrayImage:
     allow), which the exact path's ``"gather"`` source needs.
     """
 
+    @on_arrays_device  # the CUDA array and its texture objects belong to the image's device
     def __init__(self, image, gather: bool | None = None):
         from ..gpu import texture as T
 
         img = _check_image(image)
+        self.device_id = img.data.device_id
         why = T.fits(img.shape, "array")
         if why:
             raise UsageError(f"image: {why}")
@@ -451,6 +453,7 @@ def scattered_launch(n: int, exact: bool, address: str, aligned: bool, ordinal: 
     return (replace(flat, spec=capped[0]), capped[1]) if capped is not None else None
 
 
+@on_arrays_device
 def sample2d(image, coords, *, mode: str = "linear", address: str = "clamp", normalized: bool = False,
              exact: bool = False, out=None, plan: Plan | None = None):
     """Sample the 2-D float32 ``image`` at ``coords``.

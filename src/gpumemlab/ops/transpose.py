@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..gpu import runtime
 from ..kernels import CTYPES
 from ..kernels import transpose as K
-from ._checks import as_device_array, cupy_module
+from ._checks import as_device_array, cupy_module, on_arrays_device
 
 DTYPES = (np.float32, np.float64, np.int32)
 SECTOR = 32  # bytes: the unit of a partially written output run
@@ -59,6 +59,7 @@ def _prepared(rows: int, cols: int, dtype: np.dtype, aligned: bool) -> runtime.L
     return runtime.Launcher(spec, grid, block, 2, rows, cols, *extra, shmem=shmem)
 
 
+@on_arrays_device
 def transpose(x):
     """Return ``x.T`` as a new C-contiguous CuPy array (``x``: 2-D, C-contiguous).
 
