@@ -2,7 +2,7 @@
 
 Library functions are imported lazily so that the analyzer and ``--help`` never load CUDA:
 ``gpumemlab.matmul``, ``gpumemlab.sum``, ``gpumemlab.mean``, ``gpumemlab.transpose``, ``gpumemlab.copy``,
-``gpumemlab.stream_map``, ``gpumemlab.persist_l2``, ``gpumemlab.sample2d`` (``gpumemlab.ArrayImage``).
+``gpumemlab.bincount``, ``gpumemlab.stream_map``, ``gpumemlab.persist_l2``, ``gpumemlab.sample2d`` (``gpumemlab.ArrayImage``).
 """
 
 from importlib import import_module
@@ -16,6 +16,7 @@ _LAZY = {
     "mean": ("gpumemlab.ops.reduce", "mean"),
     "transpose": ("gpumemlab.ops.transpose", "transpose"),
     "copy": ("gpumemlab.ops.copy", "copy"),
+    "bincount": ("gpumemlab.ops.histogram", "bincount"),
     "stream_map": ("gpumemlab.ops.stream_map", "stream_map"),
     "persist_l2": ("gpumemlab.ops.l2", "persist_l2"),
     "sample2d": ("gpumemlab.ops.sample", "sample2d"),
