@@ -1,11 +1,12 @@
 """Privatization (seed 000, checklist): a histogram counted with global atomics vs private copies in shared memory.
 
 Every kernel variant reads the same int32 keys with the same scalar loads, on the grid of its own resident blocks
-(a private copy takes shared memory, which can cost occupancy), so what differs is where the atomic updates land: the one global copy (L2 atomics, serialized on equal keys), a private copy per block or a
-private copy per warp (shared-memory atomics, added into the global copy once per block). Three key distributions
-set the contention: uniform over the bins, skewed (half the keys in the first 1/256 of the bins) and one key for
-all (constant). Then ``gpumemlab.bincount`` against ``cupy.bincount`` and ``torch.bincount`` as users call them
-(host clock: each call reads its result's length back).
+(a private copy takes shared memory, which can cost occupancy), so what differs is where the atomic updates land:
+the one global copy (L2 atomics, serialized on equal keys), a private copy per block or a private copy per warp
+(shared-memory atomics, added into the global copy once per block). Three key distributions set the contention:
+uniform over the bins, skewed (half the keys in the first 1/256 of the bins) and one key for all (constant). Then
+``gpumemlab.bincount`` against ``cupy.bincount`` and ``torch.bincount`` as users call them (host clock: each call
+reads its result's length back).
 """
 
 from __future__ import annotations
