@@ -186,16 +186,3 @@ def test_reports_name_the_merged_runs():
     # x1 and x2 are no experiments of the suite: every registered one is named as not in this run
     assert readme.endswith("Not in this run (added to the suite after it): "
                            + ", ".join(f"`{n}`" for n in registry()) + ".")
-
-
-def test_profile_p2p_summarizes_the_committed_ncu_output(capsys):
-    """The p2p note's table comes from the raw ncu text next to it; the parser reads every profiled launch."""
-    tool = load("profile_p2p")
-    raw = ROOT / "docs" / "notes" / "p2p-ncu-h200x2" / "ncu.txt"
-    launches = tool.parse_ncu(raw.read_text())
-    assert len(launches) == 2 * len(tool.CASES) and all(set(tool.NVLINK_METRICS) <= set(m) for m in launches)
-    assert launches[1]["nvlrx__bytes_data_user.sum"] == pytest.approx(268.44e6)  # a pull of 256 MiB: every byte once over NVLink
-    assert tool.summarize(str(raw)) == 0
-    table = capsys.readouterr().out
-    assert table in (ROOT / "docs" / "notes" / "p2p-sm-copy.md").read_text()
-    assert len(table.splitlines()) == 2 + len(tool.CASES)
