@@ -42,7 +42,7 @@ SUM_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",),
               "int32": ("int64", "int32", "float64", "float32")}
 MEAN_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",), "int32": ("float64", "float32")}
 # row sums of few long rows and column sums (sum_rows, sum_cols) split the rows until the grid is this many waves of
-# resident blocks (chosen with tools/reduce_axis_probe.py --waves on an H200 and an H100: docs/notes/reduce_transpose.md)
+# resident blocks (measured on an H200 and an H100: docs/notes/reduce_transpose.md)
 WAVES = 4
 NARROW_WAVES = 2     # sum_cols_narrow's splits (measured at 2)
 THREAD_WAVES = 2     # sum_cols_thread when the columns alone give this many waves of threads

@@ -104,7 +104,7 @@ class Plan:
                 raise UsageError(f"plan: {name} {value!r} not supported; expected one of {', '.join(allowed)}")
 
 
-# The defaults, chosen by tools/sample2d_probe.py on an H200 (docs/notes/sample2d.md): eight samples per thread in
+# The defaults, measured on an H200 (docs/notes/sample2d.md): eight samples per thread in
 # rows order (a block's fetches overlap in the image) for the texture path; for the exact path map_coordinates'
 # float32 arithmetic through the read-only cache, four samples per thread where the coordinates are shaped like an
 # image and one where they are flat (scattered points: more samples per thread cost occupancy, not traffic)
