@@ -31,7 +31,7 @@ from ..errors import InputTypeError
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
 from . import _workspace as W
-from . import reduce as R
+from . import full_sum as R
 from ._axes import collapse, normalize_axis, result_shape
 from ._checks import as_device_array, check_out
 

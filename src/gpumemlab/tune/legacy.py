@@ -8,7 +8,7 @@ unchanged into format 1 (:mod:`gpumemlab.tune.table`); what format 0 did not rec
 
 from __future__ import annotations
 
-from .table import FORMAT, parse_mnk
+from .keys import FORMAT, parse_mnk
 
 CUBLAS = "cuBLAS SGEMM (TF32 off)"
 ABOUT = ("register_blocked SGEMM tuning per device name, written by `gpumemlab tune matmul --install` "
