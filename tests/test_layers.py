@@ -132,6 +132,6 @@ def test_cycle_finder(graph, want):
 
 
 def test_the_import_reader_resolves_relative_imports_and_submodules():
-    got = dict((t, line) for line, t in imports("gpumemlab.ops.reduce"))
+    got = {t for _, t in imports("gpumemlab.ops.reduce")}
     assert {"gpumemlab.ops.reduce_axis", "gpumemlab.ops._checks", "gpumemlab.ops.full_sum"} <= set(got)
     assert layer("gpumemlab.ops.full_sum") == "ops" and layer("gpumemlab") == FACADE

@@ -290,7 +290,7 @@ def test_persist_l2_takes_the_measured_decision_and_says_so(monkeypatch):
 def test_persist_l2_chooses_again_on_each_entry(monkeypatch):
     import gpumemlab.ops.l2 as ops
 
-    monkeypatch.setattr(ops, "measured_table", lambda: {})
+    monkeypatch.setattr(ops, "measured_table", dict)
     _FakeL2(monkeypatch)
     ctx = _ctx(90 << 20)
     with ctx:

@@ -5,7 +5,6 @@ import json
 import pytest
 
 from gpumemlab.kernels import KERNEL_DIR
-from gpumemlab.tune import table
 
 TUNED = KERNEL_DIR / "tuned" / "matmul.json"
 

@@ -389,7 +389,7 @@ def table_is_current(sabotages) -> str:
                        cwd=ROOT, capture_output=True, text=True)
     collected = [ln for ln in p.stdout.splitlines() if "::" in ln]
     if p.returncode != 0 or collected != nodes:
-        missing = [n for n in nodes if n not in collected] or ["(pytest exit %d)" % p.returncode]
+        missing = [n for n in nodes if n not in collected] or [f"(pytest exit {p.returncode})"]
         raise SabotageError(f"test nodes that do not collect as one test each: {', '.join(missing)}")
     return f"{len(sabotages)} sabotages, {len(nodes)} test nodes: every snippet found once, every node collects"
 

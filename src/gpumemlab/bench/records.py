@@ -48,7 +48,7 @@ class Record:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Record":
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -52,7 +52,7 @@ def convert_entry(e: dict, source: str) -> dict:
     baseline = [dict(shape=s, round="screen", **_timing(s, w["cublas_gflops"]))
                 for s, w in shapes.items() if w.get("cublas_gflops")]
     configs = [c["name"] for c in e.get("configs", [])]
-    checks = {name: None for name in configs}
+    checks = dict.fromkeys(configs)
     checks.update(e.get("failed_checks") or {})
     return dict(
         device=e["device"], date=e["date"], command=e.get("tool", "format 0"),
