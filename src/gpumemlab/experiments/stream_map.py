@@ -7,7 +7,7 @@ the share of chunks registered that makes the pinner and the copy threads finish
 out already page-locked by the caller, no host copy at all). Every variant's result is checked chunk by chunk before
 timing (light: against NumPy; heavy: against the naive loop's arithmetic); times are wall clock (the user's view:
 host work included).
-``--param gib=16 --param fns=light --param routes=staged --param workers=16`` is the issue's 16 GiB run (the naive
+``--param gib=16 --param fns=light --param routes=staged --param workers=16`` is the 16 GiB run (the naive
 loop alone takes 10 x 7-14 s there). With two GPUs or more, each fn also runs with ``devices=[0]`` and ``[0, 1]`` on
 the same input (caller-pinned when that route is measured, else staged): the speedup of two GPUs over one.
 """

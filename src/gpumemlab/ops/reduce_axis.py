@@ -49,7 +49,7 @@ THREAD_WAVES = 2     # sum_cols_thread when the columns alone give this many wav
 MIN_SPLIT_ROWS = 128  # ... but never below this many rows per split (16 per thread)
 MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of at least 16 loads per thread
 # column sums: the column blocks alone, from a quarter wave of resident blocks (1.5 a SM at sum_cols' 6), keep DRAM
-# busy; splitting them then costs a second launch and loses (docs/notes/reduce_transpose.md, session 27)
+# busy; splitting them then costs a second launch and loses (docs/notes/reduce_transpose.md, "column sums stop splitting")
 NO_SPLIT_WAVE = 0.25
 
 
