@@ -199,7 +199,7 @@ def test_fail_below_counts_only_losses_outside_the_noise(tmp_path, run_cli, b_ti
 
 def test_fleet_flags_the_outlier_and_only_it(tmp_path, run_cli):
     docs = []
-    for j, f in enumerate((1.0, 1.01, 0.99, 1.005, 1.0)):
+    for f in (1.0, 1.01, 0.99, 1.005, 1.0):
         _, doc = _perturbed(lambda rec, f=f: f)
         docs.append(doc)
     slow = docs[4]["results"][7]  # node 5 runs this record 30% slower; another 5% slower

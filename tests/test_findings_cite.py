@@ -174,7 +174,7 @@ def fake_run() -> RunResults:
     n = 1 << 20
     recs = []
     for variant, slow in (("seed kernel", 1.25), ("4 loads in flight", 1.04)):
-        for off in range(0, 17):
+        for off in range(17):
             t = 1e-3 * (slow if off % 8 else 1.0) * (1 + off / 1000)
             recs.append(_rec("offset_copy", variant, dict(offset=off, n=n), t, 8 * n, pct=61.0 + off))
         for stride in (1, 2, 8):

@@ -11,7 +11,6 @@ from gpumemlab.errors import UsageError
 from gpumemlab.kernels import matmul as K
 from gpumemlab.ops import _workspace as W
 from gpumemlab.ops import matmul as ops
-from tool_modules import load_tool
 
 SMS = 132  # an H100 / H200
 
@@ -163,26 +162,22 @@ def test_prepared_launch_passes_the_workspace_or_null_pointers(monkeypatch, fake
     assert plain.launch.calls == [("out", "a", "b")] and len(keys) == 1  # no workspace asked for
 
 
-def _sass_loop():
-    return load_tool("sass_loop")
-
-
 def test_atomic_instantiations_keep_gemv_depth_rows_of_b_in_flight():
-    """tests/test_tools.py checks the default (ticket) names; the atomic ones, timed against them, must not lose the
+    """tests/test_sass.py checks the default (ticket) names; the atomic ones, timed against them, must not lose the
     loads in flight either (the epilogue is after the loop, but ptxas allocates registers for the whole kernel)."""
     pytest.importorskip("cuda.core")
+    from gpumemlab.gpu import sass
     from gpumemlab.gpu.compile import compile_group, source_text
 
-    s = _sass_loop()
-    nvdisasm = s.find_nvdisasm()
+    nvdisasm = sass.find_nvdisasm()
     if nvdisasm is None:
         pytest.skip("no nvdisasm (the test extra installs nvidia-cuda-nvdisasm)")
     depth = int(re.search(r"constexpr int GEMV_DEPTH = (\d+);", source_text("matmul.cu")).group(1))
     names = [K.gemv_cols(4, True, rows, "atomic").name for rows in K.SKINNY_ROWS]
     mod = compile_group("matmul.cu", names, "sm_90", use_cache=False)
     for name in names:
-        code = s.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name])
-        flights = [f for _, t, _, f in s.load_cover(s.main_loop(code, containing=r"LDG.*\.128"), "LDG") if ".128" in t]
+        code = sass.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name])
+        flights = [f for _, t, _, f in sass.load_cover(sass.main_loop(code, containing=r"LDG.*\.128"), "LDG") if ".128" in t]
         assert flights and max(flights) >= depth, (name, flights)
 
 
@@ -198,24 +193,3 @@ def test_ticket_kernels_build_for_every_supported_arch_without_spills():
             assert u.spill_store_bytes == 0 and u.spill_load_bytes == 0 and u.local_bytes == 0, (arch, spec.name, u)
             if arch == "sm_90" and spec.name.startswith("gemv_rows<4, true"):
                 assert u.registers <= 32, (spec.name, u.registers)
-
-
-def test_probe_prints_a_row_per_shape_with_both_ratios(capsys):
-    probe = load_tool("gemv_probe")
-    launch = dict(kernel="gemv_cols<4, true, 1>", grid=[64, 12], block=[32, 8], splits=12, epilogue="ticket",
-                  zero_first=False, workspace=[98304, 64])
-    timing = lambda us: dict(median_s=us * 1e-6, min_s=(us - 0.5) * 1e-6, max_s=(us + 1) * 1e-6)  # noqa: E731
-    rec = dict(shape="1x8192x1024", wall_s=1.0, launches=dict(ticket=launch, atomic=dict(launch, epilogue="atomic")),
-               checks={probe.CUBLAS: dict(ok=True), "atomic": dict(ok=True, repeat_bitwise=False),
-                       "ticket": dict(ok=True, repeat_bitwise=True)},
-               timings={probe.CUBLAS: timing(8.0), "atomic": timing(9.0), "ticket": timing(7.5),
-                        probe.MEMSET: timing(1.2)},
-               ratio_to_cublas=dict(atomic=8 / 9, ticket=8 / 7.5), ticket_saves_s=1.5e-6)
-    probe._print_shape(rec)
-    probe._print_table([rec, dict(shape="1x1x1", failed="boom")])
-    out = capsys.readouterr().out.splitlines()
-    assert out[0] == ("     1x8192x1024 gemv_cols<4, true, 1> grid [64, 12], 12 k ranges; checks: cupy.matmul ok, "
-                      "atomic ok bits vary, ticket ok same bits; 1.0 s")
-    assert out[-2].split() == ["1x8192x1024", "12", "8.00", "[7.50-9.00]", "9.00", "[8.50-10.00]", "0.889", "7.50",
-                               "[7.00-8.50]", "1.067", "1.20", "1.50"]
-    assert out[-1].split() == ["1x1x1", "FAILED"]

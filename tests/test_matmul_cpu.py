@@ -1,7 +1,6 @@
 """Matmul family without a GPU: the catalog compiles for sm_80/sm_90 with no spills, the tuning space,
 the OP/B model (seed 000's answers), the config choice, and the public API's input errors."""
 
-import json
 import os
 
 import numpy as np

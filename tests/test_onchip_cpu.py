@@ -290,7 +290,7 @@ def test_persist_l2_takes_the_measured_decision_and_says_so(monkeypatch):
 def test_persist_l2_chooses_again_on_each_entry(monkeypatch):
     import gpumemlab.ops.l2 as ops
 
-    monkeypatch.setattr(ops, "measured_table", lambda: {})
+    monkeypatch.setattr(ops, "measured_table", dict)
     _FakeL2(monkeypatch)
     ctx = _ctx(90 << 20)
     with ctx:
@@ -333,27 +333,6 @@ def test_persist_l2_errors_below_cc_80_and_on_bad_nesting(monkeypatch):
         inner.__exit__(None, None, None)
     with pytest.raises(UsageError, match="exit without a matching enter"):
         outer.__exit__(None, None, None)
-
-
-def test_l2_hit_rates_summary_of_the_committed_h100_run():
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "tools"))
-    try:
-        import l2_hit_rates as H
-    finally:
-        sys.path.pop(0)
-    d = root / "docs" / "notes" / "l2-hit-rates-h100"
-    launches = H.ncu_rows(str(d / "ncu.csv"))
-    assert len(launches) == 3 * (len(H.FRACTIONS) * len(H.SETTINGS) + len(H.LIMIT_SWEEP))
-    assert set(launches[0]) == set(H.METRICS)
-    table = H.summarize(str(d / "time.json"), str(d / "profile.json"), str(d / "ncu.csv"))
-    rows = [r for r in table.splitlines() if r.startswith("| no window") or r.startswith("| hit") or
-            r.startswith("| tuned")]
-    assert len(rows) == len(launches) // 3
-    assert (root / "docs" / "notes" / "l2-hit-rates-h100.md").read_text().count(rows[0]) == 1
 
 
 def test_hit_ratio_rule_agrees_with_the_committed_h100_run():

@@ -11,11 +11,6 @@ from gpumemlab.gpu.compile import compile_specs
 from gpumemlab.kernels import all_specs
 from gpumemlab.kernels import transpose as K
 from gpumemlab.model.occupancy import occupancy
-from tool_modules import load_tool
-
-
-def load_probe():
-    return load_tool("transpose_probe")
 
 
 def test_default_geometry_is_the_library_kernel_and_grid():
@@ -106,22 +101,3 @@ def test_orders_keep_the_library_s_blocks_per_sm(arch):
               for s in specs}
     assert len(set(per_sm.values())) == 1, per_sm
     assert all(compiled[s][1].spill_store_bytes == 0 for s in specs)
-
-
-def test_probe_command_line_and_model(capsys):
-    probe = load_probe()
-    assert probe.parse_shapes("16384x16384,16383X16385") == [(16384, 16384), (16383, 16385)]
-    with pytest.raises(ValueError):
-        probe.parse_shapes("0x5")
-    assert probe.geometries("orders") == K.PROBE_ORDERS
-    assert len(probe.geometries("orders,session23")) == len(set(K.PROBE_ORDERS + K.PROBE_SESSION23))
-    with pytest.raises(ValueError, match="unknown set"):
-        probe.geometries("nope")
-    assert probe.takes_vector(16380, 16388) and not probe.takes_vector(16383, 16385)
-    assert not probe.takes_vector(16384, 8)  # the thin kernel's
-    assert {v.spec("float") for v in probe.CONTROLS.values()} <= set(all_specs())
-    assert not any(v.transposes for v in probe.CONTROLS.values())  # copies: checked against x, not x.T
-    assert probe.main(["--model", "792"]) == 0
-    text = capsys.readouterr().out
-    assert "16384x16384, 792 resident blocks" in text and "order=grouped G=16" in text and "order=diagonal" in text
-    assert [ln for ln in text.splitlines() if "16383x16385" in ln]  # the fallback shape: the library only

@@ -5,7 +5,6 @@ import json
 import pytest
 
 from gpumemlab.kernels import KERNEL_DIR
-from gpumemlab.tune import table
 
 TUNED = KERNEL_DIR / "tuned" / "matmul.json"
 
@@ -40,7 +39,7 @@ def test_table_prints_every_screened_number_of_the_committed_file(run_cli):
 def test_table_of_a_format0_run(run_cli, tmp_path):
     from pathlib import Path
 
-    run = sorted((Path(__file__).resolve().parents[1] / "docs/notes/matmul-runs").glob("*.json"))[0]
+    run = sorted((Path(__file__).resolve().parents[1] / "tests/data/tune-format0").glob("*.json"))[0]
     code, out, _ = run_cli("tune", "matmul", "--table", str(run))
     old = json.loads(run.read_text())
     assert code == 0

@@ -14,7 +14,7 @@ from gpumemlab.tune.space import Point
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNED = KERNEL_DIR / "tuned"
-RUNS = sorted((ROOT / "docs" / "notes" / "matmul-runs").glob("*.json"))
+RUNS = sorted((ROOT / "tests" / "data" / "tune-format0").glob("*.json"))
 PROBE = [(m, n, k) for m in (256, 1000, 4096, 8192) for n in (256, 1000, 4096) for k in (512, 4096, 8192)]
 
 

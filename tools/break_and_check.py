@@ -12,6 +12,7 @@ device test script must exit non-zero, and for that reason.
     python tools/break_and_check.py --cpu-only --out break-check.md     # a machine without a GPU
     python tools/break_and_check.py --out break-check.md                # on the GPU: everything
     python tools/break_and_check.py --only sum-skips-last-block         # one or more by name
+    python tools/break_and_check.py --check                             # the table is current (CI, no tests run)
 
 Prints a markdown table (sabotage, test, control, broken, verdict) and the edits; exit status 0 only when every
 sabotage that ran fails as it must. Standard library only.
@@ -379,8 +380,23 @@ def render(rows, sabotages) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_is_current(sabotages) -> str:
+    """SabotageError unless every snippet occurs exactly once and every test node collects as exactly one test."""
+    for s in sabotages:
+        check_snippets(ROOT, s.edits)
+    nodes = list(dict.fromkeys(n for s in sabotages for n in s.tests))
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *nodes],
+                       cwd=ROOT, capture_output=True, text=True)
+    collected = [ln for ln in p.stdout.splitlines() if "::" in ln]
+    if p.returncode != 0 or collected != nodes:
+        missing = [n for n in nodes if n not in collected] or [f"(pytest exit {p.returncode})"]
+        raise SabotageError(f"test nodes that do not collect as one test each: {', '.join(missing)}")
+    return f"{len(sabotages)} sabotages, {len(nodes)} test nodes: every snippet found once, every node collects"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="only check that the table is current (no test runs)")
     ap.add_argument("--cpu-only", action="store_true", help="only the tests that need no GPU (no runtime-import check)")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="these sabotages (and/or runtime-import-broken)")
     ap.add_argument("--out", type=Path, help="also write the markdown table here")
@@ -392,6 +408,13 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown sabotage {', '.join(unknown)}; known: {', '.join(names)}")
     chosen = [s for s in SABOTAGES if not args.only or s.name in args.only]
+    if args.check:
+        try:
+            print(table_is_current(chosen))
+        except SabotageError as exc:
+            print(f"break_and_check: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.cpu_only and not any(s.nodes(True) for s in chosen):
         ap.error("nothing to run without a GPU among the sabotages chosen")
     work = Path(tempfile.mkdtemp(prefix="break_and_check-"))

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 
 import numpy as np
+from datetime import UTC
 
 
 def timed(fn, samples: int) -> list[float]:
@@ -61,7 +61,7 @@ HELD_OUT = ("odd",)  # shapes never installed: the zoo experiment judges the nea
 
 def install(sweep_path: str) -> int:
     """Write the fastest swept point of every shape (held-out groups excepted) for the sweep's device."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from gpumemlab.ops import matmul as ops
 
@@ -88,7 +88,7 @@ def install(sweep_path: str) -> int:
         winners = {**before.get("winners", {}), **winners}
         occupancy = {**before.get("occupancy", {}), **occupancy}
     table["devices"][data["device"]["name"]] = dict(
-        device=data["device"], date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        device=data["device"], date=datetime.now(UTC).isoformat(timespec="seconds"),
         command="python3 tools/matmul_zoo.py SWEEP.json && python3 tools/matmul_zoo.py --install SWEEP.json",
         held_out=list(HELD_OUT), occupancy=occupancy, winners=winners)
     path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")

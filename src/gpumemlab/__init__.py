@@ -23,7 +23,7 @@ _LAZY = {
     "ArrayImage": ("gpumemlab.ops.sample", "ArrayImage"),
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", *_LAZY]  # noqa: PLE0604 - _LAZY's keys are the names
 
 
 def __getattr__(name):

@@ -49,7 +49,7 @@ def test_seed000_shared_arrays_are_not_a_coalescing_question(access, decl):  # e
 
 # ---------------------------------------------------------------- Best Practices Guide 9.2.1
 
-@pytest.mark.parametrize("offset", range(0, 33))
+@pytest.mark.parametrize("offset", range(33))
 def test_offset_copy(offset):
     r = analyze_global("idata[blockIdx.x*blockDim.x + threadIdx.x + offset]", "float idata[]", block=32,
                        lets=[("offset", offset)])

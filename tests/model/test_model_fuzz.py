@@ -205,7 +205,7 @@ def test_model_agrees_with_c_per_thread(tree):
             model.typed(expr.parse(source))
         except UsageError:
             return
-        raise AssertionError(f"{source}: undefined in C for some thread, but the model answered")
+        raise AssertionError(f"{source}: undefined in C for some thread, but the model answered") from None
     got = model.typed(expr.parse(source))
     assert got.v.tolist() == want, source
     assert got.type.name == NAMES[ctype(tree)], source

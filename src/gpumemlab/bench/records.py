@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import lzma
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -13,6 +14,7 @@ from ..errors import ResultsError
 
 SCHEMA_VERSION = 2   # 2: records carry ``flags`` and time_s["stop"]
 READS = (1, 2)       # version 1 files read with no flags
+XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
 @dataclass
@@ -46,7 +48,7 @@ class Record:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Record":
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
@@ -65,14 +67,17 @@ class RunResults:
                     results=[r.to_dict() for r in self.results])
 
     def save(self, path: Path) -> None:
-        """Write results.json atomically: a temporary file beside it, then ``os.replace``."""
+        """Write results.json atomically: a temporary file beside it, then ``os.replace``; a path ending in
+        ``.xz`` is written xz-compressed (how runs are committed: docs/developing.md, "Large files")."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.to_dict(), indent=1, default=_json_default)
+        data = json.dumps(self.to_dict(), indent=1, default=_json_default).encode()
+        if path.suffix == ".xz":
+            data = lzma.compress(data, preset=9)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -81,10 +86,14 @@ class RunResults:
 
     @classmethod
     def load(cls, path: Path) -> "RunResults":
-        """Read and validate a results.json; ResultsError (one line) for anything that is not a valid one."""
+        """Read and validate a results.json, plain or xz-compressed (results.json.xz); ResultsError (one line) for
+        anything that is not a valid one."""
         path = Path(path)
         try:
-            d = json.loads(path.read_text())
+            data = path.read_bytes()
+            d = json.loads((lzma.decompress(data) if data.startswith(XZ_MAGIC) else data).decode())
+        except lzma.LZMAError as exc:
+            raise ResultsError(f"{path}: not a gpumemlab results.json (broken xz data: {exc})") from None
         except UnicodeDecodeError:
             raise ResultsError(f"{path}: not a gpumemlab results.json (not text)") from None
         except json.JSONDecodeError as exc:

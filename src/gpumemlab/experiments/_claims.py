@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._declare import Claim, outside, seed
+from ._declare import Claim, seed
 
 COALESCED_WORDS = Claim("A half-warp's coalesced access covers 64, 128 or 256 bytes when each thread reads a 4-, 8- or "
                         "16-byte word (float, float2, float4).",
@@ -10,5 +10,3 @@ COALESCED_WORDS = Claim("A half-warp's coalesced access covers 64, 128 or 256 by
 SHARED_MEMORY_TRANSPOSE = Claim("Shared memory can be used to avoid non-coalesced access (see the 'Matrix Transpose' "
                                 "SDK example); threads of a half-warp that access the same bank conflict.",
                                 seed("001", "slide 'Shared Memory'"))
-# the library as users called it before issue 11's work, measured by the issue's author
-ISSUE_11 = outside("gpumemlab issue 11, 'The library as users call it' (measured by its author)")

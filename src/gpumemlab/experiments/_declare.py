@@ -10,7 +10,8 @@ touches CUDA: declarations are importable (``gpumemlab list``) on any machine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 SEEDS = ("000", "001", "002", "003", "004")
 

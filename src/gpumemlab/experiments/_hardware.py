@@ -14,7 +14,7 @@ Seeds 000, 002 and 004 name no GPU behind their numbers, so no experiment maps t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from ._declare import Source, outside, seed
 

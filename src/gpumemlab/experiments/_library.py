@@ -3,7 +3,7 @@ each call returns a new array, kept for the check; ours is timed head-to-head ag
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import _torch
 

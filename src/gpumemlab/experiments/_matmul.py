@@ -10,7 +10,7 @@ from ..ops import matmul as ops
 from ._declare import Case
 
 CUBLAS = "cuBLAS SGEMM"
-TOL = 1e-5          # ||C - C64|| / (||A|| ||B||): the FP32 criterion
+TOL = 1e-5          # ||C - C64|| / (||A|| ||B||): an FP32 product's error, far above rounding, far below a bug
 TF32_GUARD = 1e-4   # ||C - C64|| / ||C64||: FP32 sums land far below, TF32 inputs (2^-11) near 3e-4
 # rungs whose one call takes tens of milliseconds or more at 4096: a few samples are plenty
 FEW_SAMPLES = TimerConfig(warmup=1, min_samples=10, batch=10, min_time_s=0.0, max_time_s=0.5)

@@ -1,4 +1,4 @@
-"""The matmul shape zoo: (group, M, N, K) triples that users meet, square to degenerate (issue 11, item 2).
+"""The matmul shape zoo: (group, M, N, K) triples that users meet, square to degenerate.
 
 Data only (importable without a GPU): the ``matmul_shapes`` experiment times the library call on each, and
 ``tools/matmul_zoo.py`` sweeps the register-blocked configurations over them for the chooser.

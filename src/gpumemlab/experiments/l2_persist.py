@@ -244,7 +244,7 @@ EXPERIMENT = Experiment(
                 "persisting lines are reset before each case. 'no window' keeps the set-aside limit as found "
                 "(what a program without L2 controls gets); the other curves reserve the maximum set-aside, and "
                 "'set-aside, no window' shows what that reservation alone costs normal accesses. Why it costs so much "
-                "on an H100 (ncu per point with tools/l2_hit_rates.py, docs/notes/l2-hit-rates-h100.md): not "
+                "on an H100 (ncu per point, docs/notes/l2-hit-rates-h100.md): not "
                 "hits - the L2 hit rate with the whole set-aside reserved is the one with limit 0 - but DRAM "
                 "rate: the same DRAM bytes move at a far lower rate with the full reserve (the notes' limit "
                 "sweep shows where it sets in), plus write-backs of a small re-read region; the windows cut "

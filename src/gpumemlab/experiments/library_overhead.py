@@ -12,7 +12,7 @@ When the host is slower than the GPU, both clocks see the host's cost per call: 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

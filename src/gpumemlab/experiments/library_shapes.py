@@ -1,10 +1,10 @@
-"""sum, mean and transpose over a set of shapes (issue 11, items 3 and 4), timed as users call them: CUDA events
+"""sum, mean and transpose over a set of shapes, timed as users call them: CUDA events
 on the work stream around the Python call (host dispatch included), interleaved with CuPy's equivalent (and
 PyTorch's where it imports) in the same run.
 
 All three are memory-bound: each is judged by the bytes it must move (the input read once, the output written
 once), the transpose against the copy ceiling and the reductions against the read ceiling, L2 flushed between
-samples. The set holds the cases issue 11 names (a 16384^2 matrix summed along each axis, a 3-D case, a 16384^2
+samples. The set holds the cases users report (a 16384^2 matrix summed along each axis, a 3-D case, a 16384^2
 transpose, thin transposes), the thin shapes where a coalescing mistake shows (a sum along a 3-element axis, column
 sums of 3 rows, transposes with one side < 32), a transpose whose rows start off a 32-byte sector, and two column
 sums and a row sum added after the others (so the earlier records keep their index): an RGB image's per-channel
@@ -19,8 +19,8 @@ import numpy as np
 
 from ..bench.verify import device_random_nonzero
 from ._cite import field, join, q, sentence
-from ._claims import COALESCED_WORDS, ISSUE_11, SHARED_MEMORY_TRANSPOSE
-from ._declare import Case, Check, Claim, Experiment, Plot
+from ._claims import COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE
+from ._declare import Case, Check, Experiment, Plot
 from ._library import library_vs_baselines
 from ._model import shape_set_summary, store_ratios
 
@@ -143,10 +143,7 @@ def findings(records):
 EXPERIMENT = Experiment(
     name="library_shapes",
     title="sum and mean along axes, and transpose, over a set of shapes: the library as users call it, against CuPy",
-    claims=(COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE,
-            Claim("gpumemlab.transpose ran at 0.92x of a device copy of the same bytes at 16384^2, and on very thin "
-                  "shapes (3 x 70000, 70000 x 3) at 0.7x of the copy and 0.8x of CuPy; gpumemlab.sum had no axis "
-                  "(H200, FP32).", ISSUE_11),),
+    claims=(COALESCED_WORDS, SHARED_MEMORY_TRANSPOSE),
     cases=cases,
     params=dict(functions=["sum", "mean", "transpose"]),
     group_by=("index",),

@@ -1,4 +1,4 @@
-"""The matmul shape zoo (issue 11, item 2): ``gpumemlab.matmul(a, b)`` against ``cupy.matmul(a, b)`` (cuBLAS,
+"""The matmul shape zoo: ``gpumemlab.matmul(a, b)`` against ``cupy.matmul(a, b)`` (cuBLAS,
 FP32, TF32 off) on every shape of ``_zoo.ZOO``, timed as users call them: CUDA events on the work stream around
 the Python call (host dispatch included), interleaved A B, B A, ... in the same run.
 
@@ -13,7 +13,6 @@ import numpy as np
 from ..bench.timer import TimerConfig
 from ..bench.verify import device_random_nonzero
 from ._cite import field, join, q, sentence
-from ._claims import ISSUE_11
 from ._declare import Case, Claim, Experiment, Plot, seed
 from ._library import returning
 from ._matmul import Reference
@@ -88,10 +87,7 @@ EXPERIMENT = Experiment(
     name="matmul_shapes",
     title="matmul shape zoo: gpumemlab.matmul vs cupy.matmul (cuBLAS) as users call them, 46 shapes",
     claims=(Claim("A hand-written SGEMM is very close to cuBLAS at 128 x 128 and the gap grows drastically with the "
-                  "matrix size.", seed("002", "blog 'GPU shared memory', Figure 1")),
-            Claim("As users call it, the library's matmul reached 0.99x cuBLAS at 8192^3 but 0.66x at 1024^3, 0.39x "
-                  "at 512^3, 0.53x at 64 x 4096 x 4096, 0.40x at 256 x 256 x 8192 and 0.24x for M = 1 (H200, FP32).",
-                  ISSUE_11),),
+                  "matrix size.", seed("002", "blog 'GPU shared memory', Figure 1")),),
     cases=cases,
     params=dict(max_flops=1e13, slow_flops=1e12, quick_max_flops=2e10),
     group_by=("shape",),

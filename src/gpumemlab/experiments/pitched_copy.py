@@ -60,8 +60,9 @@ def cases(session, params):
             host.copy_async(packed_in, src)
             for variant, out, inp, pitch_elems in (("row_scale pitched", pout, pin, pitch // 4),
                                                    ("row_scale packed", packed_out, packed_in, cols)):
-                run = lambda out=out, inp=inp, pe=pitch_elems: runtime.launch(
-                    kernel, grid, BLOCK, out, inp, cols, rows, np.int64(pe), np.int64(pe))
+                def run(out=out, inp=inp, pe=pitch_elems):
+                    runtime.launch(kernel, grid, BLOCK, out, inp, cols, rows, np.int64(pe), np.int64(pe))
+
                 yield Case(variant, run, Check(out, 2 * ref), params=common, reads=nbytes, writes=nbytes,
                            model=row_model(pitch_elems), extra=dict(layout))
 

@@ -7,7 +7,7 @@ the share of chunks registered that makes the pinner and the copy threads finish
 out already page-locked by the caller, no host copy at all). Every variant's result is checked chunk by chunk before
 timing (light: against NumPy; heavy: against the naive loop's arithmetic); times are wall clock (the user's view:
 host work included).
-``--param gib=16 --param fns=light --param routes=staged --param workers=16`` is the issue's 16 GiB run (the naive
+``--param gib=16 --param fns=light --param routes=staged --param workers=16`` is the 16 GiB run (the naive
 loop alone takes 10 x 7-14 s there). With two GPUs or more, each fn also runs with ``devices=[0]`` and ``[0, 1]`` on
 the same input (caller-pinned when that route is measured, else staged): the speedup of two GPUs over one.
 """
@@ -156,7 +156,7 @@ def device_cases(fn, src, dst, chunk, rows, reference, params, moved, host):
     for gpus in (1, 2):
         stats = {}
 
-        def mapped(stats=stats, devices=list(range(gpus))):
+        def mapped(stats=stats, devices=tuple(range(gpus))):
             stats.update(stream_map(fn, src, out=dst, chunk_bytes=chunk, devices=devices, profile=True)[1])
         yield Case(MULTI, mapped, chunkwise_check(mapped, dst, reference, rows, f"stream_map on {gpus} GPU(s)"),
                    params=dict(params, gpus=gpus), **moved, **host,
@@ -244,7 +244,7 @@ def findings(records):
                            "against the same reference): ", q(field(one, "time_s", "median") * 1e3, ".0f"), " ms vs ",
                            q(field(two, "time_s", "median") * 1e3, ".0f"), " ms, two GPUs ",
                            q(field(one, "time_s", "median") / field(two, "time_s", "median"), ".2f"), "x as fast")
-    for w, r in sorted(memcpy.items()):
+    for _, r in sorted(memcpy.items()):
         # two host copies per byte of x: the host alone caps the staged route at half the memcpy rate
         yield sentence("host memcpy with ", q(field(r, "params", "workers"), ".0f"), " threads: ", x_rate(r),
                        " GB/s of x; with two host copies per byte the staged route can move x at most at ",

@@ -59,11 +59,12 @@ def cases(session, params):
         for passes in params["passes"]:
             shift = n4 // passes
             if passes == 1:
-                kernel = lambda src: runtime.launch(scale, grid, BLOCK, out, src, np.float32(SCALE), np.int64(n4))
+                def kernel(src):
+                    runtime.launch(scale, grid, BLOCK, out, src, np.float32(SCALE), np.int64(n4))
                 want = SCALE * x_dev
             else:
-                kernel = lambda src, passes=passes, shift=shift: runtime.launch(
-                    reread, grid, BLOCK, out, src, passes, np.int64(shift), np.int64(n4))
+                def kernel(src, passes=passes, shift=shift):
+                    runtime.launch(reread, grid, BLOCK, out, src, passes, np.int64(shift), np.int64(n4))
                 want = _reread_reference(x_dev, passes, shift)
             common = dict(passes=passes, mib=4 * n / MIB)
             moved = dict(reads=4 * n * passes, writes=4 * n)

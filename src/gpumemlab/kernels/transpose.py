@@ -30,7 +30,7 @@ VECTOR = {"float": ("float4", 4, 8), "double": ("double2", 2, 4), "int": ("int4"
 
 # transpose_vec's SPAN: lanes per output row of one store instruction. The template's default, 8, writes a 64-wide float
 # tile row as two 128-byte pieces (as first written); the library's 16 writes its 256 bytes in one instruction, which
-# an H200 measured 1.3-2.5 points of the copy faster on every shape (docs/notes/reduce_transpose.md, session 25)
+# an H200 measured 1.3-2.5 points of the copy faster on every shape (docs/notes/reduce_transpose.md, "one store instruction")
 KERNEL_SPAN, LIBRARY_SPAN = 8, 16
 
 
@@ -162,7 +162,7 @@ LIBRARY_VECTORIZED = replace(VECTORIZED, name="vectorized 64x64, 4 blocks/SM, 25
 # and, for 4-byte elements whose output rows start off a 32-byte sector (rows * 4 % 32 != 0), 128 x 64 tiles: each
 # 512-byte output row in one store instruction leaves fewer partially written sectors. On an H200 at 16380 x 16388
 # 81.3% of the copy against 73.2%, on an H100 85.5% against 77.6%; on sector-aligned pitches they measured 0.1-0.4
-# points below the square tiles, hence only there (docs/notes/reduce_transpose.md, session 25). A float64 tile of that
+# points below the square tiles, hence only there (docs/notes/reduce_transpose.md, "128 x 64 tiles adopted"). A float64 tile of that
 # size would be 64 KiB of shared memory: float64 keeps the square tiles.
 LIBRARY_TALL = replace(LIBRARY_VECTORIZED, name="vectorized 64 wide x 128 rows, 512-byte stores (library, off-sector "
                        "pitches)", span=32, rows=128)

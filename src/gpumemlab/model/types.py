@@ -84,7 +84,7 @@ def _build_table() -> dict[str, ElementType]:
 
 TYPES: dict[str, ElementType] = _build_table()
 
-# The types the issue names first; shown in error messages.
+# The types most kernels use; error messages list them first.
 COMMON = ("char", "short", "int", "float", "double", "float2", "float3", "float4", "int2", "int4", "double2")
 
 

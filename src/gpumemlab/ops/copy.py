@@ -2,7 +2,7 @@
 
 The driver's device-to-device copy runs as fast as the suite's float4 copy kernel (`copy_vec<float4, 1>`, the copy
 ceiling of `bench`) from 256 MiB up and sooner below, and costs less host time per call than a kernel launch from
-Python: both measured side by side by tools/transpose_probe.py.
+Python (docs/notes/reduce_transpose.md).
 """
 
 from __future__ import annotations

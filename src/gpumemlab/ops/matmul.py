@@ -19,7 +19,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -293,7 +293,7 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
 
 ROUTES = ("auto", "direct", "pad")  # options(route=...): the decision below, always the loads as given, always padded
 WAVES = ("unaligned", "all", "off")  # options(waves=...): where wave_choice checks the nearest winner
-# Default "direct": on the H200 (tools/matmul_unaligned_probe.py, docs/notes/matmul.md) the padded route never beat the
+# Default "direct": on the H200 (docs/notes/matmul.md, unaligned shapes) the padded route never beat the
 # scalar-load kernel with the wave check, whose tiles, not its loads, were what the unaligned shapes had lost; "auto"
 # (the copy-share model below) stays for other GPUs and for sweeps
 _OPTIONS = {"route": "direct", "waves": "unaligned"}

@@ -31,7 +31,7 @@ from ..errors import InputTypeError
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
 from . import _workspace as W
-from . import reduce as R
+from . import full_sum as R
 from ._axes import collapse, normalize_axis, result_shape
 from ._checks import as_device_array, check_out
 
@@ -42,14 +42,14 @@ SUM_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",),
               "int32": ("int64", "int32", "float64", "float32")}
 MEAN_DTYPES = {"float32": ("float32", "float64"), "float64": ("float64",), "int32": ("float64", "float32")}
 # row sums of few long rows and column sums (sum_rows, sum_cols) split the rows until the grid is this many waves of
-# resident blocks (chosen with tools/reduce_axis_probe.py --waves on an H200 and an H100: docs/notes/reduce_transpose.md)
+# resident blocks (measured on an H200 and an H100: docs/notes/reduce_transpose.md)
 WAVES = 4
 NARROW_WAVES = 2     # sum_cols_narrow's splits (measured at 2)
 THREAD_WAVES = 2     # sum_cols_thread when the columns alone give this many waves of threads
 MIN_SPLIT_ROWS = 128  # ... but never below this many rows per split (16 per thread)
 MIN_SPLIT_VECTORS = 4 * K.ROW_BLOCK * 4  # row sums of few long rows: splits of at least 16 loads per thread
 # column sums: the column blocks alone, from a quarter wave of resident blocks (1.5 a SM at sum_cols' 6), keep DRAM
-# busy; splitting them then costs a second launch and loses (docs/notes/reduce_transpose.md, session 27)
+# busy; splitting them then costs a second launch and loses (docs/notes/reduce_transpose.md, "column sums stop splitting")
 NO_SPLIT_WAVE = 0.25
 
 

@@ -104,7 +104,7 @@ class Plan:
                 raise UsageError(f"plan: {name} {value!r} not supported; expected one of {', '.join(allowed)}")
 
 
-# The defaults, chosen by tools/sample2d_probe.py on an H200 (docs/notes/sample2d.md): eight samples per thread in
+# The defaults, measured on an H200 (docs/notes/sample2d.md): eight samples per thread in
 # rows order (a block's fetches overlap in the image) for the texture path; for the exact path map_coordinates'
 # float32 arithmetic through the read-only cache, four samples per thread where the coordinates are shaped like an
 # image and one where they are flat (scattered points: more samples per thread cost occupancy, not traffic)
@@ -114,7 +114,7 @@ EXACT_FLAT_PLAN = Plan(source="ldg", weights="float")
 FIRST_WRITTEN = Plan()  # the kernels as first written (one sample per thread, flat, double weights)
 
 # Scattered points. A DRAM-bound gather of scattered points ties map_coordinates only with about 1,000 resident
-# samples per SM; local gathers need every resident thread (H100 and H200, sessions 25-26 of docs/notes/sample2d.md).
+# samples per SM; local gathers need every resident thread (H100 and H200: docs/notes/sample2d.md, "capping residency").
 # Which kind a call has is seen by the previous call on the same coordinates (texture.cu's observe): where most of
 # its observed neighbours were apart, the default plan becomes a flat one-sample kernel with its residency capped
 # (runtime.l1_kept_cap; observed_launch). The results are the same either way.
@@ -124,7 +124,7 @@ SCATTERED_FRACTION = 0.5  # of the observed neighbour pairs (texture.cu's OBSERV
 OBSERVERS, WARP = 8, 32  # texture.cu's OBSERVERS
 BOARD_ROWS = 64  # coordinate buffers whose last observation is kept (least recently used dropped)
 OBSERVE_EVERY = 16  # once seen, a buffer's points are observed again on every 16th call (observing costs local
-# gathers of one sample per thread ~0.5%: docs/notes/sample2d.md, session 27)
+# gathers of one sample per thread ~0.5%: docs/notes/sample2d.md, "the layout learned from the previous call")
 _boards: dict = {}
 
 

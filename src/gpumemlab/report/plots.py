@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 from ..bench.records import RunResults
+from .png import save_png
 
 LABELS = {"gbps": "GB/s (read + write)", "gflops": "GFLOP/s", "pct_of_ceiling": "% of ceiling",
           "interleaved_us_per_call": "us per call", "us_per_call": "us per call"}
@@ -94,7 +95,7 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
         ax.grid(alpha=0.3)
         fig.tight_layout()
         fname = f"{name}.png"
-        fig.savefig(out_dir / fname, dpi=110)
+        save_png(fig, out_dir / fname)
         plt.close(fig)
         written[name] = fname
     return written

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .png import save_png
+
 COLORS = {"H2D": "#2ca02c", "kernel": "#d62728", "D2H": "#1f77b4"}
 
 
@@ -54,6 +56,6 @@ def write_timeline(name: str, info: dict, records, path: Path) -> bool:
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(Path(path), dpi=110)
+    save_png(fig, path)
     plt.close(fig)
     return True

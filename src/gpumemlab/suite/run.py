@@ -13,7 +13,7 @@ import signal
 import time
 import traceback
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ..errors import GpumemlabError, UsageError
@@ -189,7 +189,7 @@ def _close(session) -> None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _free_pools():

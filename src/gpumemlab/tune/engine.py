@@ -22,7 +22,7 @@ import json
 import subprocess
 import sys
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from ..errors import UsageError
@@ -220,7 +220,7 @@ def tune(family: Family, shapes=None, configs=None, cache=None, top: int | None 
     return dict(
         device=dict(name=device["name"], cc=device["cc"], sm_count=device["sm_count"],
                     nvrtc=device["nvrtc_version"], driver=device["driver_version"]),
-        date=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=command,
+        date=datetime.now(UTC).isoformat(timespec="seconds"), command=command,
         source_hash=source_hash(family), space=family.space.describe(),
         timers=dict(screen=asdict(family.screen_timer), final=asdict(family.final_timer),
                     cold_l2=family.cold_l2, top=top),

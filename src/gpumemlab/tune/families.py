@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -8,7 +8,7 @@ unchanged into format 1 (:mod:`gpumemlab.tune.table`); what format 0 did not rec
 
 from __future__ import annotations
 
-from .table import FORMAT, parse_mnk
+from .keys import FORMAT, parse_mnk
 
 CUBLAS = "cuBLAS SGEMM (TF32 off)"
 ABOUT = ("register_blocked SGEMM tuning per device name, written by `gpumemlab tune matmul --install` "
@@ -52,7 +52,7 @@ def convert_entry(e: dict, source: str) -> dict:
     baseline = [dict(shape=s, round="screen", **_timing(s, w["cublas_gflops"]))
                 for s, w in shapes.items() if w.get("cublas_gflops")]
     configs = [c["name"] for c in e.get("configs", [])]
-    checks = {name: None for name in configs}
+    checks = dict.fromkeys(configs)
     checks.update(e.get("failed_checks") or {})
     return dict(
         device=e["device"], date=e["date"], command=e.get("tool", "format 0"),

@@ -14,11 +14,11 @@ import itertools
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Union
+from collections.abc import Callable, Iterator
 
 from ..errors import UsageError
 
-Rule = Union[str, Callable[[dict], object]]
+Rule = str | Callable[[dict], object]
 
 _FUNCS = {"min": min, "max": max, "abs": abs, "ceil": math.ceil, "floor": math.floor}
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

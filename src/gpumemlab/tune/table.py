@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
+from .keys import FORMAT, parse_mnk
 
-FORMAT = 1
 METRICS = {"gflops": ("TFLOP/s", 1e-3, ".1f"), "gbps": ("GB/s", 1.0, ".0f")}  # unit, scale, format in tables
 ROUNDS = ("screen", "final")
 TIMES = ("median_s", "p10_s", "p90_s", "samples_n")
@@ -117,11 +117,6 @@ def install(path, family: str, about: str, metric: str, entry: dict) -> None:
 
 
 # ---------------------------------------------------------------- the matmul chooser's view
-
-def parse_mnk(shape: str) -> tuple[int, int, int]:
-    m, n, k = (int(x) for x in shape.lower().split("x"))
-    return m, n, k
-
 
 def rate_shape(shapes) -> str:
     """The shape whose rates the matmul chooser extrapolates from: the largest square one (else the largest M)."""
