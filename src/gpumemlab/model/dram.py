@@ -62,3 +62,19 @@ def tiled_matmul_phase(layout: DramLayout, width: int = 4, tile: int = 2, phase:
     per_block = {f"{by},{bx}": tiled_matmul_phase_elements(width, tile, phase, (by, bx)) for by, bx in blocks}
     every = sorted({i for elems in per_block.values() for i in elems})
     return dict(elements=per_block, **layout.touched(np.asarray(every) * 4))
+
+
+def bytes_in_flight(bandwidth_gbps: float, latency_ns: float, sm_count: int, threads_per_sm: int) -> dict:
+    """Little's law: to sustain ``bandwidth_gbps`` when every load waits ``latency_ns``, the GPU must keep
+    bandwidth x latency bytes requested and not yet returned; per SM, and per thread when ``threads_per_sm``
+    threads are resident on each SM (16-byte loads: how many each thread must have outstanding)."""
+    for name, value in (("bandwidth_gbps", bandwidth_gbps), ("latency_ns", latency_ns)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise UsageError(f"{name} must be a finite number > 0, got {value!r}")
+    for name, value in (("sm_count", sm_count), ("threads_per_sm", threads_per_sm)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise UsageError(f"{name} must be an int > 0, got {value!r}")
+    total = bandwidth_gbps * latency_ns  # GB/s x ns = bytes
+    per_sm = total / sm_count
+    per_thread = per_sm / threads_per_sm
+    return dict(bytes=total, bytes_per_sm=per_sm, bytes_per_thread=per_thread, loads16_per_thread=per_thread / 16)
