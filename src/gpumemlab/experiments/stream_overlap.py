@@ -1,6 +1,8 @@
 """Seed 003's staged copy/kernel overlap: copy all then run the kernel, against nStreams chunks each copied and
 processed on its own stream, next to the seed's model, in both regimes (tE >= tT and tT > tE); a third stage
-(D2H) to use the second copy direction; a host function (the seed's cpuFunction) overlapped with GPU work."""
+(D2H) to use the second copy direction; a host function (the seed's cpuFunction) overlapped with GPU work; and the
+two pitfalls of 9.1.2 beside the staged loop that works: the same loop copying from pageable memory, and the same
+loop issued on the legacy default stream."""
 
 from __future__ import annotations
 
@@ -46,23 +48,29 @@ class Pipeline:
         host.copy_async(self.x, self.x_dev)
         import cupy
 
+        self.x_pageable = cupy.asnumpy(self.x_dev)  # the same input in ordinary (pageable) host memory
+
         self.a = cupy.empty_like(self.x_dev)
         self.kernel = runtime.get_kernel(K.BUSY_MAP)
         self.iters = 1
 
-    def stage(self, name: str, lo: int, hi: int) -> None:
-        """One stage on CuPy's current stream for elements [lo, hi)."""
+    def stage(self, name: str, lo: int, hi: int, mode: str = "pinned") -> None:
+        """One stage on CuPy's current stream for elements [lo, hi) (``mode`` "pageable": H2D from pageable memory)."""
         if name == "H2D":
-            host.copy_async(self.a[lo:hi], self.x[lo:hi])
+            host.copy_async(self.a[lo:hi], (self.x_pageable if mode == "pageable" else self.x)[lo:hi])
         elif name == "kernel":
             grid = min(blocks_for(hi - lo, BLOCK), 32 * self.session.sm_count)
             runtime.launch(self.kernel, grid, BLOCK, self.a[lo:hi], self.iters, np.float32(C), np.int64(hi - lo))
         else:
             host.copy_async(self.y[lo:hi], self.a[lo:hi])
 
-    def run(self, stages, n_streams: int, trace: list | None = None) -> None:
-        """Every stage over ``n_streams`` equal chunks, chunk i on stream i (seed 003's staged loop)."""
-        streams = host.side_streams(n_streams)
+    def run(self, stages, n_streams: int, trace: list | None = None, mode: str = "pinned") -> None:
+        """Every stage over ``n_streams`` equal chunks, chunk i on stream i (seed 003's staged loop). ``mode``:
+        "pinned" (non-blocking streams, pinned host memory), "pageable" (H2D from pageable memory) or
+        "default stream" (every chunk on the legacy default stream)."""
+        import cupy
+
+        streams = [cupy.cuda.Stream.null] * n_streams if mode == "default stream" else host.side_streams(n_streams)
         t0 = host.timing_event() if trace is not None else None
         host.fork(streams)
         chunk = self.n // n_streams
@@ -73,7 +81,7 @@ class Pipeline:
                 if name in done:  # copies of one direction back to back, in chunk order (note above)
                     s.wait_event(done[name])
                 start = host.timing_event(s) if trace is not None else None
-                host.run_on_stream(s, lambda: self.stage(name, lo, hi))
+                host.run_on_stream(s, lambda: self.stage(name, lo, hi, mode))
                 if name != "kernel":
                     done[name] = host.timing_event(s)
                 if trace is not None:
@@ -99,12 +107,12 @@ class Pipeline:
         t_probe = self.time_once(lambda: self.stage("kernel", 0, self.n))
         return max(1, round(probe * ratio * t_copy / t_probe))
 
-    def check(self, stages):
-        """Poison the output of ``stages``, run them (one stream), compare with the float64 model of busy_map."""
+    def check(self, stages, n_streams: int = 1, mode: str = "pinned"):
+        """Poison the output of ``stages``, run them, compare with the float64 model of busy_map."""
         def verify():
             self.a.fill(np.nan)
             self.y.fill(np.nan)
-            self.run(stages, 1)
+            self.run(stages, n_streams, mode=mode)
             out = self.a
             if stages[-1] == "D2H":
                 import cupy
@@ -146,7 +154,25 @@ def cases(session, params):
                 yield c
                 yield case("copy + kernel + D2H", ("H2D", "kernel", "D2H"), k, p.check(("H2D", "kernel", "D2H")),
                            reads=nbytes, writes=nbytes)
+            if ratio == max(params["cost"]):
+                yield from _pitfall_cases(p, common, params["pitfall_streams"], iters, nbytes)
         yield from _cpu_function_cases(session, p, common)
+
+
+PITFALLS = {"pinned": "staged, pinned, non-default streams", "pageable": "staged from pageable memory",
+            "default stream": "staged on the legacy default stream"}
+
+
+def _pitfall_cases(p: Pipeline, common: dict, k: int, iters: int, nbytes: int):
+    """The staged H2D + kernel loop three ways, on the host clock (legacy-stream work is not ordered with the
+    runner's events): as it should be, from pageable memory, and on the legacy default stream (seed 003, 9.1.2)."""
+    stages = ("H2D", "kernel")
+    for mode, variant in PITFALLS.items():
+        def run(mode=mode):
+            p.iters = iters
+            p.run(stages, k, mode=mode)
+        yield Case(variant, run, p.check(stages, k, mode), params=dict(common, n_streams=k), reads=nbytes,
+                   cold_l2=False, ceiling=None, clock="host", extra=dict(mode=mode, mechanism="CE + SM kernel"))
 
 
 def _copy_check(p: Pipeline, direction: str):
@@ -247,6 +273,13 @@ def derive(records, session):
             r.model = dict(formula=formula, predicted_s=predicted, sequential_s=sum(stages), t_transfer_s=t_t,
                            t_exec_s=t_e, t_d2h_s=t_d, regime="tE >= tT" if t_e >= t_t else "tT > tE")
             r.extra["vs_model_pct"] = 100.0 * r.median_s / predicted
+        for r in records:
+            if r.params["cost"] == cost and r.variant in PITFALLS.values():
+                predicted = staged_time([t_e, t_t], r.params["n_streams"])
+                r.model = dict(formula="tE + tT/nStreams staged, tE + tT sequential", predicted_s=predicted,
+                               sequential_s=t_e + t_t, t_transfer_s=t_t, t_exec_s=t_e)
+                r.extra.update(vs_model_pct=100.0 * r.median_s / predicted,
+                               vs_sequential_pct=100.0 * r.median_s / (t_e + t_t))
     cpu = {r.variant: r for r in records if "cpuFunction" in r.variant}
     if len(cpu) == 3:
         t_cpu = cpu["cpuFunction alone"].median_s
@@ -288,6 +321,14 @@ def findings(records):
         yield sentence("H2D + kernel + D2H with ", q(field(best, "extra", "copy_engines"), ".0f"), " copy engines: ",
                        ms(best), " ms on ", q(field(best, "params", "n_streams"), ".0f"), " streams vs ", ms(one),
                        " ms on one (", of_model(best), f"% of {best.model['formula']})")
+    pitfalls = [r for r in records if r.variant in PITFALLS.values() and r.model]
+    if pitfalls:
+        first = pitfalls[0]
+        rows = join("; ", (sentence(r.variant, " ", ms(r), " ms (", of_model(r), "% of staged tE + tT/nStreams, ",
+                                    q(field(r, "extra", "vs_sequential_pct"), ".0f"), "% of sequential tE + tT)")
+                           for r in pitfalls))
+        yield sentence("overlap pitfalls at nStreams = ", q(field(first, "params", "n_streams"), ".0f"),
+                       ", host clock: ", rows)
     cpu = {r.variant: r for r in records if "cpuFunction" in r.variant}
     if len(cpu) == 3:
         a, b = cpu["GPU, then cpuFunction"], cpu["GPU with cpuFunction overlapped"]
@@ -306,6 +347,9 @@ EXPERIMENT = Experiment(
         Claim("A GPU with one copy engine can overlap one async transfer with a kernel; with two it can run an H2D "
               "transfer, a D2H transfer and a kernel at once (asyncEngineCount). Overlap needs pinned memory and "
               "non-default streams.", seed("003", "9.1.2, copy engines")),
+        Claim("For overlap, the host memory involved must be pinned and the copy and the kernel must be issued to "
+              "different, non-default streams: operations on the default stream wait for all earlier work of the "
+              "device and block later work.", seed("003", "9.1.2, overlapping computation and data transfers")),
         Claim("cudaMemcpyAsync returns control to the host at once, so cpuFunction() overlaps the copy and the "
               "kernel.", seed("003", "9.1.2, overlapping computation and data transfers")),
         Claim("Concurrent execution of a kernel and a host-device copy of pinned memory: a kernel in one stream "
@@ -313,7 +357,7 @@ EXPERIMENT = Experiment(
                                                           "copy overlap'")),
     ),
     cases=cases,
-    params=dict(mib=256, streams=[1, 2, 4, 8, 16], cost=[0.5, 2.0]),
+    params=dict(mib=256, streams=[1, 2, 4, 8, 16], cost=[0.5, 2.0], pitfall_streams=4),
     group_by=("cost",),
     modern_note="Recent GPUs have 2 or more copy engines (asyncEngineCount), so H2D, D2H and kernels of different "
                 "streams all run at once; each chunk then pays only a launch and a few microseconds of copy setup. "
