@@ -45,3 +45,40 @@ def test_no_record_above_keeps_the_ceiling_and_fills_percentages():
     assert raise_ceilings(c, records) is False
     assert c == ceilings()
     assert records[0].pct_of_ceiling == 25.0 and records[1].pct_of_ceiling is None
+
+
+@pytest.mark.parametrize("doubt", [dict(flags=["noisy"]), dict(flags=["throttled", "noisy"]), dict(verified=False)])
+def test_a_doubtful_record_never_raises_a_ceiling(doubt):
+    c = ceilings()
+    high = rec("fast but doubtful", 5000.0)
+    for k, v in doubt.items():
+        setattr(high, k, v)
+    records = [high, rec("clean", 1100.0)]
+    assert raise_ceilings(c, records) is True
+    assert c["read_gbps"]["value"] == 1100.0 and c["read_gbps"]["set_by"]["variant"] == "clean"
+    assert records[0].pct_of_ceiling == pytest.approx(500 / 1.1)  # still stated against the clean ceiling
+
+
+def test_the_report_names_the_record_and_the_run_that_raised_a_ceiling():
+    from gpumemlab.report.format import ceiling_how
+
+    c = dict(value=4435.8, unit="GB/s", how="read_sum<8> (float4 loads), 528 blocks, cold L2", measured_as=4113.1,
+             set_by=dict(experiment="library_shapes", variant="cupy.sum", params=dict(shape="16384x16384")))
+    meta = dict(command="gpumemlab bench --out a", date="D0",
+                merged_runs=[dict(command="gpumemlab bench --only library_shapes", date="D1",
+                                  experiments=["library_shapes"])])
+    assert ceiling_how(c, meta) == ("raised by library_shapes / cupy.sum (shape=16384x16384), run gpumemlab bench "
+                                    "--only library_shapes (D1); the ceiling's own measurement, read_sum<8> (float4 "
+                                    "loads), 528 blocks, cold L2, gave 4,113.1 GB/s")
+    assert ceiling_how(c, dict(command="gpumemlab bench", date="D0")).split("; ")[0].endswith(
+        "run gpumemlab bench (D0)")
+    assert ceiling_how(dict(value=1.0, unit="GB/s", how="memcpy"), meta) == "memcpy"
+
+
+def test_a_ceiling_raised_by_a_record_that_no_longer_qualifies_comes_back_down():
+    c = ceilings()
+    noisy = rec("noisy", 5000.0)
+    assert raise_ceilings(c, [noisy]) is True and c["read_gbps"]["value"] == 5000.0
+    noisy.flags = ["noisy"]  # an older file raised by a flagged record, read again
+    assert raise_ceilings(c, [noisy]) is True
+    assert c == ceilings() and noisy.pct_of_ceiling == 500.0

@@ -103,6 +103,25 @@ def merged_lines(meta: dict, code=lambda text: f"`{text}`", escape=str) -> list[
             + escape(f" ({m.get('date') or 'date not recorded'})") for m in meta.get("merged_runs", [])]
 
 
+def run_of(experiment: str, meta: dict) -> str:
+    """The run that measured ``experiment``'s records: a merged run that lists it, else this document's own."""
+    for m in meta.get("merged_runs", []):
+        if experiment in m.get("experiments", []):
+            return f"{m.get('command', '?')} ({m.get('date') or 'date not recorded'})"
+    return f"{meta.get('command', '?')} ({meta.get('date') or 'date not recorded'})"
+
+
+def ceiling_how(c: dict, meta: dict) -> str:
+    """How a ceiling's value was measured: its own measurement, or the record that raised it above that (experiment,
+    variant, parameters and run) with what the ceiling measurement itself gave."""
+    if not c.get("set_by"):
+        return c.get("how", "")
+    s = c["set_by"]
+    return (f"raised by {s['experiment']} / {s['variant']} ({fmt_params(s.get('params') or {})}), run "
+            f"{run_of(s['experiment'], meta)}; the ceiling's own measurement, {c.get('how', '?')}, "
+            f"gave {fmt_num(c.get('measured_as'))} {c.get('unit', '')}")
+
+
 def flag_text(r) -> str:
     return ", ".join(getattr(r, "flags", None) or []) or "-"
 

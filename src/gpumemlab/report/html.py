@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 from ..bench.records import RunResults
-from .format import FLAGS_NOTE, SUMMARY_COLUMNS, fmt_num, fmt_time, merged_lines, seed_hardware_line, summary_row
+from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, ceiling_how, fmt_num, fmt_time, merged_lines, seed_hardware_line,
+                     summary_row)
 from .markdown import device_line
 
 RECORD_COLUMNS = SUMMARY_COLUMNS[1:] + ("min", "max", "samples")
@@ -110,7 +111,8 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
     if res.ceilings:
         out += ['<h2 id="ceilings">Ceilings</h2>',
                 _table(("ceiling", "value", "how"),
-                       [(k, f"{fmt_num(v['value'])} {v['unit']}", v.get("how", "")) for k, v in res.ceilings.items()],
+                       [(k, f"{fmt_num(v['value'])} {v['unit']}", ceiling_how(v, res.meta))
+                        for k, v in res.ceilings.items()],
                        values=[(None, v["value"], None) for v in res.ceilings.values()])]
     out += ['<h2 id="summary">Summary</h2>',
             "<p>Median time (± half the p10-p90 spread), effective bandwidth (bytes each algorithm must move, "

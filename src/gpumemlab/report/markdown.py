@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..bench.records import RunResults
-from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, claim_lines, fmt_num, fmt_time, merged_lines, seed_hardware_line,
-                     summary_row)
+from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, ceiling_how, claim_lines, fmt_num, fmt_time, merged_lines,
+                     seed_hardware_line, summary_row)
 
 
 def _table(headers, rows) -> str:
@@ -33,7 +33,8 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
     if res.ceilings:
         lines += ["## Ceilings", "",
                   _table(("ceiling", "value", "how"),
-                         [(k, f"{fmt_num(v['value'])} {v['unit']}", v.get("how", "")) for k, v in res.ceilings.items()]),
+                         [(k, f"{fmt_num(v['value'])} {v['unit']}", ceiling_how(v, meta))
+                          for k, v in res.ceilings.items()]),
                   ""]
     lines += ["## Summary", "",
               "Median time (± half the p10-p90 spread), effective bandwidth (bytes each algorithm must move, "

@@ -128,19 +128,25 @@ def _cublas_sgemm(stream, size: int, cfg: TimerConfig):
 
 
 def raise_ceilings(ceilings: dict, records: list) -> bool:
-    """A ceiling is the best this run measured: a record above the one it is compared with raises it (the entry
-    then names that record under ``set_by``), and every record's percentage is taken against the final values.
+    """A ceiling is the best this run measured: a verified record with no doubt flagged about its median (noisy,
+    throttled, ...) above the one it is compared with raises it (the entry then names that record under ``set_by``;
+    the report names its run), and every record's percentage is taken against the final values.
     Returns whether a ceiling was raised."""
     raised = False
     for name, c in ceilings.items():
         field = "gflops" if c.get("unit") == "GFLOP/s" else "gbps"
-        above = [r for r in records if r.ceiling == name and (getattr(r, field) or 0) > c["value"]]
+        own = c.get("measured_as", c["value"])  # what the ceiling measurement itself gave: raising starts there again
+        above = [r for r in records if r.ceiling == name and r.verified and not r.flags
+                 and (getattr(r, field) or 0) > own]
+        before = c["value"]
         if above:
             best = max(above, key=lambda r: getattr(r, field))
-            c["measured_as"] = c.get("measured_as", c["value"])  # what the ceiling measurement itself gave
-            c["value"] = getattr(best, field)
-            c["set_by"] = dict(experiment=best.experiment, variant=best.variant, params=best.params)
-            raised = True
+            c.update(measured_as=own, value=getattr(best, field),
+                     set_by=dict(experiment=best.experiment, variant=best.variant, params=best.params))
+        elif "measured_as" in c:  # raised before by a record that no longer qualifies
+            c["value"] = c.pop("measured_as")
+            c.pop("set_by", None)
+        raised |= c["value"] != before
     for r in records:
         c = ceilings.get(r.ceiling) if r.ceiling else None
         achieved = (r.gflops if c and c.get("unit") == "GFLOP/s" else r.gbps) if c else None
