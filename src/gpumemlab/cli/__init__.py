@@ -8,6 +8,7 @@ its ``exit_code`` (2: the user can fix it, 1: a run failed; see :mod:`gpumemlab.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -24,6 +25,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D401 - argparse API
         self.exit(2, f"{self.prog}: error: {message}\n")  # prog: "gpumemlab" or "gpumemlab bench"
+
+
+def positive_number(text: str) -> float:
+    """argparse type of a flag that is a quantity: a finite number > 0 (NaN, inf, 0 and negatives refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

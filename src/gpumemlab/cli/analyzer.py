@@ -14,6 +14,7 @@ import json
 import textwrap
 
 from ..errors import GpumemlabError, UsageError
+from . import positive_number
 from ..model import predict, resolve
 from ..model.cc import SUPPORTED_CC, cc_str, parse_cc, require
 
@@ -72,8 +73,8 @@ def add_commands(sub) -> None:
     p.add_argument("--tile", type=int, default=32, help="tile width T (default 32)")
     p.add_argument("--coarsen", type=int, help=f"coarsening factor C of 'coarsened' (default {intensity_.DEFAULT_COARSEN})")
     p.add_argument("--device", help="a device of the table (h100, h200, a100, v100, rtx4090, ...)")
-    p.add_argument("--peak-gflops", type=float, help="FP32 peak in GFLOP/s (with --bandwidth-gbs)")
-    p.add_argument("--bandwidth-gbs", type=float, help="DRAM bandwidth in GB/s (with --peak-gflops)")
+    p.add_argument("--peak-gflops", type=positive_number, help="FP32 peak in GFLOP/s (with --bandwidth-gbs)")
+    p.add_argument("--bandwidth-gbs", type=positive_number, help="DRAM bandwidth in GB/s (with --peak-gflops)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_intensity)
 

@@ -28,6 +28,7 @@ Bad input raises :class:`gpumemlab.errors.UsageError` with one line.
 from __future__ import annotations
 
 from . import banks as _banks
+from . import args as _args
 from . import coalescing as _coalescing
 from .access import LaneAccesses, parse_decl, resolve
 from .cc import SUPPORTED_CC, cc_str, parse_cc
@@ -46,6 +47,7 @@ __all__ = [
 
 def predict(lanes: LaneAccesses, cc=(9, 0)) -> dict:
     """Counts for already-resolved accesses (see :func:`resolve`), with the explanation."""
+    _args.instance(lanes, LaneAccesses, "lanes", " (from resolve())")
     cc = parse_cc(cc)
     if lanes.space == "shared":
         out = _banks.analyze(lanes, cc)

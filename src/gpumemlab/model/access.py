@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
-from . import expr
+from . import args, expr
 from .types import ElementType, lookup
 
 WARP = 32
@@ -60,7 +60,7 @@ class Decl:
 
 def parse_decl(text: str) -> Decl:
     """Parse ``[__shared__] TYPE NAME[D1][D2]...`` (or ``TYPE *NAME``); dims are constant expressions."""
-    words = text.replace("*", " * ").split()
+    words = args.text(text, "decl").replace("*", " * ").split()
     shared = "__shared__" in words
     body = " ".join(w for w in words if w not in _QUALIFIERS)
     m = _DECL.match(body)
@@ -90,15 +90,17 @@ def parse_decl(text: str) -> Decl:
 def dim3(value, what: str, minimum: int = 1) -> tuple[int, int, int]:
     """(x, y, z) from an int, a sequence, or text "X[,Y[,Z]]" / "XxY"; missing ones are 1 (0 for indices)."""
     if isinstance(value, str):
-        parts = [p for p in re.split(r"[,x\s]+", value.strip()) if p]
+        parts = re.split(r"\s*[,x]\s*|\s+", value.strip())
+        if "" in parts:  # "32,,1" or "32,": C has no empty dimension, and guessing one changes the answer
+            raise UsageError(f"bad {what} {value!r}: dimension {parts.index('') + 1} is empty; expected X[,Y[,Z]]")
         try:
             vals = [int(p) for p in parts]
         except ValueError:
             raise UsageError(f"bad {what} {value!r}: expected X[,Y[,Z]] integers") from None
-    elif isinstance(value, (int, np.integer)):
-        vals = [int(value)]
+    elif isinstance(value, (tuple, list)):
+        vals = [args.integer(v, f"{what} {value!r}: each dimension") for v in value]
     else:
-        vals = [int(v) for v in value]
+        vals = [args.integer(value, what)]
     if not 1 <= len(vals) <= 3:
         raise UsageError(f"bad {what} {value!r}: expected 1 to 3 dimensions")
     vals += [minimum] * (3 - len(vals))
@@ -151,6 +153,9 @@ def normalize_lets(lets) -> list[tuple[str, str]]:
     """Accept "N=EXPR" strings, (name, expr) pairs or a mapping; values may be ints."""
     if lets is None:
         return []
+    if isinstance(lets, str) or not isinstance(lets, (Mapping, list, tuple)):
+        raise UsageError(f"lets must be a list of 'NAME=EXPR' strings, (name, expr) pairs or a mapping, "
+                         f"got {type(lets).__name__} {lets!r:.40}")
     items: Iterable = lets.items() if isinstance(lets, Mapping) else lets
     out = []
     for item in items:
@@ -158,8 +163,10 @@ def normalize_lets(lets) -> list[tuple[str, str]]:
             name, sep, value = item.partition("=")
             if not sep:
                 raise UsageError(f"bad --let {item!r}: expected NAME=EXPR")
-        else:
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
             name, value = item
+        else:
+            raise UsageError(f"bad let {item!r:.40}: expected 'NAME=EXPR' or a (name, expr) pair")
         name, value = str(name).strip(), str(value).strip()
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             raise UsageError(f"bad --let name {name!r}: expected a C identifier")
@@ -208,6 +215,7 @@ def _split_access(node, text: str):
 def resolve(access: str, decl: str | Decl, *, space: str | None = None, block=(256, 1, 1), grid=(1, 1, 1),
             lets=(), active: str | None = None, offset: int = 0, block_idx=(0, 0, 0)) -> LaneAccesses:
     """Evaluate ``access`` for every thread of block ``block_idx``; UsageError for bad input."""
+    args.text(access, "access"), args.text(active, "active", optional=True), args.text(space, "space", optional=True)
     d = decl if isinstance(decl, Decl) else parse_decl(decl)
     space = _space(space, d)
     launch = make_launch(block, grid, block_idx)
@@ -217,7 +225,7 @@ def resolve(access: str, decl: str | Decl, *, space: str | None = None, block=(2
     for name, value in normalize_lets(lets):
         env[name] = expr.Evaluator(env, n, f"--let {name}", value).typed(expr.parse(value, f"--let {name}"))
     mask = np.ones(n, dtype=bool)
-    if active is not None and str(active).strip():
+    if active is not None and active.strip():
         mask = expr.Evaluator(env, n, "--active condition", active)(expr.parse(active, "--active condition")) != 0
     if not mask.any():
         raise UsageError(f"--active {active!r} selects none of the block's {n} threads")
