@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
 
 from .. import __version__
@@ -64,12 +65,23 @@ def main(argv: list[str] | None = None) -> int:
     except GpumemlabError as exc:
         print(f"gpumemlab {args.command}: {one_line(exc)}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("gpumemlab: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # SIGINT; SIGTERM too while a run holds it (suite.run.Stopped)
+        signum = getattr(exc, "signum", 2)
+        print(f"gpumemlab {args.command}: stopped by {signal.Signals(signum).name} before anything was written",
+              file=sys.stderr)
+        return 128 + signum
+    except OSError as exc:  # the file system refused (disk full, permissions) where no check could foresee it
+        print(f"gpumemlab {args.command}: {_os_error(exc)}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `gpumemlab ... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _os_error(exc: OSError) -> str:
+    name = str(exc.filename) if exc.filename is not None else ""
+    name = name if len(name) <= 120 else f"{name[:60]}...{name[-40:]}"
+    return f"{name + ': ' if name else ''}{exc.strerror or exc}"
 
 
 def one_line(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..bench.records import POSITIVE, Record, RunResults, check_number
 from ..errors import UsageError
+from .write import input_file
 from .format import fmt_num, fmt_time, merged_lines
 from .markdown import _table, device_line
 
@@ -41,13 +42,8 @@ def load_runs(paths: list[str]) -> list[Run]:
     """Load results.json files; labels are their folder names (the paths as given where those collide)."""
     runs = []
     for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            raise UsageError(f"no such file: {p}")
-        try:
-            res = RunResults.load(path)
-        except (ValueError, KeyError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
-            raise UsageError(f"cannot read {p}: {exc}") from None
+        path = input_file(p)
+        res = RunResults.load(path)  # ResultsError (one line) names the file, the record and the field
         runs.append(Run(path.resolve().parent.name or path.stem, p, res))
     for candidate in ([r.label for r in runs], [r.path for r in runs]):
         if len(set(candidate)) == len(candidate):

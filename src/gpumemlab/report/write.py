@@ -13,18 +13,37 @@ from .markdown import render
 from .plots import write_plots
 
 
+def input_file(path) -> Path:
+    """``path`` if it names a regular file we may open; else UsageError (one line): missing, a folder, a device,
+    a name too long for the file system."""
+    path = Path(path)
+    try:
+        if path.is_file():
+            return path
+        there = path.exists()
+    except OSError as exc:  # ENAMETOOLONG, EACCES on a parent: Path.exists() lets these through
+        raise UsageError(f"{_short(path)}: cannot read ({exc.strerror or exc})") from None
+    raise UsageError(f"{'not a regular file' if there else 'no such file'}: {path}")
+
+
+def _short(path: Path) -> str:
+    """A path for a one-line message: a very long one shortened in the middle."""
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]} ({len(text)} characters)"
+
+
 def prepare_out(out: Path, option: str = "--out") -> Path:
     """Make ``out`` a folder we can write into, or raise UsageError (one line) - before anything is measured."""
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{option} {out}: is a file, not a folder")
     try:
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{option} {_short(out)}: is a file, not a folder")
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix=".gpumemlab-probe-")  # the only sure test of writability
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise UsageError(f"{option} {out}: cannot write there ({exc.strerror or exc})") from None
+        raise UsageError(f"{option} {_short(out)}: cannot write there ({exc.strerror or exc})") from None
     return out
 
 
