@@ -12,9 +12,10 @@ import math
 import os
 import signal
 import sys
+import warnings
 
 from .. import __version__
-from ..errors import GpumemlabError
+from ..errors import AnalyzerWarning, GpumemlabError
 
 # Modules that contribute sub-commands, imported lazily so that `--help` and the analyzer never
 # import the GPU stack.
@@ -61,21 +62,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", AnalyzerWarning)
+            warnings.showwarning = _show_warning(args.command, warnings.showwarning)
+            return int(args.func(args) or 0)
     except GpumemlabError as exc:
         print(f"gpumemlab {args.command}: {one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # SIGINT; SIGTERM too while a run holds it (suite.run.Stopped)
         signum = getattr(exc, "signum", 2)
-        print(f"gpumemlab {args.command}: stopped by {signal.Signals(signum).name} before anything was written",
+        print(f"gpumemlab {args.command}: stopped by {signal.Signals(signum).name}",
               file=sys.stderr)
         return 128 + signum
-    except OSError as exc:  # the file system refused (disk full, permissions) where no check could foresee it
-        print(f"gpumemlab {args.command}: {_os_error(exc)}", file=sys.stderr)
-        return 1
     except BrokenPipeError:  # `gpumemlab ... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # the file system refused (disk full, permissions) where no check could foresee it
+        print(f"gpumemlab {args.command}: {_os_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def _show_warning(command: str, default):
+    """Our warnings as one line each, ``gpumemlab COMMAND: warning: ...``; others as Python shows them."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, AnalyzerWarning):
+            print(f"gpumemlab {command}: warning: {one_line(message)}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+    return show
 
 
 def _os_error(exc: OSError) -> str:

@@ -16,6 +16,7 @@ import textwrap
 from ..errors import GpumemlabError, UsageError
 from . import positive_number
 from ..model import predict, resolve
+from ..model.access import warn
 from ..model.cc import SUPPORTED_CC, cc_str, parse_cc, require
 
 # The package exports functions named like these modules, so fetch the modules themselves.
@@ -40,7 +41,9 @@ def add_commands(sub) -> None:
     p.add_argument("--decl", required=True, help="C declaration: 'float a[]', 'float3 a[]', '__shared__ float s[32][33]'")
     p.add_argument("--space", choices=("global", "shared"), help="memory space (default: shared if --decl says "
                                                                    "__shared__, else global)")
-    p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR", help="define a name (in order)")
+    p.add_argument("--let", action="append", default=[], metavar="[TYPE] NAME=EXPR",
+                   help="define a name (in order); a C type converts the value as C does: --let 'int i=threadIdx.x - 16' "
+                        "is -16 for thread 0, without 'int' it is unsigned (4294967280)")
     p.add_argument("--block", default="256", help="block shape X[,Y[,Z]] (default 256)")
     p.add_argument("--grid", default="1", help="grid shape X[,Y[,Z]] (default 1)")
     p.add_argument("--block-idx", default="0", help="which block to analyze, X[,Y[,Z]] (default 0)")
@@ -160,6 +163,8 @@ def cmd_occupancy(args) -> int:
     if args.kernel:
         from ..gpu.compile import kernel_resources  # compiles with NVRTC (no GPU needed)
 
+        if args.regs is not None:
+            warn(f"--regs {args.regs} replaces the register count of --kernel {args.kernel}'s ptxas report")
         usage = kernel_resources(args.kernel, cc)
         regs = usage["registers"] if args.regs is None else args.regs
         smem = usage["shared_bytes"] + args.smem
@@ -201,6 +206,8 @@ def format_occupancy(r: dict) -> str:
 def cmd_intensity(args) -> int:
     names = [intensity_.kernel_name(args.kernel)] if args.kernel else list(intensity_.KERNELS)
     device_name, note = args.device, None
+    if args.device is not None and args.peak_gflops is not None:
+        warn(f"--peak-gflops and --bandwidth-gbs replace the device table's values for {args.device}")
     if args.device is None and args.peak_gflops is None and args.bandwidth_gbs is None:
         device_name, note = _this_gpu()
     rows = []
