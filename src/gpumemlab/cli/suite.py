@@ -279,7 +279,7 @@ def cmd_kernels(args) -> int:
             raise UsageError("no GPU to take the arch from: pass --arch, e.g. --arch sm_90") from None
     specs = [s for s in all_specs() if runs_on(s, arch)]
     skipped = [s for s in all_specs() if not runs_on(s, arch)]
-    compiled = compile_specs(specs, arch)
+    compiled = compile_specs(specs, arch, progress=True)
     rows = []
     bad = []
     for spec in specs:

@@ -7,6 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .._progress import StepLine
 from ..errors import UsageError
 from .html import write_html
 from .markdown import render
@@ -51,11 +52,15 @@ def write_report(res, out: Path) -> Path:
     """results.json, report.md and the plots into ``out``: rendered in a temporary folder beside it, then
     moved into place file by file, so a failure while rendering leaves no partial report."""
     out = prepare_out(out)
-    with tempfile.TemporaryDirectory(dir=out, prefix=".gpumemlab-render-") as tmp:
+    line = StepLine(f"rendering the report of {len(res.experiments)} experiments into {_short(out)}",
+                    len(res.experiments) + 2, "steps")
+    with tempfile.TemporaryDirectory(dir=out, prefix=".gpumemlab-render-") as tmp, line:
         tmp = Path(tmp)
         res.save(tmp / "results.json")
-        plots = write_plots(res, tmp)
+        plots = write_plots(res, tmp, line)
+        line.step("report.md")
         (tmp / "report.md").write_text(render(res, plots))
+        line.step("report.html")
         write_html(res, tmp, plots)
         for f in sorted(tmp.iterdir()):
             os.replace(f, out / f.name)
