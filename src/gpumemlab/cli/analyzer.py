@@ -204,7 +204,7 @@ def format_occupancy(r: dict) -> str:
 # ---------------------------------------------------------------- intensity
 
 def cmd_intensity(args) -> int:
-    names = [intensity_.kernel_name(args.kernel)] if args.kernel else list(intensity_.KERNELS)
+    names = [intensity_.kernel_name(args.kernel)] if args.kernel is not None else list(intensity_.KERNELS)
     device_name, note = args.device, None
     if args.device is not None and args.peak_gflops is not None:
         warn(f"--peak-gflops and --bandwidth-gbs replace the device table's values for {args.device}")

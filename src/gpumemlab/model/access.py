@@ -27,6 +27,8 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_OFFSET = 2**40  # bytes; far beyond any allocation, and keeps every address exact in int64
 ADDRESS_LIMIT = 2**62  # |byte offset| of an access; beyond it the request is refused, not wrapped
 FAR_BYTES = 16 * 2**20  # a lane this far from its warp's first lane gets a warning (a 128K-wide float column: 16 MB)
+C_KEYWORDS = {"auto", "char", "const", "int", "long", "short", "signed", "unsigned", "volatile", "void", "float",
+              "double", "bool", "sizeof", "return", "if", "else", "for", "while", "do"}
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 
 _QUALIFIERS = {"__shared__", "extern", "const", "volatile", "static", "__restrict__", "__device__"}
@@ -180,7 +182,7 @@ def typed_lets(lets) -> list[tuple[str, str, expr.CType | None]]:
         words, value = str(name).split(), str(value).strip()
         name = words[-1] if words else ""
         ctype = _let_type(words[:-1], str(item))
-        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or name in C_KEYWORDS:
             raise UsageError(f"bad --let name {name!r}: expected a C identifier")
         if name in BUILTINS:
             raise UsageError(f"--let {name}: {name} is a CUDA built-in and cannot be redefined")
