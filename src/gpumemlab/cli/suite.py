@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -145,10 +146,18 @@ def _folder_or_nothing(out: Path):
 
 
 def _previous_run(out: Path):
+    """The run to continue; None (start anew) when a run there was killed before it saved anything."""
     from ..bench.records import RunResults
 
     path = out / "results.json"
+    leftovers = sorted(out.glob(".results.json.*.tmp")) + sorted(out.glob(".gpumemlab-render-*"))
+    for p in leftovers:  # a killed run's half-written files: never read, the run we continue owns the folder
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
     if not path.is_file():
+        if leftovers:
+            print(f"gpumemlab bench: --resume: the run in {out} was stopped before it saved anything; starting it anew",
+                  file=sys.stderr)
+            return None
         raise UsageError(f"--resume: no results.json in {out} to continue")
     return RunResults.load(path)
 
