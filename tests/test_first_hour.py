@@ -122,6 +122,8 @@ def test_deeply_nested_json_is_one_line_not_a_recursion_error(run_cli, tmp_path)
         code, _, err = run_cli(*argv)
         assert code == 2 and err == (f"gpumemlab {argv[0]}: {deep}: not a gpumemlab results.json (nested too deeply "
                                      "to be one)\n")
+    code, _, err = run_cli("tune", "reduce", "--table", str(deep))
+    assert code == 2 and err == f"gpumemlab tune: {deep} is not a tuned table (nested too deeply to be one)\n"
 
 
 # ---------------------------------------------------------------- compare: NaN is never a tie
@@ -297,6 +299,15 @@ CLI_CASES = [  # (argv, code, words of the one stderr line)
     (["kernels", "--arch", "sm_90x"], 2, "bad arch 'sm_90x'"),
     (["kernels", "--arch", "nan"], 2, "bad arch 'nan'"),
     (["kernels", "--arch", "-90"], 2, "bad arch '-90'"),
+    (["tune", "reduce", "--table", "/dev/null"], 2, "/dev/null is not JSON"),
+    (["tune", "reduce", "--table", F], 2, "is not JSON"),
+    (["tune", "reduce", "--table", LONG], 2, "cannot read"),
+    (["tune", "reduce", "--top", "-1"], 2, "--top -1: expected 0 or more"),
+    (["tune", "reduce", "--shapes", "nan"], 2, "reduce size 'nan': expected a positive element count"),
+    (["tune", "reduce", "--shapes", "-5"], 2, "reduce size '-5'"),
+    (["tune", "matmul", "--shapes", "4x4x0"], 2, "matmul shape '4x4x0': expected MxNxK with positive integers"),
+    (["tune", "matmul", "--shapes", "4x4"], 2, "matmul shape '4x4'"),
+    (["tune", "conv"], 2, "invalid choice: 'conv'"),
 ]
 
 

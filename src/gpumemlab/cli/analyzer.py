@@ -36,7 +36,11 @@ def add_commands(sub) -> None:
     p = sub.add_parser("analyze", help="coalescing or bank conflicts of one access expression (no GPU needed)",
                        description="Predict requests/sectors (global) or wavefronts/bank conflicts (shared) "
                                    "of one warp-wide access, e.g.: gpumemlab analyze 'a[threadIdx.x*2]' "
-                                   "--decl 'float a[]'")
+                                   "--decl 'float a[]'",
+                       epilog="Legal but suspicious input is answered, with one warning line on stderr each (exit 0): "
+                              "a negative index into a pointer, a lane more than 16 MiB from its warp's first lane (an "
+                              "unsigned index that wrapped?), a --let name defined twice. An empty dimension "
+                              "(--block 32,,1) is an error.")
     p.add_argument("access", help="C expression: NAME[index]...[.x|.y|.z|.w], e.g. 's[threadIdx.x][5]'")
     p.add_argument("--decl", required=True, help="C declaration: 'float a[]', 'float3 a[]', '__shared__ float s[32][33]'")
     p.add_argument("--space", choices=("global", "shared"), help="memory space (default: shared if --decl says "
@@ -57,7 +61,8 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("occupancy", help="blocks and warps per SM (the CUDA occupancy calculation)")
     p.add_argument("--threads", type=int, required=True, help="threads per block")
-    p.add_argument("--regs", type=int, help="registers per thread (required unless --kernel)")
+    p.add_argument("--regs", type=int, help="registers per thread (required unless --kernel; with --kernel it "
+                                                       "replaces the kernel's count, with a warning)")
     p.add_argument("--smem", type=int, default=0, help="shared memory bytes per block (with --kernel: dynamic, "
                                                        "added to the kernel's static shared memory)")
     p.add_argument("--cc", default="9.0", help=f"compute capability (default 9.0; accepted: {_ccs(SUPPORTED_CC)}; "
@@ -76,7 +81,8 @@ def add_commands(sub) -> None:
     p.add_argument("--tile", type=int, default=32, help="tile width T (default 32)")
     p.add_argument("--coarsen", type=int, help=f"coarsening factor C of 'coarsened' (default {intensity_.DEFAULT_COARSEN})")
     p.add_argument("--device", help="a device of the table (h100, h200, a100, v100, rtx4090, ...)")
-    p.add_argument("--peak-gflops", type=positive_number, help="FP32 peak in GFLOP/s (with --bandwidth-gbs)")
+    p.add_argument("--peak-gflops", type=positive_number, help="FP32 peak in GFLOP/s (with --bandwidth-gbs; with --device they "
+                                                                    "replace the table's values, with a warning)")
     p.add_argument("--bandwidth-gbs", type=positive_number, help="DRAM bandwidth in GB/s (with --peak-gflops)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_intensity)

@@ -265,7 +265,6 @@ def _check(args) -> Path:
     """Bad input or no GPU: one line (UsageError, NoDeviceError) before anything runs; the output folder."""
     from gpumemlab.errors import GpumemlabError, UsageError
     from gpumemlab.gpu.compile import check_arch, parse_arch
-    from gpumemlab.report.write import prepare_out
 
     unknown = sorted(set(args.only or ()) - {k["name"] for k in CASES})
     if unknown:
@@ -285,7 +284,12 @@ def _check(args) -> Path:
                 raise
         if not args.skip_occupancy:
             ensure_device()
-    return prepare_out(Path(args.outdir), "OUTDIR")
+    out = Path(args.outdir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"OUTDIR {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
 
 
 def _part(name: str, run) -> bool:
