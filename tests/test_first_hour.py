@@ -640,14 +640,14 @@ def test_progress_rewrites_one_line_on_a_terminal_and_stays_quiet_in_logs(monkey
     now = [0.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
     tty, log = _Stream(True), _Stream(False)
-    with progress.StepLine("compiling for sm_90", 3, "sources", stream=tty) as line:
+    with progress.StepLine("compiling for sm_90", 3, "sources", stream=tty, tick=None) as line:
         line.step("copy.cu")
         now[0] = 1.0
         line.step("matmul.cu")
     assert tty.text == ("\r\033[Kcompiling for sm_90: copy.cu (1/3 sources, 0 s)"
                         "\r\033[Kcompiling for sm_90: matmul.cu (2/3 sources, 1 s)\r\033[K")
     now[0] = 0.0
-    with progress.StepLine("compiling for sm_90", 3, "sources", stream=log, logs=True) as line:
+    with progress.StepLine("compiling for sm_90", 3, "sources", stream=log, logs=True, tick=None) as line:
         for t, name in ((3.0, "a.cu"), (4.0, "b.cu"), (20.0, "c.cu")):  # past SILENT_S: said; within EVERY_S: not
             now[0] = t
             line.step(name)
@@ -657,6 +657,29 @@ def test_progress_rewrites_one_line_on_a_terminal_and_stays_quiet_in_logs(monkey
     with progress.StepLine("rendering", 5, stream=quiet) as line:
         line.step("x")
     assert quiet.text == ""
+
+
+def test_progress_keeps_its_clock_moving_while_one_item_runs(monkeypatch):
+    import threading
+
+    import gpumemlab._progress as progress
+
+    now, tty, ticks = [0.0], _Stream(True), threading.Semaphore(0)
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    real_show = progress.StepLine._show
+
+    def show(self):
+        real_show(self)
+        ticks.release()
+    monkeypatch.setattr(progress.StepLine, "_show", show)
+    with progress.StepLine("compiling", 2, "sources", stream=tty, tick=0.001) as line:
+        line.step("matmul.cu")
+        ticks.acquire()  # the step's own drawing
+        now[0] = 42.0
+        for _ in range(3):  # the ticker redraws with the new time while the item still runs
+            ticks.acquire()
+    assert "\r\033[Kcompiling: matmul.cu (1/2 sources, 0 s)" in tty.text
+    assert tty.text.endswith("\r\033[Kcompiling: matmul.cu (1/2 sources, 42 s)\r\033[K")
 
 
 def test_kernels_compile_tells_which_source_on_a_terminal(monkeypatch):
@@ -677,6 +700,6 @@ def test_kernels_compile_tells_which_source_on_a_terminal(monkeypatch):
     tty = _Stream(True)
     monkeypatch.setattr(sys, "stderr", tty)
     assert main(["kernels", "--arch", "sm_90", "--json"]) == 0
-    shown = [part.rsplit(" (", 2)[0] for part in tty.text.split("\r\033[K") if part]
+    shown = list(dict.fromkeys(part.rsplit(" (", 2)[0] for part in tty.text.split("\r\033[K") if part))
     assert shown == [f"compiling {len(specs)} kernels for sm_90 with NVRTC (cached after the first time): {src}"
                      for src in dict.fromkeys(s.source for s in specs)]
