@@ -137,9 +137,10 @@ CEILING_FIELDS = {"value": ((NUMBER,), True), "unit": ((STR,), True)}
 ERROR_FIELDS = {"experiment": ((STR,), True), "error": ((STR,), True), "traceback": ((STR,), False)}
 
 # What each number can physically be, beyond its JSON type: field -> (least value, least value allowed itself).
-# Times and rates of something that ran are > 0; counts of bytes and spreads may be 0. Every number is finite.
+# The median (and what lies above it) and rates are > 0; one sample, and so min and p10, may read 0 at a
+# timer's resolution; counts and spreads may be 0. Every number is finite.
 POSITIVE, NON_NEGATIVE = (0.0, False), (0.0, True)
-TIME_BOUNDS = {"median": POSITIVE, "min": POSITIVE, "max": POSITIVE, "mean": POSITIVE, "p10": POSITIVE,
+TIME_BOUNDS = {"median": POSITIVE, "min": NON_NEGATIVE, "max": POSITIVE, "mean": POSITIVE, "p10": NON_NEGATIVE,
                "p90": POSITIVE, "stdev": NON_NEGATIVE, "rel_spread": NON_NEGATIVE}
 RECORD_BOUNDS = {"bytes": NON_NEGATIVE, "flops": NON_NEGATIVE, "gbps": POSITIVE, "gflops": POSITIVE,
                  "pct_of_ceiling": NON_NEGATIVE, "speedup_vs_naive": POSITIVE}
@@ -198,7 +199,7 @@ def _check_times(t: dict, where: str) -> str | None:
     if problem:
         return problem
     for i, v in enumerate(t.get("samples") or []):
-        problem = check_number(v, POSITIVE, f"{where}: samples[{i}]")
+        problem = check_number(v, NON_NEGATIVE, f"{where}: samples[{i}]")
         if problem or json_type(v) not in (INT, NUMBER):
             return problem or f"{where}: samples[{i}] is {json_type(v)}, expected number"
     present = [(k, t[k]) for k in TIME_ORDER if json_type(t.get(k)) in (INT, NUMBER)]
