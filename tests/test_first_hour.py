@@ -313,6 +313,8 @@ CLI_CASES = [  # (argv, code, words of the one stderr line)
     (["tune", "matmul", "--shapes", "4x4x0"], 2, "matmul shape '4x4x0': expected MxNxK with positive integers"),
     (["tune", "matmul", "--shapes", "4x4"], 2, "matmul shape '4x4'"),
     (["tune", "conv"], 2, "invalid choice: 'conv'"),
+    (["tune", "reduce", "--out", LONG], 2, "(300 characters): cannot write there (File name too long)"),
+    (["tune", "reduce", "--out", "/dev/null"], 2, "--out /dev/null: is a file, not a folder"),
 ]
 
 
@@ -527,6 +529,20 @@ def test_a_full_disk_while_writing_the_report_is_one_line_and_leaves_the_old_res
     assert (code, out) == (1, "") and err == f"gpumemlab report: {results.parent / 'report.md'}: No space left on device\n"
     assert results.read_text() == before
     assert sorted(p.name for p in results.parent.iterdir()) == ["results.json"]  # the render folder is gone
+
+
+def test_a_run_without_a_gpu_leaves_no_folder(run_cli, tmp_path, monkeypatch):
+    from gpumemlab.errors import NoDeviceError
+    from gpumemlab.gpu import runtime
+
+    def no_gpu():
+        raise NoDeviceError("no CUDA device: no NVIDIA driver")
+    monkeypatch.setattr(runtime, "ensure_device", no_gpu)
+    monkeypatch.setattr(runtime, "device_info", no_gpu)
+    for argv in (["bench"], ["run", "vector_copy"], ["tune", "reduce"]):
+        out = tmp_path / argv[0]
+        code, _, err = run_cli(*argv, "--out", str(out))
+        assert (code, err) == (2, f"gpumemlab {argv[0]}: no CUDA device: no NVIDIA driver\n") and not out.exists()
 
 
 def test_results_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):

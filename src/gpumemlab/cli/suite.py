@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import signal
 import sys
 from pathlib import Path
 
 from ..errors import GpumemlabError, UsageError
-from ..report.write import input_file, prepare_out, write_report
+from ..report.write import input_file, output_folder, prepare_out, write_report
 from ..suite import command_line, run_suite
 from ..suite.run import finished
 
@@ -124,25 +123,11 @@ def _select(only, skip):
 
 def cmd_bench(args) -> int:
     selected = _select(args.only, args.skip)
-    with _folder_or_nothing(Path(args.out)) as out:  # before any GPU work: a bad --out must not cost a run
+    with output_folder(Path(args.out)) as out:  # before any GPU work: a bad --out must not cost a run
         previous = _previous_run(out) if args.resume else None
         res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]),
                         _console(args.quiet), out=out, resume=previous, device=args.device)
     return _finish(res, out)
-
-
-@contextlib.contextmanager
-def _folder_or_nothing(out: Path):
-    """The checked output folder; if this command created it and ends (error, signal) before a results.json
-    is in it, the empty folder goes again: a stopped or refused run leaves the state it found."""
-    created = not os.path.lexists(out)
-    out = prepare_out(out)
-    try:
-        yield out
-    finally:
-        if created and not (out / "results.json").exists():
-            with contextlib.suppress(OSError):
-                out.rmdir()  # only when empty
 
 
 def _previous_run(out: Path):
@@ -202,7 +187,7 @@ def cmd_run(args) -> int:
         raise UsageError("which experiment? e.g. gpumemlab run stride_copy (gpumemlab list names them all)")
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
-    with _folder_or_nothing(Path(args.out)) if args.out else contextlib.nullcontext() as out:
+    with output_folder(Path(args.out)) if args.out else contextlib.nullcontext() as out:
         res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(args.quiet),
                         out=out, device=args.device)
     if args.json and not res.meta.get("interrupted"):

@@ -3,6 +3,7 @@ report.html and the plots rendered into it together."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -46,6 +47,20 @@ def prepare_out(out: Path, option: str = "--out") -> Path:
     except OSError as exc:
         raise UsageError(f"{option} {_short(out)}: cannot write there ({exc.strerror or exc})") from None
     return out
+
+
+@contextlib.contextmanager
+def output_folder(out: Path, option: str = "--out"):
+    """The checked output folder (:func:`prepare_out`); if this command created it and it is still empty when the
+    command ends (an error, a signal, no GPU), it goes again: a stopped or refused run leaves the state it found."""
+    created = not os.path.lexists(out)
+    out = prepare_out(out, option)
+    try:
+        yield out
+    finally:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty
 
 
 def write_report(res, out: Path) -> Path:
