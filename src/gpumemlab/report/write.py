@@ -23,14 +23,18 @@ def input_file(path) -> Path:
         if path.is_file():
             return path
         there = path.exists()
-    except OSError as exc:  # ENAMETOOLONG, EACCES on a parent: Path.exists() lets these through
-        raise UsageError(f"{_short(path)}: cannot read ({exc.strerror or exc})") from None
-    raise UsageError(f"{'not a regular file' if there else 'no such file'}: {path}")
+    except (OSError, ValueError) as exc:  # ENAMETOOLONG, EACCES on a parent, a NUL: Path.exists() lets these through
+        raise UsageError(f"{_short(path)}: cannot read ({_why(exc)})") from None
+    raise UsageError(f"{'not a regular file' if there else 'no such file'}: {_short(path)}")
+
+
+def _why(exc: Exception) -> str:
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else "a NUL character in the name"
 
 
 def _short(path: Path) -> str:
     """A path for a one-line message: a very long one shortened in the middle."""
-    text = str(path)
+    text = str(path) if str(path).isprintable() else repr(str(path))
     return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]} ({len(text)} characters)"
 
 
@@ -44,8 +48,10 @@ def prepare_out(out: Path, option: str = "--out") -> Path:
         fd, probe = tempfile.mkstemp(dir=out, prefix=".gpumemlab-probe-")  # the only sure test of writability
         os.close(fd)
         os.unlink(probe)
-    except OSError as exc:
-        raise UsageError(f"{option} {_short(out)}: cannot write there ({exc.strerror or exc})") from None
+    except UsageError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{option} {_short(out)}: cannot write there ({_why(exc)})") from None
     return out
 
 
