@@ -95,6 +95,7 @@ BAD_NUMBERS = [  # (edit, words of the one line)
     (lambda d: d["ceilings"]["copy_gbps"].update(value=NAN), "ceiling 'copy_gbps': field 'value' is nan"),
     (lambda d: d["ceilings"]["copy_gbps"].update(value=-1000.0), "field 'value' is -1000.0"),
     (lambda d: d["ceilings"]["copy_gbps"].update(value=INF), "field 'value' is inf"),
+    (lambda d: d["ceilings"]["copy_gbps"].update(measured_as=NAN), "ceiling 'copy_gbps': field 'measured_as' is nan"),
     (lambda d: d["meta"].update(deep=json.loads("[" * 70 + "]" * 70)), "lists and objects nested more than 64 deep"),
 ]
 

@@ -145,7 +145,7 @@ TIME_BOUNDS = {"median": POSITIVE, "min": NON_NEGATIVE, "max": POSITIVE, "mean":
 RECORD_BOUNDS = {"bytes": NON_NEGATIVE, "flops": NON_NEGATIVE, "gbps": POSITIVE, "gflops": POSITIVE,
                  "pct_of_ceiling": NON_NEGATIVE, "speedup_vs_naive": POSITIVE}
 BASELINE_BOUNDS = {"median_s": POSITIVE, "gbps": POSITIVE, "gflops": POSITIVE, "ratio": POSITIVE}
-CEILING_BOUNDS = {"value": POSITIVE}
+CEILING_BOUNDS = {"value": POSITIVE, "measured_as": POSITIVE}
 TIME_ORDER = ("min", "p10", "median", "p90", "max")
 MAX_NESTING = 64   # deeper than any results.json; deeper documents are refused before anything walks them
 
