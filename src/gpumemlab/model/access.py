@@ -26,7 +26,7 @@ MAX_THREADS = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_OFFSET = 2**40  # bytes; far beyond any allocation, and keeps every address exact in int64
 ADDRESS_LIMIT = 2**62  # |byte offset| of an access; beyond it the request is refused, not wrapped
-FAR_BYTES = 16 * 2**20  # a lane this far from its warp's first lane gets a warning (a 128K-wide float column: 16 MB)
+FAR_BYTES = 16 * 2**20  # a lane this far from its warp's first warns (a column of a 128K-wide float matrix is not)
 C_KEYWORDS = {"auto", "char", "const", "int", "long", "short", "signed", "unsigned", "volatile", "void", "float",
               "double", "bool", "sizeof", "return", "if", "else", "for", "while", "do"}
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
