@@ -107,7 +107,7 @@ CLI_CASES = [
     (["intensity", "--peak-gflops", "100"], 2, ["give both --peak-gflops and --bandwidth-gbs"]),
     (["intensity", "--bandwidth-gbs", "100"], 2, ["give both --peak-gflops and --bandwidth-gbs"]),
     (["intensity", "--peak-gflops", "-1", "--bandwidth-gbs", "100"], 2, ["must be positive"]),
-    (["intensity", "--peak-gflops", "x", "--bandwidth-gbs", "100"], 2, ["--peak-gflops: invalid float value: 'x'"]),
+    (["intensity", "--peak-gflops", "x", "--bandwidth-gbs", "100"], 2, ["--peak-gflops: not a number: 'x'"]),
 ]
 
 

@@ -243,7 +243,7 @@ def test_not_a_results_file_is_one_line(tmp_path, run_cli):
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
     code, _, err = run_cli("compare", str(H100), str(bad))
-    assert code == 2 and err.strip() == f"gpumemlab compare: cannot read {bad}: {bad}: not a gpumemlab results.json (no 'results' and 'device')"
+    assert code == 2 and err.strip() == f"gpumemlab compare: {bad}: not a gpumemlab results.json (no 'results' and 'device')"
 
 
 def test_labels_fall_back_to_paths_when_folders_collide(tmp_path):

@@ -23,7 +23,8 @@ from gpumemlab.gpu.sass import LOAD, PRED, disassemble, find_nvdisasm, load_cove
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="sass_loop", description=__doc__.split("\n\nUsage:")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kernel", help="name expression, e.g. 'register_blocked<128, 256, 16, ...>'")
     ap.add_argument("--source", default="matmul.cu", help="package kernel file (default matmul.cu)")
     ap.add_argument("--arch", default="sm_90")
@@ -33,13 +34,34 @@ def main(argv=None) -> int:
                     "(default: the longest loop), e.g. 'LDG.*128'")
     args = ap.parse_args(argv)
 
-    from gpumemlab.gpu.compile import compile_group
+    from gpumemlab.errors import CompileError, GpumemlabError
 
-    mod = compile_group(args.source, [args.kernel], args.arch, use_cache=False)
-    usage = mod.usage.get(args.kernel)
+    try:
+        return report(args)
+    except GpumemlabError as exc:  # a kernel name NVRTC cannot instantiate, an unknown source or arch
+        hint = f" (is {args.kernel!r} a kernel of {args.source}? --source names its file)" \
+            if isinstance(exc, CompileError) else ""
+        print(f"sass_loop: {str(exc).strip().splitlines()[0]}{hint}", file=sys.stderr)
+        return exc.exit_code
+    except subprocess.CalledProcessError as exc:
+        print(f"sass_loop: nvdisasm failed: {(exc.stderr or '').strip().splitlines()[:1] or exc}", file=sys.stderr)
+        return 1
+    except re.error as exc:
+        print(f"sass_loop: bad --loop regex {args.loop!r}: {exc}", file=sys.stderr)
+        return 2
+
+
+def report(args) -> int:
+    from gpumemlab.gpu.compile import check_arch, compile_group, parse_arch
+
     nvdisasm = find_nvdisasm(args.nvdisasm)
     if nvdisasm is None:
-        sys.exit("sass_loop: no nvdisasm (pip install nvidia-cuda-nvdisasm, or pass --nvdisasm)")
+        print("sass_loop: no nvdisasm (pip install nvidia-cuda-nvdisasm, or pass --nvdisasm)", file=sys.stderr)
+        return 2
+    if args.loop is not None:
+        re.compile(args.loop)
+    mod = compile_group(args.source, [args.kernel], check_arch(parse_arch(args.arch)), use_cache=False)
+    usage = mod.usage.get(args.kernel)
     body = main_loop(disassemble(mod.cubin, nvdisasm, mod.symbol_mapping.get(args.kernel)), args.loop)
     if not body:
         print(f"{args.kernel}: no loop found")

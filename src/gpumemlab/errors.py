@@ -42,6 +42,12 @@ class ResultsError(UsageError):
     """A results.json that cannot be read: not JSON, another schema version, or a bad record."""
 
 
+class AnalyzerWarning(UserWarning):
+    """A legal but suspicious analyzer input (a negative index, a lane gigabytes from the others, a name defined
+    twice, an option that overrides another): the answer is still given; the CLI prints
+    ``gpumemlab COMMAND: warning: message`` on stderr and exits 0."""
+
+
 class CompileError(GpumemlabError):
     """NVRTC rejected a kernel source; ``log`` holds the full compiler output."""
 

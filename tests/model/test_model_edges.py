@@ -240,9 +240,12 @@ def test_roofline_by_hand(opb, peak, bw, want):
     assert roofline(opb, peak, bw) == dict(peak_gflops=peak, bandwidth_gbs=bw, **want)
 
 
-@pytest.mark.parametrize("peak, bw", [(0, 1), (1, 0), (-1, 5), (5, -0.5)])
-def test_roofline_refusal(peak, bw):
-    assert message(roofline, 1.0, peak, bw) == "peak GFLOP/s and bandwidth GB/s must be positive"
+@pytest.mark.parametrize("peak, bw, want", [(0, 1, "peak_gflops must be positive, got 0"),
+                                            (1, 0, "bandwidth_gbs must be positive, got 0"),
+                                            (-1, 5, "peak_gflops must be positive, got -1"),
+                                            (5, -0.5, "bandwidth_gbs must be positive, got -0.5")])
+def test_roofline_refusal(peak, bw, want):
+    assert message(roofline, 1.0, peak, bw) == want
 
 
 def test_matmul_defaults_and_kernel_names():

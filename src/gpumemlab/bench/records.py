@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import lzma
+import math
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -78,7 +79,10 @@ class RunResults:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())  # the data on disk before the name points at it (a crash keeps one of the two)
             os.replace(tmp, path)
+            _fsync_dir(path.parent)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -94,6 +98,8 @@ class RunResults:
             d = json.loads((lzma.decompress(data) if data.startswith(XZ_MAGIC) else data).decode())
         except lzma.LZMAError as exc:
             raise ResultsError(f"{path}: not a gpumemlab results.json (broken xz data: {exc})") from None
+        except RecursionError:
+            raise ResultsError(f"{path}: not a gpumemlab results.json (nested too deeply to be one)") from None
         except UnicodeDecodeError:
             raise ResultsError(f"{path}: not a gpumemlab results.json (not text)") from None
         except json.JSONDecodeError as exc:
@@ -106,6 +112,16 @@ class RunResults:
         return cls(meta=d["meta"], device=d["device"], ceilings=d["ceilings"],
                    results=[Record.from_dict(r) for r in d["results"]],
                    experiments=d.get("experiments", {}), errors=d.get("errors", []))
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX: the directory entry is data of the folder)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 # ---------------------------------------------------------------- schema
@@ -128,6 +144,19 @@ RECORD_FIELDS = {
 TIME_FIELDS = {"median": ((NUMBER,), True), "samples": ((LIST,), False)}
 CEILING_FIELDS = {"value": ((NUMBER,), True), "unit": ((STR,), True)}
 ERROR_FIELDS = {"experiment": ((STR,), True), "error": ((STR,), True), "traceback": ((STR,), False)}
+
+# What each number can physically be, beyond its JSON type: field -> (least value, least value allowed itself).
+# The median (and what lies above it) and rates are > 0; one sample, and so min and p10, may read 0 at a
+# timer's resolution; counts and spreads may be 0. Every number is finite.
+POSITIVE, NON_NEGATIVE = (0.0, False), (0.0, True)
+TIME_BOUNDS = {"median": POSITIVE, "min": NON_NEGATIVE, "max": POSITIVE, "mean": POSITIVE, "p10": NON_NEGATIVE,
+               "p90": POSITIVE, "stdev": NON_NEGATIVE, "rel_spread": NON_NEGATIVE}
+RECORD_BOUNDS = {"bytes": NON_NEGATIVE, "flops": NON_NEGATIVE, "gbps": POSITIVE, "gflops": POSITIVE,
+                 "pct_of_ceiling": NON_NEGATIVE, "speedup_vs_naive": POSITIVE}
+BASELINE_BOUNDS = {"median_s": POSITIVE, "gbps": POSITIVE, "gflops": POSITIVE, "ratio": POSITIVE}
+CEILING_BOUNDS = {"value": POSITIVE, "measured_as": POSITIVE}
+TIME_ORDER = ("min", "p10", "median", "p90", "max")
+MAX_NESTING = 64   # deeper than any results.json; deeper documents are refused before anything walks them
 
 
 def json_type(v) -> str:
@@ -157,6 +186,49 @@ def _check_fields(d, fields: dict, where: str) -> str | None:
     return None
 
 
+def check_number(value, bound: tuple[float, bool], what: str) -> str | None:
+    """Why ``value`` cannot be what ``what`` names (None if it can): not finite, or below its bound."""
+    if json_type(value) not in (INT, NUMBER):
+        return None  # the type checks name it, or null where null is allowed
+    least, inclusive = bound
+    if not math.isfinite(value):
+        return f"{what} is {value}: expected a finite number"
+    if value < least or (value == least and not inclusive):
+        return f"{what} is {value!r}: expected a number {'>=' if inclusive else '>'} {least:g}"
+    return None
+
+
+def _check_bounds(d: dict, bounds: dict, where: str) -> str | None:
+    return next((p for name, b in bounds.items() if name in d
+                 for p in [check_number(d[name], b, f"{where}: field {name!r}")] if p), None)
+
+
+def _check_times(t: dict, where: str) -> str | None:
+    problem = _check_bounds(t, TIME_BOUNDS, where)
+    if problem:
+        return problem
+    for i, v in enumerate(t.get("samples") or []):
+        problem = check_number(v, NON_NEGATIVE, f"{where}: samples[{i}]")
+        if problem or json_type(v) not in (INT, NUMBER):
+            return problem or f"{where}: samples[{i}] is {json_type(v)}, expected number"
+    present = [(k, t[k]) for k in TIME_ORDER if json_type(t.get(k)) in (INT, NUMBER)]
+    for (k1, v1), (k2, v2) in zip(present, present[1:]):
+        if v1 > v2:
+            return f"{where}: {k1} {v1!r} is above {k2} {v2!r}"
+    return None
+
+
+def nesting_depth(d) -> int:
+    """How many lists and objects nest in a JSON document (walked level by level, no recursion; stops past
+    MAX_NESTING)."""
+    nested = lambda xs: [x for x in xs if isinstance(x, (dict, list))]  # noqa: E731
+    depth, level = 0, nested([d])
+    while level and depth <= MAX_NESTING:
+        depth += 1
+        level = nested(c for x in level for c in (x.values() if isinstance(x, dict) else x))
+    return depth
+
+
 def validate(d) -> str | None:
     """The first problem of a results.json document (None if it is valid), naming the record and field."""
     return next((p for p in _problems(d) if p), None)
@@ -169,15 +241,23 @@ def _problems(d):
     if json_type(d.get("schema")) == INT and d["schema"] not in READS:
         newer = " (written by a newer gpumemlab)" if d["schema"] > SCHEMA_VERSION else ""
         yield f"schema version {d['schema']}, this gpumemlab reads versions {', '.join(map(str, READS))}{newer}"
+    if nesting_depth(d) > MAX_NESTING:
+        yield f"not a gpumemlab results.json (lists and objects nested more than {MAX_NESTING} deep)"
     yield _check_fields(d, TOP_FIELDS, "results.json")
     for name, c in d["ceilings"].items():
         yield _check_fields(c, CEILING_FIELDS, f"ceiling {name!r}")
+        yield _check_bounds(c, CEILING_BOUNDS, f"ceiling {name!r}")
     for i, e in enumerate(d.get("errors", [])):
         yield _check_fields(e, ERROR_FIELDS, f"errors[{i}]")
     for i, r in enumerate(d["results"]):
         what = f"record {i} ({r.get('experiment', '?')} / {r.get('variant', '?')})" if isinstance(r, dict) else f"record {i}"
         yield _check_fields(r, RECORD_FIELDS, what)
+        yield _check_bounds(r, RECORD_BOUNDS, what)
         yield _check_fields(r["time_s"], TIME_FIELDS, f"{what} time_s")
+        yield _check_times(r["time_s"], f"{what} time_s")
+        for name, b in (r.get("baselines") or {}).items():
+            yield _check_bounds(b, BASELINE_BOUNDS, f"{what} baseline {name!r}") if isinstance(b, dict) else \
+                f"{what} baseline {name!r}: expected an object, got {json_type(b)}"
 
 
 def _json_default(o):

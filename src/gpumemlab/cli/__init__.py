@@ -8,11 +8,14 @@ its ``exit_code`` (2: the user can fix it, 1: a run failed; see :mod:`gpumemlab.
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import signal
 import sys
+import warnings
 
 from .. import __version__
-from ..errors import GpumemlabError
+from ..errors import AnalyzerWarning, GpumemlabError
 
 # Modules that contribute sub-commands, imported lazily so that `--help` and the analyzer never
 # import the GPU stack.
@@ -24,6 +27,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D401 - argparse API
         self.exit(2, f"{self.prog}: error: {message}\n")  # prog: "gpumemlab" or "gpumemlab bench"
+
+
+def positive_number(text: str) -> float:
+    """argparse type of a flag that is a quantity: a finite number > 0 (NaN, inf, 0 and negatives refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,16 +62,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", AnalyzerWarning)
+            warnings.showwarning = _show_warning(args.command, warnings.showwarning)
+            return int(args.func(args) or 0)
     except GpumemlabError as exc:
         print(f"gpumemlab {args.command}: {one_line(exc)}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("gpumemlab: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # SIGINT; SIGTERM too while a run holds it (suite.run.Stopped)
+        signum = getattr(exc, "signum", 2)
+        print(f"gpumemlab {args.command}: stopped by {signal.Signals(signum).name}",
+              file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:  # `gpumemlab ... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # the file system refused (disk full, permissions) where no check could foresee it
+        print(f"gpumemlab {args.command}: {_os_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def _show_warning(command: str, default):
+    """Our warnings as one line each, ``gpumemlab COMMAND: warning: ...``; others as Python shows them."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, AnalyzerWarning):
+            print(f"gpumemlab {command}: warning: {one_line(message)}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+    return show
+
+
+def _os_error(exc: OSError) -> str:
+    name = str(exc.filename) if exc.filename is not None else ""
+    name = name if len(name) <= 120 else f"{name[:60]}...{name[-40:]}"
+    return f"{name + ': ' if name else ''}{exc.strerror or exc}"
 
 
 def one_line(exc: BaseException) -> str:

@@ -14,7 +14,9 @@ import json
 import textwrap
 
 from ..errors import GpumemlabError, UsageError
+from . import positive_number
 from ..model import predict, resolve
+from ..model.access import warn
 from ..model.cc import SUPPORTED_CC, cc_str, parse_cc, require
 
 # The package exports functions named like these modules, so fetch the modules themselves.
@@ -34,12 +36,18 @@ def add_commands(sub) -> None:
     p = sub.add_parser("analyze", help="coalescing or bank conflicts of one access expression (no GPU needed)",
                        description="Predict requests/sectors (global) or wavefronts/bank conflicts (shared) "
                                    "of one warp-wide access, e.g.: gpumemlab analyze 'a[threadIdx.x*2]' "
-                                   "--decl 'float a[]'")
+                                   "--decl 'float a[]'",
+                       epilog="Legal but suspicious input is answered, with one warning line on stderr each (exit 0): "
+                              "a negative index into a pointer, a lane more than 16 MiB from its warp's first lane (an "
+                              "unsigned index that wrapped?), a --let name defined twice. An empty dimension "
+                              "(--block 32,,1) is an error.")
     p.add_argument("access", help="C expression: NAME[index]...[.x|.y|.z|.w], e.g. 's[threadIdx.x][5]'")
     p.add_argument("--decl", required=True, help="C declaration: 'float a[]', 'float3 a[]', '__shared__ float s[32][33]'")
     p.add_argument("--space", choices=("global", "shared"), help="memory space (default: shared if --decl says "
                                                                    "__shared__, else global)")
-    p.add_argument("--let", action="append", default=[], metavar="NAME=EXPR", help="define a name (in order)")
+    p.add_argument("--let", action="append", default=[], metavar="[TYPE] NAME=EXPR",
+                   help="define a name (in order); a C type converts the value as C does: --let 'int i=threadIdx.x - 16' "
+                        "is -16 for thread 0, without 'int' it is unsigned (4294967280)")
     p.add_argument("--block", default="256", help="block shape X[,Y[,Z]] (default 256)")
     p.add_argument("--grid", default="1", help="grid shape X[,Y[,Z]] (default 1)")
     p.add_argument("--block-idx", default="0", help="which block to analyze, X[,Y[,Z]] (default 0)")
@@ -53,7 +61,8 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("occupancy", help="blocks and warps per SM (the CUDA occupancy calculation)")
     p.add_argument("--threads", type=int, required=True, help="threads per block")
-    p.add_argument("--regs", type=int, help="registers per thread (required unless --kernel)")
+    p.add_argument("--regs", type=int, help="registers per thread (required unless --kernel; with --kernel it "
+                                                       "replaces the kernel's count, with a warning)")
     p.add_argument("--smem", type=int, default=0, help="shared memory bytes per block (with --kernel: dynamic, "
                                                        "added to the kernel's static shared memory)")
     p.add_argument("--cc", default="9.0", help=f"compute capability (default 9.0; accepted: {_ccs(SUPPORTED_CC)}; "
@@ -72,8 +81,9 @@ def add_commands(sub) -> None:
     p.add_argument("--tile", type=int, default=32, help="tile width T (default 32)")
     p.add_argument("--coarsen", type=int, help=f"coarsening factor C of 'coarsened' (default {intensity_.DEFAULT_COARSEN})")
     p.add_argument("--device", help="a device of the table (h100, h200, a100, v100, rtx4090, ...)")
-    p.add_argument("--peak-gflops", type=float, help="FP32 peak in GFLOP/s (with --bandwidth-gbs)")
-    p.add_argument("--bandwidth-gbs", type=float, help="DRAM bandwidth in GB/s (with --peak-gflops)")
+    p.add_argument("--peak-gflops", type=positive_number, help="FP32 peak in GFLOP/s (with --bandwidth-gbs; with --device they "
+                                                                    "replace the table's values, with a warning)")
+    p.add_argument("--bandwidth-gbs", type=positive_number, help="DRAM bandwidth in GB/s (with --peak-gflops)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_intensity)
 
@@ -159,6 +169,8 @@ def cmd_occupancy(args) -> int:
     if args.kernel:
         from ..gpu.compile import kernel_resources  # compiles with NVRTC (no GPU needed)
 
+        if args.regs is not None:
+            warn(f"--regs {args.regs} replaces the register count of --kernel {args.kernel}'s ptxas report")
         usage = kernel_resources(args.kernel, cc)
         regs = usage["registers"] if args.regs is None else args.regs
         smem = usage["shared_bytes"] + args.smem
@@ -198,8 +210,10 @@ def format_occupancy(r: dict) -> str:
 # ---------------------------------------------------------------- intensity
 
 def cmd_intensity(args) -> int:
-    names = [intensity_.kernel_name(args.kernel)] if args.kernel else list(intensity_.KERNELS)
+    names = [intensity_.kernel_name(args.kernel)] if args.kernel is not None else list(intensity_.KERNELS)
     device_name, note = args.device, None
+    if args.device is not None and args.peak_gflops is not None:
+        warn(f"--peak-gflops and --bandwidth-gbs replace the device table's values for {args.device}")
     if args.device is None and args.peak_gflops is None and args.bandwidth_gbs is None:
         device_name, note = _this_gpu()
     rows = []

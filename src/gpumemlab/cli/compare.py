@@ -7,6 +7,7 @@ import json
 import sys
 
 from ..errors import UsageError
+from . import positive_number
 
 EPILOG = """\
 Two files: records matched by (experiment, variant, params); speed ratio = time_A / time_B of the
@@ -19,16 +20,6 @@ Exit codes: 0; 1 with --fail-below X when a pair's matched record has a ratio be
 """
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
 def add_commands(sub) -> None:
     p = sub.add_parser("compare", help="compare runs: two results.json side by side, or a fleet of them",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -39,9 +30,9 @@ def add_commands(sub) -> None:
     p.add_argument("--ignore-param", action="append", default=[], metavar="KEY",
                    help="leave this parameter out of the match (e.g. n for sizes taken from each GPU's L2); "
                         "records that did different work then compare per byte or flop")
-    p.add_argument("--fail-below", type=_positive, default=None, metavar="RATIO",
+    p.add_argument("--fail-below", type=positive_number, default=None, metavar="RATIO",
                    help="exit 1 if a record's speed ratio is below RATIO outside the noise (e.g. 0.95)")
-    p.add_argument("--outlier-rel", type=_positive, default=None, metavar="FRACTION",
+    p.add_argument("--outlier-rel", type=positive_number, default=None, metavar="FRACTION",
                    help="fleet: least distance from the fleet median to flag an outlier (default 0.05)")
     p.set_defaults(func=cmd_compare)
 

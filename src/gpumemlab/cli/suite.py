@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import signal
 import sys
 from pathlib import Path
 
 from ..errors import GpumemlabError, UsageError
-from ..report.write import prepare_out, write_report
+from ..report.write import input_file, output_folder, prepare_out, write_report
 from ..suite import command_line, run_suite
+from ..suite.run import finished
 
 
 def add_commands(sub) -> None:
@@ -120,18 +123,26 @@ def _select(only, skip):
 
 def cmd_bench(args) -> int:
     selected = _select(args.only, args.skip)
-    out = prepare_out(Path(args.out))  # before any GPU work: a bad --out must not cost a run
-    previous = _previous_run(out) if args.resume else None
-    res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]), _console(args.quiet),
-                    out=out, resume=previous, device=args.device)
+    with output_folder(Path(args.out)) as out:  # before any GPU work: a bad --out must not cost a run
+        previous = _previous_run(out) if args.resume else None
+        res = run_suite(selected, lambda e: dict(e.params), args.quick, command_line(sys.argv[1:]),
+                        _console(args.quiet), out=out, resume=previous, device=args.device)
     return _finish(res, out)
 
 
 def _previous_run(out: Path):
+    """The run to continue; None (start anew) when a run there was killed before it saved anything."""
     from ..bench.records import RunResults
 
     path = out / "results.json"
+    leftovers = sorted(out.glob(".results.json.*.tmp")) + sorted(out.glob(".gpumemlab-render-*"))
+    for p in leftovers:  # a killed run's half-written files: never read, the run we continue owns the folder
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
     if not path.is_file():
+        if leftovers:
+            print(f"gpumemlab bench: --resume: the run in {out} was stopped before it saved anything; starting it anew",
+                  file=sys.stderr)
+            return None
         raise UsageError(f"--resume: no results.json in {out} to continue")
     return RunResults.load(path)
 
@@ -140,12 +151,21 @@ def _finish(res, out: Path | None) -> int:
     """Report what a run left and its exit code: 128 + signal if stopped, 1 if an experiment failed."""
     stopped = res.meta.get("interrupted")
     if stopped:
-        where = f"; the finished experiments are in {out / 'results.json'}" if out else ""
+        what = "the finished experiments are" if finished(res) else "no experiment had finished; the ceilings are"
+        where = f"; {what} in {out / 'results.json'}" if out else ""
         again = f" (continue with: gpumemlab bench --resume --out {out})" if out else ""
         print(f"gpumemlab: stopped by {stopped}{where}{again}", file=sys.stderr)
         return 128 + int(signal.Signals[stopped])
     if out is not None:
-        write_report(res, out)
+        from ..suite.run import StopOnSignals, Stopped
+
+        try:
+            with StopOnSignals():  # a signal while rendering: the temporary render folder is removed
+                write_report(res, out)
+        except Stopped as stop:
+            print(f"gpumemlab: stopped by {stop} while writing the report; {out / 'results.json'} is complete "
+                  f"(render it with: gpumemlab report {out / 'results.json'})", file=sys.stderr)
+            return 128 + stop.signum
     _print_summary(res)
     if out is not None:
         print(f"wrote {out / 'results.json'}, {out / 'report.md'} and plots", file=sys.stderr)
@@ -167,9 +187,9 @@ def cmd_run(args) -> int:
         raise UsageError("which experiment? e.g. gpumemlab run stride_copy (gpumemlab list names them all)")
     exp = get(args.experiment)
     params = parse_params(exp, args.param)
-    out = prepare_out(Path(args.out)) if args.out else None
-    res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(args.quiet), out=out,
-                    device=args.device)
+    with output_folder(Path(args.out)) if args.out else contextlib.nullcontext() as out:
+        res = run_suite([exp], lambda e: params, args.quick, command_line(sys.argv[1:]), _console(args.quiet),
+                        out=out, device=args.device)
     if args.json and not res.meta.get("interrupted"):
         if out is not None:
             write_report(res, out)
@@ -200,7 +220,7 @@ def cmd_device(args) -> int:
     from ..bench import peers
     from ..bench.records import RunResults
 
-    results = RunResults.load(Path(args.p2p)) if args.p2p else None  # a bad file: one line before any GPU work
+    results = RunResults.load(input_file(args.p2p)) if args.p2p else None  # a bad file: one line before any GPU work
     if args.device is not None:
         runtime.use_device(args.device)
     info = runtime.device_info()
@@ -253,7 +273,7 @@ def cmd_kernels(args) -> int:
             raise UsageError("no GPU to take the arch from: pass --arch, e.g. --arch sm_90") from None
     specs = [s for s in all_specs() if runs_on(s, arch)]
     skipped = [s for s in all_specs() if not runs_on(s, arch)]
-    compiled = compile_specs(specs, arch)
+    compiled = compile_specs(specs, arch, progress=True)
     rows = []
     bad = []
     for spec in specs:
@@ -293,11 +313,9 @@ def cmd_kernels(args) -> int:
 def cmd_report(args) -> int:
     from ..bench.records import RunResults
 
-    path = Path(args.results)
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
+    path = input_file(args.results)
     res = RunResults.load(path)  # ResultsError names the first bad record and field
-    out = Path(args.out) if args.out else path.parent
+    out = prepare_out(Path(args.out) if args.out else path.parent)
     if args.format == "md":
         written = write_report(res, out) / "report.md"
     else:

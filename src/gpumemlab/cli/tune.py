@@ -44,16 +44,17 @@ def cmd_tune(args) -> int:
         return 0
     if args.top is not None and args.top < 0:
         raise UsageError(f"--top {args.top}: expected 0 or more")
+    from ..report.write import output_folder
     from ..tune import engine, families
 
     family = families.get(args.family)
-    out = Path(args.out)
     command = " ".join(["gpumemlab tune", args.family] + (["--shapes", *args.shapes] if args.shapes else [])
                        + (["--configs", *args.configs] if args.configs else [])
                        + ([f"--top {args.top}"] if args.top is not None else []))
-    entry = engine.tune(family, args.shapes, args.configs, cache=args.cache or out / f"{family.name}.cache.json",
-                        top=args.top, command=command, log=_log)
-    path = engine.write(family, entry, out)
+    with output_folder(Path(args.out)) as out:  # a bad --out must not cost a tuning run
+        entry = engine.tune(family, args.shapes, args.configs, cache=args.cache or out / f"{family.name}.cache.json",
+                            top=args.top, command=command, log=_log)
+        path = engine.write(family, entry, out)
     print(table.markdown(dict(table.load(path), devices={entry["device"]["name"]: entry})))
     _log(f"wrote {path}")
     if args.install:

@@ -5,6 +5,7 @@ measures. Modules never import each other; what several share lives in the priva
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from pathlib import Path
 
@@ -77,8 +78,12 @@ def _convert(key: str, raw: str, default):
             if isinstance(like, int):
                 return int(text, 0)
             if isinstance(like, float):
+                if not math.isfinite(float(text)):  # nan, inf: no size or factor can be one
+                    raise UsageError(f"bad value {text!r} for {key}: expected a finite float")
                 return float(text)
             return text
+        except UsageError:
+            raise
         except ValueError:
             raise UsageError(f"bad value {text!r} for {key}: expected {type(like).__name__}") from None
 

@@ -231,16 +231,24 @@ def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
     return groups
 
 
-def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
-    """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch."""
+def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True,
+                  progress: bool = False) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
+    """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch. ``progress``:
+    say on stderr which source is compiling and how far along (a cold cache takes about a minute per arch)."""
+    from .._progress import StepLine
+
     for s in specs:
         if not runs_on(s, arch):
             raise ArchError(f"{s.label} needs sm_{s.min_sm} or newer; not built for {arch}")
     out = {}
-    for (source, options, defines), members in group_specs(specs).items():
-        mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
-        for m in members:
-            out[m] = (mod, mod.usage.get(m.name))
+    groups = group_specs(specs)
+    with StepLine(f"compiling {len(specs)} kernels for {arch} with NVRTC (cached after the first time)", len(groups),
+                  "sources", min_total=2 if progress else len(groups) + 1, logs=True) as line:
+        for (source, options, defines), members in groups.items():
+            line.step(f"{source} ({len(members)} kernels)")
+            mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
+            for m in members:
+                out[m] = (mod, mod.usage.get(m.name))
     return out
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from ..errors import UsageError
+
 KERNEL_DIR = Path(__file__).resolve().parent
 
 # NumPy dtype name -> the C type the families' templates are instantiated with (the one such table)
@@ -53,8 +55,11 @@ class KernelSpec:
 
 @cache
 def source_text(source: str) -> str:
-    path = KERNEL_DIR / source
-    return path.read_text(encoding="utf-8")
+    """The text of a package kernel file (``matmul.cu``); UsageError naming the files for any other name."""
+    known = sorted(p.name for p in KERNEL_DIR.glob("*.cu"))
+    if source not in known:
+        raise UsageError(f"unknown kernel source {source!r} (the package has {', '.join(known)})")
+    return (KERNEL_DIR / source).read_text(encoding="utf-8")
 
 
 def family_modules() -> list[str]:

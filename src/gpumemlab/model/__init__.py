@@ -14,7 +14,9 @@ Common keyword arguments of the analyze functions:
   thread id (x fastest); only block ``block_idx`` (default 0) is analyzed.
 - ``lets``: names for the expression, evaluated in order: "NAME=EXPR" strings, (name, expr) pairs
   or a mapping; expressions use C's integer types and conversions (see :mod:`.expr`: built-ins are
-  unsigned int, so ``threadIdx.x - 1`` wraps for thread 0; undefined behaviour is refused).
+  unsigned int, so ``threadIdx.x - 1`` wraps for thread 0; undefined behaviour is refused). A let
+  may declare its type, "int i=threadIdx.x - 1": the value is converted to it as C converts an
+  initializer (-1 for thread 0); without one the let has its expression's type (C's ``auto``).
 - ``active``: a C condition selecting the threads that execute the access (default all).
 - ``offset``: bytes past the 256-byte-aligned allocation base (cudaMalloc's guarantee), 0..2**40.
 - ``cc``: compute capability, (9, 0) or "9.0"; one of :data:`.cc.SUPPORTED_CC`.
@@ -22,12 +24,18 @@ Common keyword arguments of the analyze functions:
 Byte offsets of an access must stay within +-2**62: an index beyond (e.g. a 64-bit unsigned index
 that wrapped below zero) is refused, not folded back into the allocation.
 
-Bad input raises :class:`gpumemlab.errors.UsageError` with one line.
+Bad input raises :class:`gpumemlab.errors.UsageError` with one line, naming the argument. Legal but
+suspicious input is analyzed and warns (:class:`gpumemlab.errors.AnalyzerWarning`, one line each): a
+negative index into a pointer, a lane more than 16 MiB (``access.FAR_BYTES``) from its warp's first
+lane, a let defined twice; on the CLI also an option that overrides another (``occupancy --kernel``
+with ``--regs``, ``intensity --device`` with ``--peak-gflops``). An empty launch dimension
+("32,,1") is an error: C has none, and guessing one would change the answer.
 """
 
 from __future__ import annotations
 
 from . import banks as _banks
+from . import args as _args
 from . import coalescing as _coalescing
 from .access import LaneAccesses, parse_decl, resolve
 from .cc import SUPPORTED_CC, cc_str, parse_cc
@@ -46,6 +54,7 @@ __all__ = [
 
 def predict(lanes: LaneAccesses, cc=(9, 0)) -> dict:
     """Counts for already-resolved accesses (see :func:`resolve`), with the explanation."""
+    _args.instance(lanes, LaneAccesses, "lanes", " (from resolve())")
     cc = parse_cc(cc)
     if lanes.space == "shared":
         out = _banks.analyze(lanes, cc)

@@ -9,13 +9,14 @@ and shifted by ``offset``. Each element is split into the loads the compiler emi
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-from . import expr
+from ..errors import AnalyzerWarning, UsageError
+from . import args, expr
 from .types import ElementType, lookup
 
 WARP = 32
@@ -25,6 +26,9 @@ MAX_THREADS = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_OFFSET = 2**40  # bytes; far beyond any allocation, and keeps every address exact in int64
 ADDRESS_LIMIT = 2**62  # |byte offset| of an access; beyond it the request is refused, not wrapped
+FAR_BYTES = 16 * 2**20  # a lane this far from its warp's first warns (a column of a 128K-wide float matrix is not)
+C_KEYWORDS = {"auto", "char", "const", "int", "long", "short", "signed", "unsigned", "volatile", "void", "float",
+              "double", "bool", "sizeof", "return", "if", "else", "for", "while", "do"}
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 
 _QUALIFIERS = {"__shared__", "extern", "const", "volatile", "static", "__restrict__", "__device__"}
@@ -60,7 +64,7 @@ class Decl:
 
 def parse_decl(text: str) -> Decl:
     """Parse ``[__shared__] TYPE NAME[D1][D2]...`` (or ``TYPE *NAME``); dims are constant expressions."""
-    words = text.replace("*", " * ").split()
+    words = args.text(text, "decl").replace("*", " * ").split()
     shared = "__shared__" in words
     body = " ".join(w for w in words if w not in _QUALIFIERS)
     m = _DECL.match(body)
@@ -90,15 +94,17 @@ def parse_decl(text: str) -> Decl:
 def dim3(value, what: str, minimum: int = 1) -> tuple[int, int, int]:
     """(x, y, z) from an int, a sequence, or text "X[,Y[,Z]]" / "XxY"; missing ones are 1 (0 for indices)."""
     if isinstance(value, str):
-        parts = [p for p in re.split(r"[,x\s]+", value.strip()) if p]
+        parts = re.split(r"\s*[,x]\s*|\s+", value.strip())
+        if "" in parts:  # "32,,1" or "32,": C has no empty dimension, and guessing one changes the answer
+            raise UsageError(f"bad {what} {value!r}: dimension {parts.index('') + 1} is empty; expected X[,Y[,Z]]")
         try:
             vals = [int(p) for p in parts]
         except ValueError:
             raise UsageError(f"bad {what} {value!r}: expected X[,Y[,Z]] integers") from None
-    elif isinstance(value, (int, np.integer)):
-        vals = [int(value)]
+    elif isinstance(value, (tuple, list)):
+        vals = [args.integer(v, f"{what} {value!r}: each dimension") for v in value]
     else:
-        vals = [int(v) for v in value]
+        vals = [args.integer(value, what)]
     if not 1 <= len(vals) <= 3:
         raise UsageError(f"bad {what} {value!r}: expected 1 to 3 dimensions")
     vals += [minimum] * (3 - len(vals))
@@ -148,25 +154,61 @@ def make_launch(block=(256, 1, 1), grid=(1, 1, 1), block_idx=(0, 0, 0)) -> Launc
 
 
 def normalize_lets(lets) -> list[tuple[str, str]]:
-    """Accept "N=EXPR" strings, (name, expr) pairs or a mapping; values may be ints."""
+    """Accept "N=EXPR" strings, (name, expr) pairs or a mapping; values may be ints. (Types: see typed_lets.)"""
+    return [(name, value) for name, value, _ in typed_lets(lets)]
+
+
+def typed_lets(lets) -> list[tuple[str, str, expr.CType | None]]:
+    """(name, expression, declared type or None) of each let, in order. A let may declare its C type,
+    ``"int i = threadIdx.x - 16"``: the value is converted to it as C converts an initializer (so that i is -16
+    for thread 0, where ``auto i`` - no type given - stays the unsigned int 4294967280). A name defined twice
+    warns (the later definition wins)."""
     if lets is None:
         return []
+    if isinstance(lets, str) or not isinstance(lets, (Mapping, list, tuple)):
+        raise UsageError(f"lets must be a list of 'NAME=EXPR' strings, (name, expr) pairs or a mapping, "
+                         f"got {type(lets).__name__} {lets!r:.40}")
     items: Iterable = lets.items() if isinstance(lets, Mapping) else lets
-    out = []
+    out, seen = [], {}
     for item in items:
         if isinstance(item, str):
             name, sep, value = item.partition("=")
             if not sep:
                 raise UsageError(f"bad --let {item!r}: expected NAME=EXPR")
-        else:
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
             name, value = item
-        name, value = str(name).strip(), str(value).strip()
-        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        else:
+            raise UsageError(f"bad let {item!r:.40}: expected 'NAME=EXPR' or a (name, expr) pair")
+        words, value = str(name).split(), str(value).strip()
+        name = words[-1] if words else ""
+        ctype = _let_type(words[:-1], str(item))
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or name in C_KEYWORDS:
             raise UsageError(f"bad --let name {name!r}: expected a C identifier")
         if name in BUILTINS:
             raise UsageError(f"--let {name}: {name} is a CUDA built-in and cannot be redefined")
-        out.append((name, value))
+        if name in seen:
+            warn(f"--let {name} is defined twice ({name}={seen[name]}, then {name}={value}): the second one is used "
+                 f"from here on")
+        seen[name] = value
+        out.append((name, value, ctype))
     return out
+
+
+def _let_type(words: list[str], item: str) -> expr.CType | None:
+    """The C type a let declares ("const unsigned int" -> unsigned int); None for none or ``auto``."""
+    words = [w for w in words if w not in ("const", "volatile", "auto")]
+    if not words:
+        return None
+    ctype = expr.cast_type(words)
+    if ctype is None:
+        raise UsageError(f"bad --let {item!r}: {' '.join(words)!r} is not a C integer type (int, unsigned, long, "
+                         f"size_t, ...)")
+    return ctype
+
+
+def warn(message: str) -> None:
+    """A legal but suspicious input: the answer is given, and this line says what to check."""
+    warnings.warn(message, AnalyzerWarning, stacklevel=3)
 
 
 @dataclass
@@ -208,16 +250,18 @@ def _split_access(node, text: str):
 def resolve(access: str, decl: str | Decl, *, space: str | None = None, block=(256, 1, 1), grid=(1, 1, 1),
             lets=(), active: str | None = None, offset: int = 0, block_idx=(0, 0, 0)) -> LaneAccesses:
     """Evaluate ``access`` for every thread of block ``block_idx``; UsageError for bad input."""
+    args.text(access, "access"), args.text(active, "active", optional=True), args.text(space, "space", optional=True)
     d = decl if isinstance(decl, Decl) else parse_decl(decl)
     space = _space(space, d)
     launch = make_launch(block, grid, block_idx)
     offset = check_offset(offset)
     env = launch.env()
     n = launch.nthreads
-    for name, value in normalize_lets(lets):
-        env[name] = expr.Evaluator(env, n, f"--let {name}", value).typed(expr.parse(value, f"--let {name}"))
+    for name, value, ctype in typed_lets(lets):
+        v = expr.Evaluator(env, n, f"--let {name}", value).typed(expr.parse(value, f"--let {name}"))
+        env[name] = v if ctype is None else expr.convert(v, ctype)
     mask = np.ones(n, dtype=bool)
-    if active is not None and str(active).strip():
+    if active is not None and active.strip():
         mask = expr.Evaluator(env, n, "--active condition", active)(expr.parse(active, "--active condition")) != 0
     if not mask.any():
         raise UsageError(f"--active {active!r} selects none of the block's {n} threads")
@@ -241,6 +285,7 @@ def resolve(access: str, decl: str | Decl, *, space: str | None = None, block=(2
     starts = np.cumsum((0,) + widths[:-1])
     addresses = first[None, :] + np.asarray(starts, dtype=np.int64)[:, None]
     _check_alignment(addresses, widths, mask, load_type, offset, access)
+    _warn_far(addresses[0], mask, access)
     return LaneAccesses(access, d, space, launch, offset, load_type, member, widths, addresses, mask)
 
 
@@ -254,9 +299,36 @@ def _space(space: str | None, d: Decl) -> str:
     return space
 
 
+def _warn_far(first: np.ndarray, mask, access: str) -> None:
+    """Warn when a lane's address is more than FAR_BYTES from its warp's first active lane: legal, but as a rule an
+    unsigned index that wrapped (threadIdx.x - 1 for thread 0 is 4294967295)."""
+    for w in range(0, len(first), WARP):
+        lanes = np.flatnonzero(mask[w:w + WARP])
+        if len(lanes) < 2:
+            continue
+        row = first[w:w + WARP][lanes]
+        far = np.abs(row - row[0])
+        k = int(np.argmax(far))
+        if far[k] > FAR_BYTES:
+            warn(f"access {access!r}: thread {w + lanes[k]} reads {_bytes(int(far[k]))} away from thread "
+                 f"{w + lanes[0]} of the same warp (more than {_bytes(FAR_BYTES)}): an index that wrapped "
+                 f"(unsigned arithmetic)? Give the let its type: --let 'int i=...'")
+            return
+
+
+def _bytes(n: int) -> str:
+    return next(f"{n / 2**s:.3g} {u}" for s, u in ((60, "EiB"), (50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"),
+                                                    (10, "KiB"), (0, "B")) if n >= 2**s or s == 0)
+
+
 def _check_bounds(values, d: Decl, mask, space: str, access: str) -> None:
     for k, (v, dim) in enumerate(zip(values, d.dims)):
         may_be_negative = dim is None and space == "global" and k == 0  # a pointer into the middle
+        neg = mask & (v < 0)
+        if may_be_negative and neg.any():
+            lane = int(np.flatnonzero(neg)[0])
+            warn(f"access {access!r}: index {k + 1} of {d.name} is {int(v[lane])} for thread {lane}: it reads before "
+                 f"the address {d.name} points at (fine only if {d.name} points into the middle of an allocation)")
         bad = mask & (((v < 0) & (not may_be_negative)) | ((v >= dim) if dim is not None else False))
         if bad.any():
             lane = int(np.flatnonzero(bad)[0])

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
+from . import args
+
+
+MAX_WIDTH = 1024
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,8 @@ class DramLayout:
     burst_bytes: int = 8  # the seed's "each bank stores 2 consecutive floats"
 
     def __post_init__(self):
+        for name in ("channels", "banks_per_channel", "burst_bytes"):
+            args.integer(getattr(self, name), name)
         if min(self.channels, self.banks_per_channel, self.burst_bytes) <= 0:
             raise UsageError("channels, banks per channel and burst bytes must be positive")
 
@@ -58,6 +64,11 @@ def tiled_matmul_phase_elements(width: int, tile: int, phase: int, block: tuple[
 
 def tiled_matmul_phase(layout: DramLayout, width: int = 4, tile: int = 2, phase: int = 0) -> dict:
     """Channels and banks all blocks of one phase touch when loading their M tiles (seed: channels 0, 2)."""
+    args.instance(layout, DramLayout, "layout")
+    args.integer(width, "width", least=1), args.integer(tile, "tile", least=1), args.integer(phase, "phase")
+    if width > MAX_WIDTH:  # every element of M is listed: a picture-sized matrix, not a real one
+        raise UsageError(f"width {width} is too large for this element-by-element picture (at most {MAX_WIDTH})")
+    tiled_matmul_phase_elements(width, tile, phase, (0, 0))  # UsageError for a phase outside the matrix
     blocks = [(by, bx) for by in range(width // tile) for bx in range(width // tile)]
     per_block = {f"{by},{bx}": tiled_matmul_phase_elements(width, tile, phase, (by, bx)) for by, bx in blocks}
     every = sorted({i for elems in per_block.values() for i in elems})

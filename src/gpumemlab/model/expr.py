@@ -485,9 +485,7 @@ class Evaluator:
         if isinstance(node, Index):
             self.fail("array reads inside an index are not supported")
         if isinstance(node, Cast):
-            x = self.eval(node.operand, live)
-            v = node.type.wrap(x.v)  # narrow types then promote to int, which holds them
-            return Value(v, node.type if node.type.bits >= 32 else INT)
+            return convert(self.eval(node.operand, live), node.type)
         if isinstance(node, Unary):
             return self._unary(node, live)
         if isinstance(node, Cond):
@@ -566,6 +564,12 @@ class Evaluator:
                 self.fail(f"left shift of {left.v[lane]} by {c[lane]} in {ty.name} is undefined in C "
                           f"(thread {lane})")
         return Value(ty.wrap(left.v << c), ty)
+
+
+def convert(value: Value, ctype: CType) -> Value:
+    """C's conversion of a value to ``ctype`` (an initializer, a cast): modulo 2^bits, as nvcc does for signed
+    targets too; narrow types then promote to int."""
+    return Value(ctype.wrap(value.v), ctype if ctype.bits >= 32 else INT)
 
 
 def constant(text: str, what: str = "constant expression") -> int:

@@ -13,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
+from . import args
 from .cc import cc_str, parse_cc
 
 FLOAT_BYTES = 4
@@ -28,7 +29,7 @@ DEFAULT_COARSEN = 4
 
 
 def kernel_name(name: str) -> str:
-    key = name.strip().lower().replace("-", "_")
+    key = args.text(name, "kernel").strip().lower().replace("-", "_")
     key = re.sub(r"^(matmul_)|(_matmul)$", "", key)
     if key not in KERNELS:
         raise UsageError(f"unknown kernel {name!r} for intensity (known: {', '.join(KERNELS)})")
@@ -39,13 +40,18 @@ def matmul_intensity(kernel: str, tile: int = 32, coarsen: int | None = None) ->
     """Global-memory OP/B of a built-in matmul kernel (FP32): 0.25, ``tile``/4, or with coarsening."""
     key = kernel_name(kernel)
     _, tiled, coarsened = KERNELS[key]
-    if tile < 1 or (coarsen is not None and coarsen < 1):
-        raise UsageError(f"tile and coarsening factor must be >= 1, got tile={tile}, coarsen={coarsen}")
+    _check_tile(tile, coarsen)
     if coarsen not in (None, 1) and not coarsened:
         raise UsageError(f"{key} has no coarsening; use 'coarsened' with --coarsen")
     t = tile if tiled else 1
     c = (coarsen or DEFAULT_COARSEN) if coarsened else 1
     return 2.0 / (FLOAT_BYTES * (1.0 / (t * c) + 1.0 / t))
+
+
+def _check_tile(tile, coarsen) -> None:
+    args.integer(tile, "tile"), args.integer(coarsen, "coarsen", optional=True)
+    if tile < 1 or (coarsen is not None and coarsen < 1):
+        raise UsageError(f"tile and coarsening factor must be >= 1, got tile={tile}, coarsen={coarsen}")
 
 
 def reuse_intensity(reuse_m: int, reuse_n: int) -> float:
@@ -55,6 +61,7 @@ def reuse_intensity(reuse_m: int, reuse_n: int) -> float:
     OP/B = 2 / (4 * (1/reuse_m + 1/reuse_n)). Naive is 1 x 1 (0.25), tiled T is T x T (T/4), tiled T with
     coarsening C is T x T*C: the formula of :func:`matmul_intensity`, for any block tile (register blocking).
     """
+    args.integer(reuse_m, "reuse_m"), args.integer(reuse_n, "reuse_n")
     if reuse_m < 1 or reuse_n < 1:
         raise UsageError(f"reuse factors must be >= 1, got {reuse_m} x {reuse_n}")
     return 2.0 / (FLOAT_BYTES * (1.0 / reuse_m + 1.0 / reuse_n))
@@ -103,7 +110,7 @@ def _normalize(name: str) -> str:
 
 def find_device(name: str) -> Device | None:
     """The table entry for a user's or the driver's device name (None if not in the table)."""
-    key = _normalize(name)
+    key = _normalize(args.text(name, "device name"))
     for pattern, dev in DEVICES:
         if key and re.search(pattern, key):
             return dev
@@ -120,8 +127,9 @@ def device(name: str) -> Device:
 
 def roofline(op_per_byte: float, peak_gflops: float, bandwidth_gbs: float) -> dict:
     """Ridge point (OP/B where memory and compute take equal time) and the attainable GFLOP/s."""
-    if peak_gflops <= 0 or bandwidth_gbs <= 0:
-        raise UsageError("peak GFLOP/s and bandwidth GB/s must be positive")
+    args.number(op_per_byte, "op_per_byte")
+    args.number(peak_gflops, "peak_gflops")
+    args.number(bandwidth_gbs, "bandwidth_gbs")
     ridge = peak_gflops / bandwidth_gbs
     bound = min(peak_gflops, op_per_byte * bandwidth_gbs)
     return dict(peak_gflops=peak_gflops, bandwidth_gbs=bandwidth_gbs, ridge_op_per_byte=round(ridge, 3),
@@ -134,6 +142,7 @@ def intensity(kernel: str, tile: int = 32, coarsen: int | None = None, *, device
     """OP/B of ``kernel`` plus, when a device or its ceilings are known, the roofline bound."""
     key = kernel_name(kernel)
     _, tiled, coarsened = KERNELS[key]
+    args.text(device_name, "device_name", optional=True)
     opb = matmul_intensity(key, tile, coarsen)
     out = dict(kernel=key, tile=tile if tiled else None,
                coarsen=(coarsen or DEFAULT_COARSEN) if coarsened else None, op_per_byte=round(opb, 4),

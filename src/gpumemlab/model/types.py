@@ -89,6 +89,8 @@ COMMON = ("char", "short", "int", "float", "double", "float2", "float3", "float4
 
 
 def lookup(name: str) -> ElementType:
+    if not isinstance(name, str):
+        raise UsageError(f"element type must be a string, got {type(name).__name__} {name!r:.40}")
     key = " ".join(name.split())
     if key in TYPES:
         return TYPES[key]

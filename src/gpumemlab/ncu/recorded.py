@@ -2,7 +2,7 @@
 """Check the analyzer against the GPU: Nsight Compute counters and the driver's occupancy.
 
     python -m gpumemlab.ncu.recorded OUTDIR [--only NAME ...] [--skip-occupancy]
-    python -m gpumemlab.ncu.recorded OUTDIR --dry-run [--arch sm_90]   # no GPU: compile only
+    python -m gpumemlab.ncu.recorded OUTDIR --dry-run [--arch sm_90]   # no GPU: compile and predict
 
 1. Single-warp access cases (float/float2/float3/float4/double/char, strides, offsets, broadcast,
    masks, 2-D tiles, 8-/16-byte shared accesses): the model's requests/sectors or
@@ -12,7 +12,9 @@
 2. Occupancy of the package's kernels (registers and shared memory from ptxas) vs
    cuOccupancyMaxActiveBlocksPerMultiprocessor. Writes OUTDIR/occupancy_cases.json.
 
-A failing case is reported and the run goes on. Exit code 0 when everything agrees, 1 otherwise.
+A failing case is reported and the run goes on. Exit code 0 when everything agrees, 1 otherwise, 2 for
+bad input or no GPU (one line). ``--dry-run`` needs no GPU: it compiles the microkernels and the package's
+kernels for ``--arch`` and prints the model's answers (files *_dry_run.json); exit 0 when all compiled.
 """
 
 from __future__ import annotations
@@ -139,6 +141,7 @@ def run_access_cases(out: Path, only: set[str] | None, dry_arch: str | None = No
     if dry_arch:  # no GPU: check that every microkernel compiles, print the predictions
         from gpumemlab.gpu.compile import compile_text
 
+        print(f"dry run: compiling {len(micro)} microkernels for {dry_arch} (one NVRTC program)...", flush=True)
         compile_text(ncu.microkernel_source(micro), [m["name"] for m in micro], dry_arch)
         res = dict(device=None, measured={}, errors={})
         print(f"dry run: {len(micro)} microkernels compiled for {dry_arch} in {time.time() - t0:.1f} s")
@@ -161,23 +164,29 @@ def run_access_cases(out: Path, only: set[str] | None, dry_arch: str | None = No
         rows.append(dict(case=k, space=space, predicted=predicted, measured=measured, agree=agree, error=err,
                          verdict=pred["verdict"]))
     agreed = sum(1 for r in rows if r.get("agree"))
-    print_table(rows)
+    print_table(rows, dry=bool(dry_arch))
     doc = dict(device=res["device"], cc=list(cc), command=COMMAND, metrics=ncu.METRICS,
                cases=[dict(**r["case"], space=r.get("space"), predicted=r.get("predicted"), measured=r.get("measured"),
                            agree=r.get("agree", False), error=r.get("error")) for r in rows])
-    (out / "ncu_cases.json").write_text(json.dumps(doc, indent=1))
-    print(f"access cases: {agreed} of {len(rows)} agree with ncu exactly -> {out / 'ncu_cases.json'}")
+    path = out / ("ncu_cases_dry_run.json" if dry_arch else "ncu_cases.json")
+    path.write_text(json.dumps(doc, indent=1))
+    if dry_arch:
+        predicted = sum(1 for r in rows if r.get("predicted"))
+        print(f"access cases (dry run, nothing measured): {predicted} of {len(rows)} predicted and compiled for "
+              f"{dry_arch} -> {path}")
+        return predicted, len(rows), rows
+    print(f"access cases: {agreed} of {len(rows)} agree with ncu exactly -> {path}")
     return agreed, len(rows), rows
 
 
-def print_table(rows: list[dict]) -> None:
+def print_table(rows: list[dict], dry: bool = False) -> None:
     print(f"{'case':<30}{'space':<8}{'predicted':<28}{'measured':<28}result")
     for r in rows:
         name = r["case"]["name"]
         pred = " ".join(f"{k}={v}" for k, v in (r.get("predicted") or {}).items())
         meas = " ".join(f"{k}={v}" for k, v in (r.get("measured") or {}).items()) or "-"
         result = ("ok" if r.get("agree") else "ERROR " + r["error"] if r.get("error") else
-                  "not measured" if r.get("measured") is None else "DIFFERS")
+                  "compiles (dry run)" if dry else "not measured" if r.get("measured") is None else "DIFFERS")
         print(f"{name:<30}{r.get('space') or '-':<8}{pred:<28}{meas:<28}{result}")
 
 
@@ -191,7 +200,9 @@ BLOCKS = ((128, 0), (256, 0), (1024, 0), (256, 20_000), (128, 40_000))
 
 
 def run_occupancy(out: Path, dry_arch: str | None = None) -> tuple[int, int]:
-    from gpumemlab.gpu.compile import resource_usage
+    """The model's blocks per SM against the driver's for every kernel at BLOCKS; in a dry run the model's alone
+    (every kernel compiled once per source, with progress)."""
+    from gpumemlab.gpu.compile import compile_specs, runs_on
     from gpumemlab.kernels import all_specs
     from gpumemlab.model import occupancy
 
@@ -202,13 +213,14 @@ def run_occupancy(out: Path, dry_arch: str | None = None) -> tuple[int, int]:
 
         info = runtime.device_info()
     cc, arch = tuple(info["cc"]), info["arch"]
+    specs = [s for s in all_specs() if runs_on(s, arch)]
     records, lines, kernels_ok, kernels_n = [], [], 0, 0
-    for spec in all_specs():
-        try:
-            usage = resource_usage(spec, arch)
-        except Exception as exc:
-            records.append(dict(kernel=spec.label, error=f"compile: {type(exc).__name__}: {exc}"))
-            lines.append(f"{spec.label[:47]:<48}ERROR compile: {exc}")
+    compiled = compile_specs(specs, arch, progress=True)
+    for spec in specs:
+        usage = compiled[spec][1]
+        if usage is None:
+            records.append(dict(kernel=spec.label, error="compile: ptxas reported no resource usage"))
+            lines.append(f"{spec.label[:47]:<48}ERROR no ptxas report")
             continue
         kernels_n += 1
         cells, agrees = [], []
@@ -221,33 +233,82 @@ def run_occupancy(out: Path, dry_arch: str | None = None) -> tuple[int, int]:
                 rec["model"], rec["limiters"] = model["blocks_per_sm"], model["limiters"]
             except Exception as exc:
                 rec["model_error"] = f"{type(exc).__name__}: {exc}"
-            try:
-                if runtime is None:
-                    raise RuntimeError("dry run")
-                rec["driver"] = runtime.max_active_blocks(spec, threads, dyn)
-            except Exception as exc:  # e.g. a block larger than the kernel's __launch_bounds__
-                rec["driver_error"] = f"{type(exc).__name__}: {exc}"
+            if runtime is not None:
+                try:
+                    rec["driver"] = runtime.max_active_blocks(spec, threads, dyn)
+                except Exception as exc:  # e.g. a block larger than the kernel's __launch_bounds__
+                    rec["driver_error"] = f"{type(exc).__name__}: {exc}"
             rec["agree"] = rec.get("model") == rec.get("driver") if "driver" in rec else None
-            agrees.append(rec["agree"])
+            agrees.append(rec["agree"] if runtime is not None else "model" in rec)
             records.append(rec)
-            mark = {True: "", False: "!", None: "?"}[rec["agree"]]
+            mark = {True: "", False: "!", None: "?"}[rec["agree"]] if runtime is not None else ""
             cells.append(f"{threads}{'+' + str(dyn) if dyn else ''}:{rec.get('model', 'E')}/{rec.get('driver', '-')}{mark}")
         ok = False not in agrees and True in agrees
         kernels_ok += ok
-        lines.append(f"{spec.label[:47]:<48}{usage.registers:>4} {usage.shared_bytes:>6}  {'  '.join(cells)}  "
-                     f"{'ok' if ok else 'DIFFERS' if False in agrees else 'no driver answer'}")
-    (out / "occupancy_cases.json").write_text(json.dumps(dict(device=info["name"], cc=list(cc), command=COMMAND,
-                                                              cases=records), indent=1))
+        verdict = ("model ok" if ok else "MODEL ERROR") if runtime is None else \
+            "ok" if ok else "DIFFERS" if False in agrees else "no driver answer"
+        lines.append(f"{spec.label[:47]:<48}{usage.registers:>4} {usage.shared_bytes:>6}  {'  '.join(cells)}  {verdict}")
+    path = out / ("occupancy_cases_dry_run.json" if dry_arch else "occupancy_cases.json")
+    path.write_text(json.dumps(dict(device=info["name"], cc=list(cc), command=COMMAND, cases=records), indent=1))
     print(f"\n{'kernel':<48}{'regs':>4} {'smem':>6}  threads[+dynamic smem]: model/driver blocks per SM "
           f"(! differs, ? no driver answer)")
     print("\n".join(lines))
-    print(f"occupancy: {kernels_ok} of {kernels_n} kernels agree with the driver at every block size "
-          f"-> {out / 'occupancy_cases.json'}")
+    if dry_arch:
+        print(f"occupancy (dry run, no driver asked): the model answered for {kernels_ok} of {kernels_n} kernels "
+              f"compiled for {dry_arch} -> {path}")
+    else:
+        print(f"occupancy: {kernels_ok} of {kernels_n} kernels agree with the driver at every block size -> {path}")
     return kernels_ok, kernels_n
 
 
+def _check(args) -> Path:
+    """Bad input or no GPU: one line (UsageError, NoDeviceError) before anything runs; the output folder."""
+    from gpumemlab.errors import GpumemlabError, UsageError
+    from gpumemlab.gpu.compile import check_arch, parse_arch
+
+    unknown = sorted(set(args.only or ()) - {k["name"] for k in CASES})
+    if unknown:
+        raise UsageError(f"unknown case(s) {', '.join(unknown)} for --only (python -m gpumemlab.ncu.recorded "
+                         f"OUTDIR --dry-run lists them)")
+    if args.dry_run:
+        args.arch = check_arch(parse_arch(args.arch))
+    else:
+        from gpumemlab.gpu.runtime import ensure_device
+        from gpumemlab.ncu.runner import find_ncu
+
+        if not args.skip_access:
+            try:
+                find_ncu()
+            except GpumemlabError:
+                ensure_device()  # no GPU at all: say that rather than blame the missing ncu
+                raise
+        if not args.skip_occupancy:
+            ensure_device()
+    out = Path(args.outdir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"OUTDIR {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def _part(name: str, run) -> bool:
+    """Run one part ((agreed, total) = run()); a failure is reported in one line (ours) or with its traceback."""
+    from gpumemlab.errors import GpumemlabError
+
+    try:
+        agreed, total = run()
+        return agreed == total
+    except GpumemlabError as exc:
+        print(f"{name}: FAILED: {str(exc).splitlines()[0]}")
+    except Exception:  # a bug of ours: where it came from matters
+        traceback.print_exc()
+        print(f"{name}: FAILED (see the traceback above)")
+    return False
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap = argparse.ArgumentParser(prog="python -m gpumemlab.ncu.recorded", description=__doc__.splitlines()[1])
     ap.add_argument("outdir")
     ap.add_argument("--only", nargs="+", help="run only these access cases")
     ap.add_argument("--skip-occupancy", action="store_true")
@@ -255,27 +316,21 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="no GPU: compile the microkernels, print predictions")
     ap.add_argument("--arch", default="sm_90", help="architecture of --dry-run (default sm_90)")
     args = ap.parse_args(argv)
-    out = Path(args.outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    from gpumemlab.errors import GpumemlabError
+
+    try:
+        out = _check(args)
+    except GpumemlabError as exc:
+        hint = " (--dry-run compiles and predicts without one)" if "no CUDA device" in str(exc) else ""
+        print(f"{ap.prog}: {str(exc).splitlines()[0]}{hint}", file=sys.stderr)
+        return exc.exit_code
     t0 = time.time()
+    dry = args.arch if args.dry_run else None
     good = True
     if not args.skip_access:
-        try:
-            agreed, total, _ = run_access_cases(out, set(args.only) if args.only else None,
-                                                args.arch if args.dry_run else None)
-            good &= agreed == total
-        except Exception:
-            traceback.print_exc()
-            print("access cases: FAILED (see the traceback above)")
-            good = False
+        good &= _part("access cases", lambda: run_access_cases(out, set(args.only) if args.only else None, dry)[:2])
     if not args.skip_occupancy:
-        try:
-            ok, n = run_occupancy(out, args.arch if args.dry_run else None)
-            good &= ok == n
-        except Exception:
-            traceback.print_exc()
-            print("occupancy: FAILED (see the traceback above)")
-            good = False
+        good &= _part("occupancy", lambda: run_occupancy(out, dry))
     print(f"done in {time.time() - t0:.0f} s")
     return 0 if good else 1
 

@@ -17,8 +17,9 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..bench.records import Record, RunResults
+from ..bench.records import POSITIVE, Record, RunResults, check_number
 from ..errors import UsageError
+from .write import input_file
 from .format import fmt_num, fmt_time, merged_lines
 from .markdown import _table, device_line
 
@@ -41,13 +42,8 @@ def load_runs(paths: list[str]) -> list[Run]:
     """Load results.json files; labels are their folder names (the paths as given where those collide)."""
     runs = []
     for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            raise UsageError(f"no such file: {p}")
-        try:
-            res = RunResults.load(path)
-        except (ValueError, KeyError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
-            raise UsageError(f"cannot read {p}: {exc}") from None
+        path = input_file(p)
+        res = RunResults.load(path)  # ResultsError (one line) names the file, the record and the field
         runs.append(Run(path.resolve().parent.name or path.stem, p, res))
     for candidate in ([r.label for r in runs], [r.path for r in runs]):
         if len(set(candidate)) == len(candidate):
@@ -86,12 +82,21 @@ def _work(recs: list[Record]) -> str | None:
                      "not all declare bytes or flops to compare per unit of")
 
 
-def _times(rec: Record, unit: str | None, spread: str) -> tuple[float, float, float]:
-    """(median, low, high) time, per byte or flop when unit is set."""
-    lo, hi = SPREADS[spread]
+def _times(rec: Record, unit: str | None, spread: str | None) -> tuple[float, float, float]:
+    """(median, low, high) time, per byte or flop when unit is set; low = high = median without a spread.
+    Records from a file were checked when it was read; records built in Python are checked here."""
+    keys = ("median",) + (SPREADS[spread] if spread else ())
+    where = f"{rec.experiment}/{rec.variant} time_s"
+    for k in keys:
+        if k not in rec.time_s:
+            raise UsageError(f"{where}: no {k!r} for the {spread} spread (try --spread min-max)")
+        v = rec.time_s[k]
+        problem = check_number(v, POSITIVE, f"{where}: {k!r}")
+        if problem or isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise UsageError(problem or f"{where}: {k!r} is not a number")
     per = getattr(rec, unit) if unit else 1
-    t = rec.time_s
-    return t["median"] / per, t[lo] / per, t[hi] / per
+    t = [rec.time_s[k] / per for k in keys]
+    return (t[0], t[0], t[0]) if len(t) == 1 else (t[0], t[1], t[2])
 
 
 # ------------------------------------------------------------------------------------------- pairs
@@ -219,7 +224,7 @@ def compare_fleet(runs: list[Run], ignore=(), rel: float = OUTLIER_REL) -> Fleet
         if len(recs) < 3:
             continue
         unit = _work(list(recs.values()))
-        times = {i: _times(r, unit, "p10-p90")[0] for i, r in recs.items()}
+        times = {i: _times(r, unit, None)[0] for i, r in recs.items()}
         median = statistics.median(times.values())
         first = next(iter(recs.values()))
         rows.append(FleetRow(first.experiment, first.variant, first.params,

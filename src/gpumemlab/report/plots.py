@@ -33,8 +33,9 @@ def plot_ceiling(res: RunResults, recs: list, plot: dict | None) -> tuple[str, f
     return name, float(c["value"])
 
 
-def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
-    """Write one PNG per plotted experiment; return {experiment: file name}."""
+def write_plots(res: RunResults, out_dir: Path, progress=None) -> dict[str, str]:
+    """Write one PNG per plotted experiment; return {experiment: file name}. ``progress``: a
+    :class:`gpumemlab._progress.StepLine` told of each experiment."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -43,6 +44,8 @@ def write_plots(res: RunResults, out_dir: Path) -> dict[str, str]:
     out_dir = Path(out_dir)
     written = {}
     for name, info in res.experiments.items():
+        if progress is not None:
+            progress.step(f"plot of {name}")
         plot = info.get("plot")
         recs = [r for r in res.results if r.experiment == name]
         if not recs:

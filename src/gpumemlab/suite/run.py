@@ -51,22 +51,45 @@ def finished(res) -> set[str]:
     return {name for name in res.experiments if name not in failed}
 
 
-@contextmanager
-def _stop_on_signals():
-    """SIGTERM (and SIGINT) raise :class:`Stopped` in the main thread, so the run ends in order."""
-    def handler(signum, frame):
+class StopOnSignals:
+    """SIGTERM (and SIGINT) raise :class:`Stopped` in the main thread, so the run ends in order; inside
+    :meth:`held` (recording a finished experiment, writing results.json) a signal waits for the block's end,
+    so what is on disk is always a whole experiment more or less, never half of one."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.holding, self.pending, self.old = 0, None, {}
+
+    def _handler(self, signum, frame):
+        if self.holding:
+            self.pending = self.pending or signum
+            return
         raise Stopped(signum)
-    sigs = (signal.SIGINT, signal.SIGTERM)
-    try:
-        old = {s: signal.signal(s, handler) for s in sigs}
-    except ValueError:  # not the main thread: signals stay with whoever owns them
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, h in old.items():
+
+    def __enter__(self):
+        try:
+            self.old = {s: signal.signal(s, self._handler) for s in self.SIGNALS}
+        except ValueError:  # not the main thread: signals stay with whoever owns them
+            self.old = {}
+        return self
+
+    def __exit__(self, *exc):
+        for s, h in self.old.items():
             signal.signal(s, h)
+        return False
+
+    @contextmanager
+    def held(self, deliver: bool = True):
+        """Signals wait until the block ends; then the first one is raised (``deliver``) or dropped."""
+        self.holding += 1
+        try:
+            yield
+        finally:
+            self.holding -= 1
+        pending, self.pending = self.pending, None
+        if deliver and pending is not None and not self.holding:
+            raise Stopped(pending)
 
 
 def run_suite(selected: list, params_for, quick: bool, command: str, progress_console=None,
@@ -91,7 +114,7 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
     started = time.time()
     done = finished(resume) if resume is not None else set()
     todo = [e for e in selected if e.name not in done]
-    with _stop_on_signals():
+    with StopOnSignals() as signals:
         session = Session(quick=quick)
         try:
             if resume is not None:
@@ -115,40 +138,42 @@ def run_suite(selected: list, params_for, quick: bool, command: str, progress_co
                     res.ceilings = session.ceilings  # measure_ceilings gives the session a new dict
                     progress.advance(task)
                     for exp in todo:
-                        _run_one(exp, session, params_for(exp), res)
-                        _checkpoint(res, out, started)
+                        _run_one(exp, session, params_for(exp), res, signals)
+                        with signals.held():
+                            _checkpoint(res, out, started)
                         progress.advance(task)
                 res.meta["complete"] = True
             except Stopped as stop:
                 res.meta["interrupted"] = signal.Signals(stop.signum).name
         finally:
             _close(session)
-        _checkpoint(res, out, started)
+        with signals.held(deliver=False):  # a second signal while the stopped run saves asks for the same
+            _checkpoint(res, out, started)
     return res
 
 
-def _run_one(exp, session, params: dict, res) -> None:
-    """Run one experiment into ``res``; any Exception it raises becomes an entry of ``res.errors``."""
+def _run_one(exp, session, params: dict, res, signals: StopOnSignals) -> None:
+    """Run one experiment into ``res``; any Exception it raises becomes an entry of ``res.errors``. A signal stops
+    it while it measures (nothing of it is kept: --resume runs it again), never while its outcome is recorded."""
     first = len(session.records)
     reason = exp.requires(session.device) if exp.requires is not None else None
     if reason:  # this GPU cannot run it: recorded as skipped, not as an error
-        res.experiments[exp.name] = dict(exp.describe(), skipped=reason)
+        with signals.held():
+            res.experiments[exp.name] = dict(exp.describe(), skipped=reason)
         return
-    started = time.perf_counter()
+    started, error = time.perf_counter(), None
     try:
-        records = measure_experiment(exp, session, params)
-        res.experiments[exp.name] = exp.describe(records)
+        info = exp.describe(measure_experiment(exp, session, params))
     except Exception as exc:  # noqa: BLE001 - one experiment's failure must not lose the others' results
-        res.experiments[exp.name] = exp.describe()
-        entry = dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}")
+        info, error = exp.describe(), dict(experiment=exp.name, error=f"{type(exc).__name__}: {exc}")
         if not isinstance(exc, GpumemlabError):  # not raised on purpose: keep where it came from
-            entry["traceback"] = traceback.format_exc()
-        res.errors.append(entry)
+            error["traceback"] = traceback.format_exc()
     finally:
         _free_pools()
-        if exp.name in res.experiments:  # not when a signal stopped it: the experiment is left for --resume
-            res.experiments[exp.name]["wall_s"] = time.perf_counter() - started  # to plan runs split by a time limit
-    res.results.extend(session.records[first:])  # a failed experiment's finished variants are kept too
+    with signals.held():
+        res.experiments[exp.name] = dict(info, wall_s=time.perf_counter() - started)  # to plan runs split by time
+        res.errors.extend([error] if error else [])
+        res.results.extend(session.records[first:])  # a failed experiment's finished variants are kept too
 
 
 def _check_resumable(prev, device: dict, quick: bool) -> None:

@@ -78,6 +78,8 @@ def load(path) -> dict:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise UsageError(f"{path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{path} is not a tuned table (nested too deeply to be one)") from None
     if isinstance(data, dict) and "format" not in data and "devices" in data:
         from .legacy import from_format0  # the matmul tuner's earlier files (docs/notes/matmul-runs)
 
