@@ -102,7 +102,7 @@ SABOTAGES = (
     Sabotage(
         "ceiling-not-raised", "test_ceilings_are_plausible",
         "a record above its ceiling no longer raises it: percentages of the ceiling go past 100",
-        (Edit("src/gpumemlab/suite/ceilings.py", 'c["value"] = getattr(best, field)', "pass"),),
+        (Edit("src/gpumemlab/suite/ceilings.py", 'value=getattr(best, field),', 'value=own,'),),
         ("tests/test_ceilings_cpu.py::test_a_record_above_its_ceiling_raises_it_and_is_named",)),
     Sabotage(
         "findings-raise", "experiment smoke tests (r.verified only)",
