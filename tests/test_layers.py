@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "gpumemlab"
 # top to bottom; a subpackage imports only from those below it (errors: every layer's exception types)
 LAYERS = ("cli", "report", "suite", "experiments", "ops", "tune", "lint", "bench", "ncu", "gpu", "kernels", "model",
-          "errors")
+          "_progress", "errors")
 FACADE = "ops"  # `import gpumemlab`: the public functions, bound lazily to ops/
 CUDA = ("cuda.core", "cuda.bindings", "cuda.")
 
