@@ -15,6 +15,7 @@ from .analysis import Finding, KernelReport, Options
 
 SCHEMA = "gpumemlab.lint/1"
 RULES = ("uncoalesced", "bank-conflict", "spill", "unknown")
+RECURSION = 6000
 
 __all__ = ["lint_file", "Options", "Finding", "KernelReport", "to_json", "SCHEMA", "RULES"]
 
@@ -23,7 +24,11 @@ def lint_file(path: str, opts: Options | None = None, resources: bool = True) ->
     """Lint every kernel of ``path`` (UsageError, one line, for input lint cannot read)."""
     from . import frontend
 
+    import sys
+
     opts = opts or Options()
+    if sys.getrecursionlimit() < RECURSION:  # deep expressions (long unrolled index chains) recurse per node
+        sys.setrecursionlimit(RECURSION)
     arch = int(_analysis._cc_of(opts.arch).replace(".", ""))
     parsed = frontend.parse(path, opts.defines, arch)
     reports = _analysis.lint_parsed(parsed, opts)

@@ -140,8 +140,10 @@ class Interpreter:
         k = t.kind
         if k in (TK.ELABORATED, TK.TYPEDEF, TK.AUTO):
             c = t.get_canonical()
-            if c.kind != TK.UNEXPOSED or k == TK.AUTO:
+            if c.kind not in (TK.UNEXPOSED, k):
                 return self.ltype(c, cursor)
+            if k == TK.AUTO:
+                return Opaque("auto type not deduced (template code)")
         if k == TK.POINTER:
             return Pointer(self.ltype(t.get_pointee()))
         if k in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
