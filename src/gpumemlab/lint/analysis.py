@@ -394,7 +394,8 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None) -> Finding
     f = Finding(kernel, a.file, a.line, a.column, a.text, a.kind, buf.space if buf else None,
                 buf.name if buf else None, getattr(a.type, "size", None) if a.type is not None else None,
                 call_lines=list(a.call_lines),
-                loops=[dict(line=lp.line, var=lp.var, step=lp.step, uniform_step=lp.uniform) for lp in a.loops])
+                loops=[dict(line=lp.line, var=lp.var, step=lp.step, uniform_step=lp.uniform,
+                           per_thread_start=lp.lane_start) for lp in a.loops])
     reason = unknown or a.unknown
     if reason is None and buf is not None and buf.space == "constant":
         reason = "__constant__ memory: served per distinct address, not modeled by lint"
@@ -451,8 +452,8 @@ def _global_fix(f: Finding, lanes: LaneAccesses, a: Access, cc) -> None:
                  "element starts a sector (seed 003, offsetCopy)")
         f.fix_predicted = _numbers_global(_synthetic(lanes, width, cc=cc))
         return
-    in_chunk_loop = any(lp.uniform and lp.var and lp.var in a.text for lp in a.loops)
-    if f.verdict == "strided" and in_chunk_loop:
+    in_chunk_loop = any(lp.uniform and lp.lane_start and lp.var and re.search(rf"\b{re.escape(lp.var)}\b", a.text) for lp in a.loops)
+    if f.verdict in ("strided", "column-major") and in_chunk_loop:
         f.fix = ("grid-stride loop: let thread t handle elements t, t + blockDim.x*gridDim.x, ... instead of a "
                  "contiguous chunk, so that each iteration's warp reads consecutive elements (seed 004, squaresSum "
                  "read every THREAD_NUM elements)")

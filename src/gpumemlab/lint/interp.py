@@ -73,6 +73,7 @@ class Loop:
     var: str | None
     uniform: bool | None  # the step is the same for every lane of each warp (None: unknown)
     step: str
+    lane_start: bool = False  # the variable starts at a different value in each lane (a per-thread chunk)
 
 
 @dataclass
@@ -1041,6 +1042,9 @@ class Interpreter:
             pushed = False
         env_before = dict(self.frame.env)
         loop = Loop(s.location.line, var, None, self.text(inc_c) if inc_c is not None else "")
+        start = self.frame.env.get(var) if var is not None else None
+        if isinstance(start, expr.Value):
+            loop.lane_start = self._uniform_step(self.const(0), start, live) is False
         self.loops.append(loop)
         try:
             self.stmt(body, live)
