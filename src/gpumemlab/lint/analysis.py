@@ -115,8 +115,17 @@ def find_functions(parsed: fe.Parsed):
     return out
 
 
+def _head_tokens(c) -> list[str]:
+    """The tokens of a function's declaration up to its name (cursor.get_tokens is empty when it starts in a macro)."""
+    ci = fe.cindex()
+    tu = c.translation_unit
+    f = c.location.file
+    start = ci.SourceLocation.from_position(tu, f, c.extent.start.line, 1)
+    return [t.spelling for t in tu.get_tokens(extent=ci.SourceRange.from_locations(start, c.location))]
+
+
 def _launch_bounds(c, tenv) -> tuple | None:
-    toks = [t.spelling for t in c.get_tokens()]
+    toks = _head_tokens(c)
     if "__launch_bounds__" not in toks:
         return None
     i = toks.index("__launch_bounds__")

@@ -81,6 +81,14 @@ extern const __device__ dim3 gridDim;
 extern const __device__ int warpSize;
 """ + _math_decls() + r"""
 __device__ unsigned long long __cvta_generic_to_shared(const void*);
+struct __attribute__((aligned(2))) __half { unsigned short __x; };
+struct __attribute__((aligned(4))) __half2 { __half x, y; };
+struct __attribute__((aligned(2))) __nv_bfloat16 { unsigned short __x; };
+typedef __half half; typedef __half2 half2;
+__host__ __device__ __half __float2half(float); __host__ __device__ float __half2float(__half);
+__device__ __half __hadd(__half, __half); __device__ __half __hmul(__half, __half);
+__device__ __half2 __hadd2(__half2, __half2); __device__ __half2 __hmul2(__half2, __half2);
+__device__ __half2 __floats2half2_rn(float, float); __device__ float2 __half22float2(__half2);
 typedef unsigned long long cudaTextureObject_t; typedef unsigned long long cudaSurfaceObject_t;
 enum cudaTextureReadMode { cudaReadModeElementType, cudaReadModeNormalizedFloat };
 template <class T, int D = 1, int M = 0> struct texture { int normalized; int filterMode; int addressMode[3]; };
@@ -133,9 +141,10 @@ __host__ __device__ long max(long, long); __host__ __device__ unsigned long max(
 __host__ __device__ long long max(long long, long long); __host__ __device__ unsigned long long max(unsigned long long, unsigned long long);
 __host__ __device__ float max(float, float); __host__ __device__ double max(double, double);
 __host__ __device__ int abs(int); __host__ __device__ long labs(long); __host__ __device__ long long llabs(long long);
-extern "C" int printf(const char*, ...);
-extern "C" void* malloc(size_t); extern "C" void free(void*); extern "C" void* memset(void*, int, size_t);
-extern "C" void* memcpy(void*, const void*, size_t);
+extern "C" __host__ __device__ int printf(const char*, ...);
+extern "C" __host__ __device__ void* malloc(size_t); extern "C" __host__ __device__ void free(void*);
+extern "C" __host__ __device__ void* memset(void*, int, size_t);
+extern "C" __host__ __device__ void* memcpy(void*, const void*, size_t);
 typedef int cudaError_t; typedef struct CUstream_st* cudaStream_t; typedef struct CUevent_st* cudaEvent_t;
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
 enum { cudaSuccess = 0 };

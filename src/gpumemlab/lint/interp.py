@@ -22,6 +22,7 @@ from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name, i
 
 MAX_CALL_DEPTH = 12
 MAX_STEPS = 200_000  # statements and expressions visited per kernel run
+MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
 class LintLimit(Exception):
@@ -130,6 +131,7 @@ class Interpreter:
         self.uncertain: list[str] = []  # reasons the executing lanes are not known
         self.notes: list[str] = []
         self.steps = 0
+        self.depth = 0
         self.frame: Frame | None = None
         self.globals: dict = {}
 
@@ -296,10 +298,14 @@ class Interpreter:
         k = c.kind
         saved_probe = getattr(self, "_probe", False)
         self._probe = probe or saved_probe
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise LintLimit(f"expressions nested more than {MAX_DEPTH} levels deep")
         try:
             v = self._value(c, live)
         finally:
             self._probe = saved_probe
+            self.depth -= 1
         t = c.type
         if isinstance(v, (expr.Value, PtrV)) and t.kind != self.ci.TypeKind.DEPENDENT and k not in (K.PAREN_EXPR,):
             lt = self.ltype(t)
@@ -881,9 +887,8 @@ class Interpreter:
                 self.uncertain.pop()
             return live
         if k in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
-            for ch in self.children(s):
-                if not ch.kind.is_expression() or k == K.LABEL_STMT:
-                    live = self.stmt(ch, live)
+            for ch in self.children(s)[1 if k == K.CASE_STMT else 0:]:  # a case's first child is its value
+                live = self.stmt(ch, live)
             return live
         if k == K.NULL_STMT or k == K.GOTO_STMT:
             return live
@@ -1007,11 +1012,18 @@ class Interpreter:
         init_c = cond_c = inc_c = None
         toks = list(s.get_tokens())
         semis = [t.extent.start.offset for t in toks if t.spelling == ";"][:2]
-        for p in parts:
+        if len(semis) < 2:  # no tokens (a loop written inside a macro): all three parts, or a declaration first
+            if len(parts) == 3:
+                init_c, cond_c, inc_c = parts
+            elif parts and parts[0].kind == self.K.DECL_STMT:
+                init_c, cond_c = parts[0], (parts[1] if len(parts) > 1 else None)
+            elif parts:
+                raise LintLimit(f"for loop at line {s.location.line}: cannot tell its init, condition and step apart")
+        for p in parts if len(semis) == 2 else ():
             o = p.extent.start.offset
-            if len(semis) == 2 and o < semis[0]:
+            if o < semis[0]:
                 init_c = p
-            elif len(semis) == 2 and o < semis[1]:
+            elif o < semis[1]:
                 cond_c = p
             else:
                 inc_c = p
