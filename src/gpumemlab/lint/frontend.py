@@ -174,7 +174,7 @@ class _Lib:
             try:
                 import clang.cindex as ci
             except ImportError:
-                raise UsageError("gpumemlab lint needs libclang: pip install 'gpumemlab[lint]'") from None
+                raise UsageError("needs libclang, the lint extra: pip install 'gpumemlab[lint]'") from None
             lib = ci.conf.lib
             for fn, args, res in (("clang_getCursorBinaryOperatorKind", [ci.Cursor], ctypes.c_int),
                                   ("clang_getCursorUnaryOperatorKind", [ci.Cursor], ctypes.c_int),
