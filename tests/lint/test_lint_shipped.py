@@ -4,12 +4,13 @@ from pathlib import Path
 
 import pytest
 
+import gpumemlab.kernels as kernels_pkg
 from gpumemlab.kernels import coalescing, copy, transpose
 from gpumemlab.lint import lint_file
 from gpumemlab.lint.analysis import Options
 from gpumemlab.model import analyze
 
-KERNELS = Path(__file__).resolve().parents[2] / "src" / "gpumemlab" / "kernels"
+KERNELS = Path(kernels_pkg.__file__).parent  # the .cu files of the package under test
 N = 1024  # the matrix side / array length given to both lint (--let) and the model (lets)
 
 

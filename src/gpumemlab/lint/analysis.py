@@ -214,6 +214,17 @@ def _bind_templates(c, opts, ci, interp_records, rec_types):
     return tenv, unbound
 
 
+_ENVS: dict = {}
+
+
+def _launch_env(launch) -> dict:
+    """threadIdx/blockIdx/... for every thread, built once per launch shape (the values are never modified)."""
+    if launch not in _ENVS:
+        _ENVS.clear()
+        _ENVS[launch] = launch.env()
+    return _ENVS[launch]
+
+
 class KernelRun:
     """Runs one kernel for one set of parameter values."""
 
@@ -225,7 +236,7 @@ class KernelRun:
         ci = fe.cindex()
         K = ci.CursorKind
         n = self.launch.nthreads
-        env0 = self.launch.env()
+        env0 = _launch_env(self.launch)
         it = Interpreter(self.parsed, n, env0, self.tenv, {})
         it._unbound = tuple(self.unbound)
         for name, rt in list(self.tenv.items()):

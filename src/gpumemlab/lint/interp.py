@@ -132,13 +132,25 @@ class Interpreter:
         self.notes: list[str] = []
         self.steps = 0
         self.depth = 0
+        self._types: dict = {}
         self.frame: Frame | None = None
         self.globals: dict = {}
 
     # ------------------------------------------------------------ types
 
     def ltype(self, t, cursor=None):
-        """A clang type -> lint's type, template parameters substituted."""
+        """A clang type -> lint's type, template parameters substituted (cached per spelling)."""
+        TK = self.ci.TypeKind
+        k = t.kind
+        if k == TK.DEPENDENTSIZEDARRAY:  # its sizes come from the declaration's expressions
+            return self._ltype(t, cursor)
+        key = (k, t.spelling)
+        hit = self._types.get(key)
+        if hit is None:
+            hit = self._types[key] = self._ltype(t, cursor)
+        return hit
+
+    def _ltype(self, t, cursor=None):
         TK = self.ci.TypeKind
         k = t.kind
         if k in (TK.ELABORATED, TK.TYPEDEF, TK.AUTO):

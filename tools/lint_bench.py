@@ -1,0 +1,72 @@
+"""Speed of `gpumemlab lint` on a 1,000-line file (docs/notes/lint.md): cold (a new process) and warm (in process).
+
+Builds the file from the test corpus's kernels (each copy renamed), then times `python -m gpumemlab lint` in fresh
+processes and `lint_file` repeated in this one. Run: PYTHONPATH=src python tools/lint_bench.py [--lines 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "lint" / "corpus"
+
+
+def build(lines: int) -> str:
+    """Copies of the corpus files, kernels and helpers renamed per copy, until ``lines`` lines."""
+    sources = [p.read_text() for p in sorted(CORPUS.glob("*.cu")) if "templates" not in p.name]
+    out, copy = [], 0
+    while sum(s.count("\n") for s in out) < lines:
+        for s in sources:
+            renamed = re.sub(r"(__global__ void |__device__ float )(\w+)", rf"\1\2_{copy}", s)
+            renamed = re.sub(r"\bstruct Particle\b", f"struct Particle_{copy}", renamed)
+            renamed = re.sub(r"\bParticle\b(?!_)", f"Particle_{copy}", renamed)
+            renamed = re.sub(r"#define (\w+)", rf"#undef \1\n#define \1", renamed)
+            out.append(renamed)
+        copy += 1
+    text = "".join(out)
+    return "\n".join(text.splitlines()[:lines]) + "\n" if text.count("\n") > lines else text
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--lines", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.cu"
+        text = build(args.lines)
+        cut = text.rfind("\n__global__")  # end on a whole kernel
+        path.write_text(text[:cut] + "\n" if text.count("\n") > args.lines else text)
+        n = path.read_text().count("\n")
+        cmd = [sys.executable, "-m", "gpumemlab", "lint", str(path), "--no-resources", "--json"]
+        cold = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            subprocess.run(cmd, check=False, capture_output=True)
+            cold.append(time.perf_counter() - t)
+        from gpumemlab.lint import lint_file
+
+        reports = lint_file(str(path), resources=False)
+        warm = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            lint_file(str(path), resources=False)
+            warm.append(time.perf_counter() - t)
+        accesses = sum(len(r.findings) for r in reports)
+        print(f"{n} lines, {len(reports)} kernels, {accesses} accesses")
+        print(f"cold (new process, import + parse + lint): median {statistics.median(cold):.3f} s "
+              f"(min {min(cold):.3f}, max {max(cold):.3f})")
+        print(f"warm (lint_file again in process):          median {statistics.median(warm):.3f} s "
+              f"(min {min(warm):.3f}, max {max(warm):.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
