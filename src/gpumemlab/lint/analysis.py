@@ -124,6 +124,16 @@ def _head_tokens(c) -> list[str]:
     return [t.spelling for t in tu.get_tokens(extent=ci.SourceRange.from_locations(start, c.location))]
 
 
+def _uses_axis(c, axis: str) -> bool:
+    K = fe.cindex().CursorKind
+    for d in c.walk_preorder():
+        if d.kind == K.MEMBER_REF_EXPR and d.spelling == axis:
+            base = [ch for ch in d.get_children()]
+            if base and base[0].spelling in ("threadIdx", "blockDim"):
+                return True
+    return False
+
+
 def _launch_bounds(c, tenv) -> tuple | None:
     toks = _head_tokens(c)
     if "__launch_bounds__" not in toks:
@@ -581,6 +591,10 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         e = errs[0]
         rep.error = f"{e.line}:{e.column}: {e.message}"
         return rep
+    for axis, size in (("y", launch.block[1]), ("z", launch.block[2])):
+        if size == 1 and _uses_axis(k, axis):
+            rep.notes.append(f"the kernel reads threadIdx.{axis} or blockDim.{axis} but the block has {axis} = 1: give "
+                             f"the launch's shape with --block")
     if bounds and launch.nthreads > bounds[0]:
         rep.notes.append(f"block of {launch.nthreads} threads exceeds __launch_bounds__({bounds[0]}): the launch "
                          f"would fail")

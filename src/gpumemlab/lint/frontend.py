@@ -96,6 +96,8 @@ template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);
 template <class T> __device__ T tex1D(cudaTextureObject_t, float);
 template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);
 template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);
+template <class T> __device__ T tex2Dgather(cudaTextureObject_t, float, float, int = 0);
+template <class T> __device__ T tex2DLod(cudaTextureObject_t, float, float, float);
 template <class T, int D, int M> __device__ T tex1Dfetch(texture<T, D, M>, int);
 template <class T, int D, int M> __device__ T tex1D(texture<T, D, M>, float);
 template <class T, int D, int M> __device__ T tex2D(texture<T, D, M>, float, float);

@@ -759,7 +759,7 @@ class Interpreter:
 
     MEMORY_INTRINSICS = ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
     STORE_INTRINSICS = ("__stcg", "__stcs", "__stwb", "__stwt")
-    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "surf2Dread", "surf2Dwrite")
+    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered", "surf2Dread", "surf2Dwrite")
 
     def _call(self, c, kids, live):
         name = c.spelling
