@@ -32,6 +32,9 @@ def add_commands(sub) -> None:
     p.add_argument("--fail-on", default="", metavar="RULES",
                    help="exit 1 if a finding has one of these rules: uncoalesced,bank-conflict,spill,unknown")
     p.add_argument("--no-resources", action="store_true", help="skip NVRTC (registers, spills, occupancy)")
+    p.add_argument("--validate", action="store_true",
+                   help="GPU: run each kernel once (one launch of --grid x --block, synthesized arguments) under "
+                        "Nsight Compute and compare its Source Counters per line")
     p.set_defaults(func=cmd_lint)
 
 
@@ -67,6 +70,11 @@ def cmd_lint(args) -> int:
                    defines=list(args.defines), lets=_pairs(args.let, "--let", True),
                    templates=_pairs(args.template, "--template", False), arch=args.arch)
     reports = lint_file(args.file, opts, resources=not args.no_resources)
+    if args.validate:
+        from ..ncu.source import validate_lint  # GPU path, imported only when asked for
+        from ..lint.frontend import read_source
+
+        return validate_lint(read_source(args.file), reports, opts, as_json=args.json)
     if args.json:
         print(json.dumps(to_json(args.file, opts, reports), indent=2))
     else:

@@ -86,6 +86,8 @@ class KernelReport:
     error: str | None = None
     resources: dict | None = None
     occupancy: dict | None = None
+    params: list = field(default_factory=list)  # name, kind (pointer/int/float/other), type, value (for --validate)
+    dynamic_shared: bool = False  # the kernel uses extern __shared__ memory
 
 
 # ------------------------------------------------------------------ kernels and their parameters
@@ -249,6 +251,7 @@ class KernelRun:
         env0 = _launch_env(self.launch)
         it = Interpreter(self.parsed, n, env0, self.tenv, {})
         it._unbound = tuple(self.unbound)
+        it.param_info = []
         for name, rt in list(self.tenv.items()):
             if isinstance(rt, tuple) and rt[0] == "record":
                 self.tenv[name] = it._record(self.globals_["__records__"][rt[1]])
@@ -271,6 +274,10 @@ class KernelRun:
             else:
                 frame.env[name] = Unknown(f"parameter {name} of type {p.type.spelling}")
             frame.types[name] = t if isinstance(t, (Int, Pointer)) else None
+            kind = "pointer" if isinstance(t, Pointer) else "int" if isinstance(t, Int) else \
+                "float" if isinstance(t, Float) else "other"
+            it.param_info.append(dict(name=name, kind=kind, type=getattr(t, "name", "?"),
+                                      value=self.values.get(name) if kind == "int" else 1.0 if kind == "float" else None))
         it.globals = {}
         for name, entry in self.globals_.items():
             if name == "__records__":
@@ -608,6 +615,9 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         return rep
     base, others = runs
     rep.notes += base.notes
+    rep.params = base.param_info
+    rep.dynamic_shared = any(a.buf is not None and a.buf.space == "shared" and isinstance(a.buf.type, Array)
+                             and a.buf.type.n is None for a in base.accesses.values())
     for key, a in base.accesses.items():
         depends = [name for name, it in others if key not in it.accesses or not _same(a, it.accesses[key])]
         unknown = None
