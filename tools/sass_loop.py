@@ -19,29 +19,14 @@ import argparse
 import collections
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from gpumemlab.ncu.source import find_nvdisasm  # the one finder, shared with lint --validate
+
 PRED = re.compile(r"^@!?U?P\w+\s+")
-
-
-def find_nvdisasm(given: str | None = None) -> str | None:
-    """nvdisasm: ``given``, else $NVDISASM, else on PATH, else the pip wheel's; None if there is none."""
-    for cand in (given, os.environ.get("NVDISASM"), shutil.which("nvdisasm")):
-        if cand and Path(cand).exists():
-            return cand
-    try:
-        import nvidia
-
-        for root in nvidia.__path__:
-            for p in sorted(Path(root).glob("cu*/bin/nvdisasm")):
-                return str(p)
-    except ImportError:
-        pass
-    return None
 
 
 def disassemble(cubin: bytes, nvdisasm: str, function: str | None = None) -> list[tuple[int, str]]:

@@ -86,6 +86,7 @@ class KernelReport:
     error: str | None = None
     resources: dict | None = None
     occupancy: dict | None = None
+    unbound: list = field(default_factory=list)  # template parameters not given
     params: list = field(default_factory=list)  # name, kind (pointer/int/float/other), type, value (for --validate)
     dynamic_shared: bool = False  # the kernel uses extern __shared__ memory
 
@@ -432,7 +433,8 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None) -> Finding
                 buf.name if buf else None, getattr(a.type, "size", None) if a.type is not None else None,
                 call_lines=list(a.call_lines),
                 loops=[dict(line=lp.line, var=lp.var, step=lp.step, uniform_step=lp.uniform,
-                           per_thread_start=lp.lane_start) for lp in a.loops])
+                           pattern_kept=bool(lp.uniform and lp.additive), per_thread_start=lp.lane_start)
+                       for lp in a.loops])
     reason = unknown or a.unknown
     if reason is None and buf is not None and buf.space == "constant":
         reason = "__constant__ memory: served per distinct address, not modeled by lint"
@@ -590,6 +592,7 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
     bounds = _launch_bounds(k, tenv)
     rep = KernelReport(k.spelling, k.location.line, {n: (v if isinstance(v, int) else getattr(v, "name", str(v)))
                                                       for n, v in tenv.items()}, bounds, [], [])
+    rep.unbound = list(unbound)
     if unbound:
         rep.notes.append(f"template parameter(s) {', '.join(unbound)} not given: accesses that need them are unknown "
                          f"(--template {unbound[0]}=...)")

@@ -32,6 +32,7 @@ class LintLimit(Exception):
 @dataclass(frozen=True)
 class Unknown:
     reason: str
+    buf: object = None  # the memory an unknown address points into, when that much is known
 
 
 @dataclass
@@ -75,6 +76,7 @@ class Loop:
     uniform: bool | None  # the step is the same for every lane of each warp (None: unknown)
     step: str
     lane_start: bool = False  # the variable starts at a different value in each lane (a per-thread chunk)
+    additive: bool = False  # the step adds (++, +=, -=): a uniform one shifts every lane alike, keeping the pattern
 
 
 @dataclass
@@ -590,7 +592,7 @@ class Interpreter:
             if not isinstance(base, PtrV):
                 return Unknown("subscript of something that is not a pointer or array")
             if isinstance(idx, Unknown):
-                return Unknown(f"index {self.text(idx_c)!r}: {idx.reason}")
+                return Unknown(f"index {self.text(idx_c)!r}: {idx.reason}", base.buf)
             size = getattr(base.to, "size", 0)
             if not size:
                 return Unknown(f"element type {getattr(base.to, 'reason', getattr(base.to, 'name', '?'))}")
@@ -645,7 +647,7 @@ class Interpreter:
             self.record(c, "load", lv, live)
             return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
         if isinstance(lv, Unknown) and self._touches_memory(c):
-            self.record(c, "load", None, live, unknown=lv.reason)
+            self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)
         return lv if isinstance(lv, Unknown) else Unknown("not a value")
 
     def _read_var(self, name):
@@ -667,7 +669,7 @@ class Interpreter:
                     return True
         return False
 
-    def record(self, c, kind, place, live, unknown=None):
+    def record(self, c, kind, place, live, unknown=None, buf=None):
         if getattr(self, "_probe", False):
             return
         loc = c.extent.start
@@ -680,7 +682,7 @@ class Interpreter:
             return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
-        a = Access(key, loc.line, loc.column, fname, self.text(c), kind, place.buf if place else None,
+        a = Access(key, loc.line, loc.column, fname, self.text(c), kind, place.buf if place else buf,
                    place.type if place else None, place.off.copy() if place is not None else None,
                    live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
         if place is not None:
@@ -694,7 +696,7 @@ class Interpreter:
         elif isinstance(lv, Place):
             self.record(lhs_c, "store", lv, live)
         elif isinstance(lv, Unknown) and self._touches_memory(lhs_c):
-            self.record(lhs_c, "store", None, live, unknown=lv.reason)
+            self.record(lhs_c, "store", None, live, unknown=lv.reason, buf=lv.buf)
 
     def assign_var(self, name, value, live):
         env = self.frame.env
@@ -771,6 +773,10 @@ class Interpreter:
                 and len(args) > len(list(c.get_arguments())):
             args = args[1:]
         args = list(c.get_arguments()) or args
+        if name == "operator=" and len(args) == 2:  # struct assignment (out[i] = make_float4(...)): a store
+            rhs = self.value(args[1], live)
+            self.store(args[0], self.lvalue(args[0], live), rhs, live)
+            return rhs
         if name in self.MEMORY_INTRINSICS and args:
             p = self.value(args[0], live)
             if isinstance(p, PtrV):
@@ -1066,6 +1072,7 @@ class Interpreter:
             pushed = False
         env_before = dict(self.frame.env)
         loop = Loop(s.location.line, var, None, self.text(inc_c) if inc_c is not None else "")
+        loop.additive = inc_c is not None and self._additive(inc_c)
         start = self.frame.env.get(var) if var is not None else None
         if isinstance(start, expr.Value):
             loop.lane_start = self._uniform_step(self.const(0), start, live) is False
@@ -1094,6 +1101,14 @@ class Interpreter:
         if var is not None and var not in env_before:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
+
+    def _additive(self, inc_c) -> bool:
+        c = self.strip(inc_c)
+        if c.kind == self.K.UNARY_OPERATOR:
+            return fe.unary_op(c) in ("pre++", "pre--", "post++", "post--")
+        if c.kind == self.K.COMPOUND_ASSIGNMENT_OPERATOR:
+            return fe.binary_op(c) in ("+=", "-=")
+        return False
 
     def _uniform_step(self, before, after, live):
         if isinstance(before, expr.Value) and isinstance(after, expr.Value):

@@ -34,6 +34,16 @@ def arguments(cupy, spec: list[dict], keep: list):
     return out
 
 
+def _save_module(plan: dict, names: list[str], arch: str) -> None:
+    """The cubin just loaded (the compile cache returns it again) and its names, for the parent's line map."""
+    from ..gpu.compile import compile_text
+
+    mod = compile_text(plan["text"], names, arch)
+    out = Path(plan["module_dir"])
+    (out / "module.cubin").write_bytes(mod.cubin)
+    (out / "module.json").write_text(json.dumps(mod.symbol_mapping))
+
+
 def child_main(plan_path: str, status_path: str) -> int:
     import cupy
 
@@ -48,6 +58,7 @@ def child_main(plan_path: str, status_path: str) -> int:
     names = [k["name"] for k in plan["kernels"]]
     try:
         kernels = runtime.load_text(plan["text"], names)
+        _save_module(plan, names, info["arch"])
     except Exception as exc:  # noqa: BLE001 - NVRTC's log, reported as one line by the parent
         status["fatal"] = f"compile: {_one_line(exc)}"
         _write_json(spath, status)

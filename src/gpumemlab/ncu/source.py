@@ -1,11 +1,11 @@
 """``gpumemlab lint --validate``: lint's per-access predictions against Nsight Compute's Source Counters, per line.
 
 The parent never creates a CUDA context: it writes a plan (the file's text, each kernel's name expression, grid,
-block and synthesized arguments), runs ``ncu --section SourceCounters --page source --print-source cuda --csv``
-over ``python -m gpumemlab.ncu.lint_child``, and reads per CUDA source line: L2 theoretical sectors (global) and
-their ideal, L1 wavefronts (shared) and their ideal. A line's prediction sums its accesses over every warp of the
-launched block at the loops' first iteration, so lines inside loops are compared as ratios (sectors per ideal
-sector, wavefronts per ideal wavefront), which every iteration of a warp-uniform loop keeps.
+block and synthesized arguments), runs ``ncu --section SourceCounters --page source --print-source sass --csv``
+over ``python -m gpumemlab.ncu.lint_child`` (which also saves the cubin it loaded), maps each instruction to its
+CUDA line with ``nvdisasm -g`` and sums, per (line, global/shared, load/store): instructions executed (= requests),
+L2 theoretical sectors and their ideal, L1 shared wavefronts and their ideal. lint's per-request numbers are for
+its analyzed warp at the loops' first iteration; ncu's are averages over every warp and iteration of the launch.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,10 +28,12 @@ from .runner import _child_env, _tail, find_ncu
 FRONT = 64 << 20  # bytes before each buffer's pointer (negative offsets, e.g. a stencil's halo at block 0)
 MIN_BYTES = 256 << 20  # bytes after it: loops run to their end on the GPU, lint saw their first iteration
 MAX_BYTES = 2 << 30
-# Source Counters columns as ncu's source page names them, normalized (lower case, single spaces)
-COLUMNS = {"sectors": "l2 theoretical sectors global", "ideal_sectors": "l2 theoretical sectors global ideal",
-           "wavefronts": "l1 wavefronts shared", "ideal_wavefronts": "l1 wavefronts shared ideal",
-           "executed": "warp instructions executed"}
+# Source Counters columns of ncu's SASS source page (one row per instruction)
+COLUMNS = {"executed": "Instructions Executed", "space": "Address Space", "operation": "Access Operation",
+           "sectors": "L2 Theoretical Sectors Global", "ideal_sectors": "L2 Theoretical Sectors Global Ideal",
+           "wavefronts": "L1 Wavefronts Shared", "ideal_wavefronts": "L1 Wavefronts Shared Ideal",
+           "ways": "L1 Conflicts Shared N-Way"}
+PROGRAM = "gpumemlab"  # NVRTC's program name: the file name the line information refers to
 
 
 def plan(text: str, reports, opts) -> dict:
@@ -41,6 +44,9 @@ def plan(text: str, reports, opts) -> dict:
     for r in reports:
         if r.error:
             skipped[r.name] = f"not analyzed: {r.error}"
+            continue
+        if r.unbound:
+            skipped[r.name] = f"template parameter(s) {', '.join(r.unbound)} not given"
             continue
         args, why = [], None
         for p in r.params:
@@ -68,22 +74,24 @@ def _bytes(report, param: str) -> int:
     return min(max(MIN_BYTES, 4 * hi), MAX_BYTES)
 
 
-def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("cuda",)) -> dict:
-    """Run the plan under ncu; {device, status, pages: {print-source: CSV text}, console}."""
+def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("sass",)) -> dict:
+    """Run the plan under ncu; {device, status, pages: {print-source: CSV text}, cubin, mapping, console}."""
     ncu = find_ncu()
     names = sorted({k["base"] for k in plan_["kernels"]})
-    out = dict(device=None, status={}, pages={}, console="")
+    out = dict(device=None, status={}, pages={}, console="", cubin=None, mapping={})
     with tempfile.TemporaryDirectory(prefix="gpumemlab-lint-validate-") as tmp:
-        plan_path, status_path = Path(tmp) / "plan.json", Path(tmp) / "status.json"
-        plan_path.write_text(json.dumps(plan_))
+        work = Path(tmp)
+        (work / PROGRAM).write_text(plan_["text"])  # ncu's CUDA view opens the source by this name
+        plan_path, status_path = work / "plan.json", work / "status.json"
+        plan_path.write_text(json.dumps({**plan_, "module_dir": str(work)}))
         for page in pages:
-            log = Path(tmp) / f"source-{page}.csv"
+            log = work / f"source-{page.replace(',', '-')}.csv"
             cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "--section", "SourceCounters",
                    "--page", "source", "--print-source", page, "--csv", "--log-file", str(log),
                    "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
                    sys.executable, "-m", "gpumemlab.ncu.lint_child", str(plan_path), str(status_path)]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
-                                    start_new_session=True)
+                                    cwd=work, start_new_session=True)
             try:
                 so, se = proc.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -95,100 +103,191 @@ def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("cuda",)) -> di
             if status_path.exists():
                 out["status"] = json.loads(status_path.read_text())
                 out["device"] = out["status"].get("device")
+        if (work / "module.cubin").exists():
+            out["cubin"] = (work / "module.cubin").read_bytes()
+            out["mapping"] = json.loads((work / "module.json").read_text())
     return out
 
 
-def _norm(name: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", name.lower()).split())
-
-
-def parse_source_page(text: str) -> dict[str, dict[int, dict]]:
-    """{kernel: {source line: {quantity: value}}} from ncu's ``--page source --print-source cuda --csv`` output."""
-    out: dict[str, dict[int, dict]] = {}
-    kernel = None
-    header = None
+def parse_sass_page(text: str) -> dict[str, list[dict]]:
+    """{kernel base name: [instruction rows in address order]} from ``--page source --print-source sass --csv``."""
+    out: dict[str, list[dict]] = {}
+    kernel, header, rows = None, None, None
     for raw in text.splitlines():
         if not raw.startswith('"'):
-            m = re.search(r"Kernel Name:?\s*\"?([A-Za-z_]\w*)", raw) or re.match(r"^\s*([A-Za-z_]\w*)[<(]", raw)
-            if m:
-                kernel = m.group(1)
             continue
         row = next(csv.reader(io.StringIO(raw)))
-        norm = [_norm(c) for c in row]
-        if any(n in ("line", "line number", "address line", "source line", "address") for n in norm) and \
-                any("source" == n for n in norm):
-            header = norm
+        if row and row[0] == "Kernel Name":
+            kernel = _base_name(row[1]) if len(row) > 1 else None
+            rows = out.setdefault(kernel, []) if kernel not in out else None  # a kernel's first listing only
             continue
-        if header is None or len(row) != len(header):
+        if row and row[0] == "Address":
+            header = row
+            continue
+        if rows is None or header is None or len(row) != len(header):
             continue
         rec = dict(zip(header, row))
-        line = _int(rec.get("line") or rec.get("line number") or rec.get("address line") or rec.get("source line")
-                    or rec.get("address"))
+        try:
+            addr = int(rec["Address"], 16)
+        except (KeyError, ValueError):
+            continue
+        rows.append(dict(address=addr, sass=rec.get("Source", "").strip(),
+                         **{q: (rec.get(col, "-").strip() if q in ("space", "operation") else _int(rec.get(col)))
+                            for q, col in COLUMNS.items()}))
+    return out
+
+
+def find_nvdisasm(given: str | None = None) -> str | None:
+    """nvdisasm: ``given``, else $NVDISASM, else on PATH, else the pip wheel's; None if there is none."""
+    for cand in (given, os.environ.get("NVDISASM"), shutil.which("nvdisasm")):
+        if cand and Path(cand).exists():
+            return cand
+    try:
+        import nvidia
+
+        for root in nvidia.__path__:
+            for p in sorted(Path(root).glob("cu*/bin/nvdisasm")):
+                return str(p)
+    except ImportError:
+        pass
+    return None
+
+
+def _base_name(signature: str) -> str | None:
+    """"void transpose_naive<float, 32, 8>(float *, ...)" or "ns::k(int)" -> the function's own name."""
+    m = re.search(r"([A-Za-z_][\w:]*)\s*[<(]", signature)
+    return m.group(1).split("::")[-1] if m else None
+
+
+def line_map(cubin: bytes, nvdisasm: str) -> dict[str, dict[int, int]]:
+    """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` (the cubin's line information)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
+        fh.write(cubin)
+    try:
+        text = subprocess.run([nvdisasm, "-g", "-c", fh.name], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(fh.name)
+    return parse_line_info(text)
+
+
+def parse_line_info(text: str) -> dict[str, dict[int, int]]:
+    """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` output."""
+    out: dict[str, dict[int, int]] = {}
+    fn, line = None, None
+    for ln in text.splitlines():
+        m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", ln)
+        if m:
+            fn, line = m.group(1), None
+            out.setdefault(fn, {})
+            continue
+        m = re.search(r'//## File "[^"]*", line (\d+)', ln)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = re.search(r"/\*([0-9a-f]{4,})\*/", ln)
+        if m and fn is not None and line is not None:
+            out[fn][int(m.group(1), 16)] = line
+    return out
+
+
+def measured_lines(rows: list[dict], offsets: dict[int, int]) -> dict[tuple, dict]:
+    """{(line, space, load/store): summed counters} of the memory instructions of one kernel."""
+    out: dict[tuple, dict] = {}
+    base = rows[0]["address"] if rows else 0
+    for r in rows:
+        if r["space"] not in ("Global", "Shared") or r["operation"] not in ("Load", "Store") or not r["executed"]:
+            continue
+        line = offsets.get(r["address"] - base)
         if line is None:
             continue
-        vals = {}
-        for q, col in COLUMNS.items():
-            v = _int(rec.get(col))
-            if v is not None:
-                vals[q] = v
-        if vals:
-            out.setdefault(kernel or "?", {})[line] = vals
+        key = (line, r["space"].lower(), r["operation"].lower())
+        d = out.setdefault(key, dict(executed=0, sectors=0, ideal_sectors=0, wavefronts=0, ideal_wavefronts=0,
+                                     ways=0, instructions=0))
+        for q in ("executed", "sectors", "ideal_sectors", "wavefronts", "ideal_wavefronts"):
+            d[q] += r[q] or 0
+        d["ways"] = max(d["ways"], r["ways"] or 0)
+        d["instructions"] += 1
+    return out
+
+
+def predicted_lines(report) -> dict[tuple, dict]:
+    """{(line, space, load/store): per-request numbers averaged over lint's accesses there} (known ones only)."""
+    out: dict[tuple, dict] = {}
+    for f in report.findings:
+        if f.access not in ("load", "store") or f.space not in ("global", "shared"):
+            continue
+        d = out.setdefault((f.line, f.space, f.access), dict(n=0, known=0, sum={}, texts=[], unknown=[],
+                                                              not_executed=0, first_iteration=False))
+        d["n"] += 1
+        d["texts"].append(f.text)
+        if f.verdict == "not executed":
+            d["not_executed"] += 1
+            continue
+        if f.verdict == "unknown" or not f.requests:
+            d["unknown"].append(f.unknown_reason or f.verdict)
+            continue
+        d["first_iteration"] |= any(not lp["pattern_kept"] for lp in f.loops)
+        d["known"] += 1
+        keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
+                ("wavefronts_per_request", "ideal_wavefronts_per_request"))
+        for k in keys:
+            d["sum"][k] = d["sum"].get(k, 0.0) + getattr(f, k)
     return out
 
 
 def _int(text) -> int | None:
+    """An integer counter of the CSV ("1,024", "32"); None for "-" or text."""
     if text is None:
         return None
-    t = str(text).replace(",", "").strip()
     try:
-        return int(float(t))
+        return int(float(str(text).replace(",", "").strip()))
     except ValueError:
         return None
-
-
-def predicted_lines(report) -> dict[int, dict]:
-    """Per source line: sectors/ideal and wavefronts/ideal of lint's accesses (analyzed warp, per request)."""
-    lines: dict[int, dict] = {}
-    for f in report.findings:
-        if f.call_lines or f.verdict in ("unknown", "not executed") or not f.requests:
-            continue
-        d = lines.setdefault(f.line, dict(sectors=0.0, ideal_sectors=0.0, wavefronts=0.0, ideal_wavefronts=0.0,
-                                          accesses=[]))
-        if f.space == "global":
-            d["sectors"] += f.sectors_per_request * f.requests
-            d["ideal_sectors"] += f.ideal_sectors_per_request * f.requests
-        else:
-            d["wavefronts"] += f.wavefronts_per_request * f.requests
-            d["ideal_wavefronts"] += f.ideal_wavefronts_per_request * f.requests
-        d["accesses"].append(f"{f.access} {f.text}")
-    return lines
 
 
 def _ratio(a, b):
     return round(a / b, 3) if b else None
 
 
-def compare(reports, measured: dict) -> list[dict]:
+def compare(reports, pages: dict[str, list[dict]], maps: dict[str, dict[int, int]], symbols: dict) -> list[dict]:
+    """One row per (kernel, line, space, load/store): lint's per-request numbers next to ncu's."""
     rows = []
     for r in reports:
-        got = measured.get(r.name, {})
-        for line, p in sorted(predicted_lines(r).items()):
-            m = got.get(line, {})
-            row = dict(kernel=r.name, line=line, accesses=p["accesses"],
-                       predicted_sectors_per_ideal=_ratio(p["sectors"], p["ideal_sectors"]),
-                       measured_sectors=m.get("sectors"), measured_ideal_sectors=m.get("ideal_sectors"),
-                       measured_sectors_per_ideal=_ratio(m.get("sectors", 0), m.get("ideal_sectors", 0)),
-                       predicted_wavefronts_per_ideal=_ratio(p["wavefronts"], p["ideal_wavefronts"]),
-                       measured_wavefronts=m.get("wavefronts"), measured_ideal_wavefronts=m.get("ideal_wavefronts"),
-                       measured_wavefronts_per_ideal=_ratio(m.get("wavefronts", 0), m.get("ideal_wavefronts", 0)))
-            row["agree"] = (row["predicted_sectors_per_ideal"] == row["measured_sectors_per_ideal"] and
-                            row["predicted_wavefronts_per_ideal"] == row["measured_wavefronts_per_ideal"])
+        name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
+        offsets = maps.get(symbols.get(name, name), {})
+        measured = measured_lines(pages.get(r.name, []), offsets) if offsets else {}
+        predicted = predicted_lines(r)
+        for key in sorted(set(predicted) | set(measured)):
+            line, space, op = key
+            p, m = predicted.get(key), measured.get(key)
+            row = dict(kernel=r.name, line=line, space=space, access=op, text=" | ".join(p["texts"]) if p else None)
+            unit = ("sectors", "ideal_sectors") if space == "global" else ("wavefronts", "ideal_wavefronts")
+            pk = ("sectors_per_request", "ideal_sectors_per_request") if space == "global" else \
+                ("wavefronts_per_request", "ideal_wavefronts_per_request")
+            row["ncu"] = [_ratio(m[u], m["executed"]) for u in unit] if m else None
+            row["ncu_counts"] = m
+            row["first_iteration"] = bool(p and p["first_iteration"])
+            if p and p["not_executed"] == p["n"]:
+                row["lint"] = [0, 0]
+                row["agree"] = m is None or m[unit[0]] == 0
+                rows.append(row)
+                continue
+            if p and p["known"] == p["n"] - p["not_executed"]:
+                row["lint"] = [round(p["sum"][k] / p["known"], 3) for k in pk]
+            else:
+                row["lint"] = None
+                row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
+            row["agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][0] == row["ncu"][0]
+            row["ideal_agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][1] == row["ncu"][1]
             rows.append(row)
     return rows
 
 
 def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0) -> int:
-    """The --validate path of ``gpumemlab lint``: 0 if every line agrees, 1 if one differs."""
+    """The --validate path of ``gpumemlab lint``: 0 if every analyzed line agrees with ncu, 1 if one differs."""
+    nvdisasm = find_nvdisasm()
+    if nvdisasm is None:
+        raise GpumemlabError("--validate needs nvdisasm to map instructions to lines: pip install nvidia-cuda-nvdisasm")
     p = plan(text, reports, opts)
     if not p["kernels"]:
         raise GpumemlabError("--validate: no kernel to run (" + "; ".join(f"{k}: {v}" for k, v in p["skipped"].items())
@@ -196,23 +295,30 @@ def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: floa
     res = measure(p, timeout)
     status = res["status"]
     fatal = str(status.get("fatal") or "")
-    if res["device"] is None or fatal.startswith("compile:"):
-        raise GpumemlabError(f"--validate: {status.get('fatal') or _tail(res['console']) or 'no result from the GPU'}")
-    measured = parse_source_page(res["pages"].get("cuda", ""))
-    rows = compare(reports, measured)
-    agree = all(r["agree"] for r in rows)
+    if res["device"] is None or fatal.startswith("compile:") or res["cubin"] is None:
+        raise GpumemlabError(f"--validate: {fatal or _tail(res['console']) or 'no result from the GPU'}")
+    rows = compare(reports, parse_sass_page(res["pages"].get("sass", "")), line_map(res["cubin"], nvdisasm),
+                   res["mapping"])
+    checked = [r for r in rows if r["lint"] is not None and not r["first_iteration"]]
+    agree = all(r["agree"] for r in checked)
     if as_json:
         print(json.dumps(dict(device=res["device"], skipped=p["skipped"], errors=status.get("errors", {}),
                               lines=rows, agree=agree), indent=2))
         return 0 if agree else 1
+    k0 = p["kernels"][0]
     print(f"validated on {res['device']['name']} (cc {'.'.join(map(str, res['device']['cc']))}) with Nsight Compute "
-          f"Source Counters; grid {p['kernels'][0]['grid']}, block {p['kernels'][0]['block']}")
-    print(f"  {'kernel':24} {'line':>5} {'sectors/ideal':>22} {'wavefronts/ideal':>22}")
-    print(f"  {'':24} {'':>5} {'lint':>10} {'ncu':>11} {'lint':>10} {'ncu':>11}")
+          f"Source Counters: one launch per kernel, grid {k0['grid']}, block {k0['block']}; per request "
+          f"(sectors for global, wavefronts for shared) and its ideal")
+    print(f"  {'kernel':24} {'line':>5} {'access':14} {'lint':>13} {'ncu':>13}")
     for r in rows:
-        print(f"  {r['kernel'][:24]:24} {r['line']:>5} {_f(r['predicted_sectors_per_ideal']):>10} "
-              f"{_f(r['measured_sectors_per_ideal']):>11} {_f(r['predicted_wavefronts_per_ideal']):>10} "
-              f"{_f(r['measured_wavefronts_per_ideal']):>11}   {'ok' if r['agree'] else 'DIFFERS'}")
+        what = f"{r['space']} {r['access']}"
+        lint = "unknown" if r["lint"] is None else f"{r['lint'][0]:g} / {r['lint'][1]:g}"
+        ncu = "-" if r["ncu"] is None else f"{_f(r['ncu'][0])} / {_f(r['ncu'][1])}"
+        verdict = ("ok" if r["agree"] else "unknown" if r["lint"] is None else
+                   "first iteration only (the loop's step changes the pattern)" if r["first_iteration"] else "DIFFERS")
+        if r["agree"] and not r.get("ideal_agree", True):
+            verdict = "ok (ideal differs)"
+        print(f"  {r['kernel'][:24]:24} {r['line']:>5} {what:14} {lint:>13} {ncu:>13}   {verdict}")
     for k, v in {**p["skipped"], **status.get("errors", {})}.items():
         print(f"  {k}: {v}")
     return 0 if agree else 1
@@ -223,18 +329,20 @@ def _f(v) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Developer entry: ``python -m gpumemlab.ncu.source PLAN.json OUTDIR`` writes ncu's raw source pages."""
+    """Developer entry: ``python -m gpumemlab.ncu.source PLAN.json OUTDIR`` writes ncu's raw pages and the cubin."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
         print("usage: python -m gpumemlab.ncu.source PLAN.json OUTDIR", file=sys.stderr)
         return 2
     p = json.loads(Path(argv[0]).read_text())
-    res = measure(p, pages=("cuda", "sass"))
+    res = measure(p, pages=("sass", "cuda,sass"))
     out = Path(argv[1])
     for page, text in res["pages"].items():
-        (out / f"source-{page}.csv").write_text(text)
+        (out / f"source-{page.replace(',', '-')}.csv").write_text(text)
+    if res["cubin"]:
+        (out / "module.cubin").write_bytes(res["cubin"])
+        (out / "module.json").write_text(json.dumps(res["mapping"]))
     (out / "console.txt").write_text(res["console"] + "\n" + json.dumps(res["status"]))
-    print(json.dumps(parse_source_page(res["pages"].get("cuda", "")))[:3000])
     return 0
 
 
