@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .child import _one_line, _write_json
+from .child import _one_line, _write_json, begin_status
 
 SCALARS = {"int": np.int32, "unsigned int": np.uint32, "long": np.int64, "unsigned long": np.uint64,
            "short": np.int32, "unsigned short": np.uint32, "char": np.int32, "signed char": np.int32,
@@ -51,14 +51,11 @@ def child_main(plan_path: str, status_path: str) -> int:
 
     plan = json.loads(Path(plan_path).read_text())
     spath = Path(status_path)
-    status = dict(device=None, done=[], errors={}, fatal=None)
-    info = runtime.device_info()
-    status["device"] = dict(name=info["name"], cc=list(info["cc"]))
-    _write_json(spath, status)
+    status = begin_status(runtime, spath)
     names = [k["name"] for k in plan["kernels"]]
     try:
         kernels = runtime.load_text(plan["text"], names)
-        _save_module(plan, names, info["arch"])
+        _save_module(plan, names, runtime.device_info()["arch"])
     except Exception as exc:  # noqa: BLE001 - NVRTC's log, reported as one line by the parent
         status["fatal"] = f"compile: {_one_line(exc)}"
         _write_json(spath, status)
