@@ -7,7 +7,9 @@ processes and `lint_file` repeated in this one. Run: PYTHONPATH=src python tools
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,25 +48,29 @@ def main() -> int:
         path.write_text(text[:cut] + "\n" if text.count("\n") > args.lines else text)
         n = path.read_text().count("\n")
         cmd = [sys.executable, "-m", "gpumemlab", "lint", str(path), "--no-resources", "--json"]
-        cold = []
+        cold, cold_cpu = [], []
         for _ in range(args.repeat):
-            t = time.perf_counter()
+            t, r = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run(cmd, check=False, capture_output=True)
             cold.append(time.perf_counter() - t)
+            r2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cold_cpu.append(r2.ru_utime + r2.ru_stime - r.ru_utime - r.ru_stime)
         from gpumemlab.lint import lint_file
 
         reports = lint_file(str(path), resources=False)
-        warm = []
+        warm, warm_cpu = [], []
         for _ in range(args.repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             lint_file(str(path), resources=False)
             warm.append(time.perf_counter() - t)
+            warm_cpu.append(time.process_time() - c)
         accesses = sum(len(r.findings) for r in reports)
         print(f"{n} lines, {len(reports)} kernels, {accesses} accesses")
-        print(f"cold (new process, import + parse + lint): median {statistics.median(cold):.3f} s "
-              f"(min {min(cold):.3f}, max {max(cold):.3f})")
-        print(f"warm (lint_file again in process):          median {statistics.median(warm):.3f} s "
-              f"(min {min(warm):.3f}, max {max(warm):.3f})")
+        for what, wall, cpu in (("cold (new process, import + parse + lint)", cold, cold_cpu),
+                                ("warm (lint_file again in process)", warm, warm_cpu)):
+            print(f"{what:42} wall median {statistics.median(wall):.3f} s (min {min(wall):.3f}, max {max(wall):.3f}); "
+                  f"CPU median {statistics.median(cpu):.3f} s")
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     return 0
 
 

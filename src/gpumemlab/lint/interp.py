@@ -135,6 +135,7 @@ class Interpreter:
         self.steps = 0
         self.depth = 0
         self._types: dict = {}
+        self._kids: dict = {}  # cursor -> its children (the AST is walked once per statement and expression)
         self.frame: Frame | None = None
         self.globals: dict = {}
 
@@ -271,7 +272,8 @@ class Interpreter:
             if t.ctype.bits < 32:
                 return expr.Value(t.ctype.wrap(v.v), expr.INT)
             if t.ctype != v.type:
-                return expr.Value(t.ctype.wrap(v.v), t.ctype)
+                widening = t.ctype.bits > v.type.bits and (t.ctype.signed or not v.type.signed)
+                return expr.Value(v.v if widening else t.ctype.wrap(v.v), t.ctype)  # widening keeps every value
             return v
         if isinstance(t, Float):
             return Unknown("floating-point value") if not isinstance(v, Unknown) else v
@@ -295,7 +297,10 @@ class Interpreter:
         return " ".join(tok.spelling for tok in cursor.get_tokens())
 
     def children(self, c):
-        return list(c.get_children())
+        kids = self._kids.get(c)
+        if kids is None:
+            kids = self._kids[c] = list(c.get_children())
+        return kids
 
     def strip(self, c):
         """Skip implicit casts and parentheses."""
@@ -865,7 +870,7 @@ class Interpreter:
         K = self.K
         k = s.kind
         if k == K.COMPOUND_STMT:
-            for ch in s.get_children():
+            for ch in self.children(s):
                 live = self.stmt(ch, live)
             return live
         if k == K.DECL_STMT:
@@ -913,7 +918,7 @@ class Interpreter:
         if k.is_expression():
             self.value(s, live)
             return live
-        for ch in s.get_children():
+        for ch in self.children(s):
             live = self.stmt(ch, live) if ch.kind.is_statement() else live
         return live
 
