@@ -45,6 +45,14 @@ CASES = [
      (2, 1, "scattered")),
     ("blocks2d.cu", "matmul_naive", dict(block=(16, 16), lets={"n": 1024}), "B[k * n + col]", "load",
      (2, 2, "coalesced")),
+    ("blocks2d.cu", "jacobi", dict(block=(32, 8), lets={"nx": 1024, "ny": 1024}), "u[j * nx + i - 1]", "load",
+     (5, 4, "offset")),
+    ("blocks2d.cu", "jacobi", dict(block=(32, 8), lets={"nx": 1024, "ny": 1024}), "u[j * nx + i + 1]", "load",
+     (5, 4, "offset")),
+    ("blocks2d.cu", "jacobi", dict(block=(32, 8), lets={"nx": 1024, "ny": 1024}), "u[(j - 1) * nx + i]", "load",
+     (4, 4, "coalesced")),
+    ("blocks2d.cu", "jacobi", dict(block=(32, 8), lets={"nx": 1024, "ny": 1024}), "un[j * nx + i]", "store",
+     (4, 4, "coalesced")),
     ("aos_indirect.cu", "aos_member", {}, "p[i].y", "load", (12, 4, "strided")),
     ("aos_indirect.cu", "aos_whole", {}, "p[i]", "load", (12, 4, "strided")),
     ("aos_indirect.cu", "gather", {}, "idx[i]", "load", (4, 4, "coalesced")),
@@ -137,3 +145,11 @@ def test_unbound_parameter_in_the_index_is_named():
 def test_unbound_template_parameter_is_named():
     f = findings("templates_macros.cu", "spread", templates={"T": "float"})[("in[i * S]", "load")]
     assert f.verdict == "unknown" and "SPREAD" in f.unknown_reason
+
+
+def test_boundary_guards_move_the_analysis_to_an_interior_block():
+    f = findings("blocks2d.cu", "jacobi", block=(32, 8), lets={"nx": 1024, "ny": 1024})[("u[j * nx + i - 1]", "load")]
+    assert (f.block, f.warp, f.active_lanes) == ([1, 0, 0], 1, 32)
+    pinned = findings("blocks2d.cu", "jacobi", block=(32, 8), block_idx=(0, 0, 0),
+                      lets={"nx": 1024, "ny": 1024})[("u[j * nx + i - 1]", "load")]
+    assert (pinned.block, pinned.active_lanes) == ([0, 0, 0], 31)  # warp 1 of block 0 without lane 0 (i = 0)

@@ -63,7 +63,7 @@ def test_plan_synthesizes_arguments_and_skips_unbound_templates():
     reports = lint_file(str(CORPUS / "transpose_samples.cu"), NAIVE, resources=False)
     p = source.plan("text", reports, NAIVE)
     (k,) = p["kernels"]
-    assert (k["name"], k["grid"], k["block"], k["shmem"]) == ("transposeNaive", [1, 1, 1], [32, 8, 1], 0)
+    assert (k["name"], k["grid"], k["block"], k["shmem"]) == ("transposeNaive", [4, 4, 1], [32, 8, 1], 0)
     assert [a["kind"] for a in k["args"]] == ["pointer", "pointer", "int", "int"]
     assert [a.get("value") for a in k["args"][2:]] == [1024, 1024]
     spread = lint_file(str(CORPUS / "templates_macros.cu"), Options(kernel="spread", templates={"T": "float"}),

@@ -29,8 +29,8 @@ SAMPLES = (4096, 4099)  # values tried for a parameter not given with --let: lar
 class Options:
     kernel: str | None = None
     block: object = (256, 1, 1)
-    grid: object = (1, 1, 1)
-    block_idx: object = (0, 0, 0)
+    grid: object = (4, 4, 1)  # gridDim as lint assumes it: room for the blocks next to block 0
+    block_idx: object = None  # None: block 0, or the next blocks for an access that has no full warp in block 0
     defines: list = field(default_factory=list)
     lets: dict = field(default_factory=dict)
     templates: dict = field(default_factory=dict)
@@ -55,6 +55,7 @@ class Finding:
     ideal_wavefronts_per_request: float | None = None
     conflict_ways: int | None = None
     verdict: str = "unknown"
+    block: list | None = None  # the analyzed block (blockIdx)
     warp: int | None = None
     active_lanes: int | None = None
     fix: str | None = None
@@ -543,7 +544,7 @@ def _error_in(err: fe.Diagnostic, c) -> bool:
 def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
     ci = fe.cindex()
     cc = parse_cc(_cc_of(opts.arch))
-    launch = make_launch(opts.block, opts.grid, opts.block_idx)
+    launch = make_launch(opts.block, opts.grid, opts.block_idx or (0, 0, 0))
     funcs = find_functions(parsed)
     errors = [d for d in parsed.diagnostics if d.file == parsed.path or not d.file]
     device_fns = [c for c, g, dv in funcs if g or dv]
@@ -609,27 +610,65 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         rep.notes.append(f"block of {launch.nthreads} threads exceeds __launch_bounds__({bounds[0]}): the launch "
                          f"would fail")
     try:
-        runs = _run_samples(parsed, k, opts, launch, tenv, unbound, globals_)
+        chosen = _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_)
     except LintLimit as exc:
         rep.error = str(exc)
         return rep
     except RecursionError:
         rep.error = "expressions nested too deeply to analyze"
         return rep
-    base, others = runs
+    base = chosen[0][1]
     rep.notes += base.notes
     rep.params = base.param_info
     rep.dynamic_shared = any(a.buf is not None and a.buf.space == "shared" and isinstance(a.buf.type, Array)
                              and a.buf.type.n is None for a in base.accesses.values())
-    for key, a in base.accesses.items():
-        depends = [name for name, it in others if key not in it.accesses or not _same(a, it.accesses[key])]
+    for key in base.accesses:
+        blk, it, others = next((c for c in chosen if key in c[3]), chosen[0])[:3]
+        a = it.accesses[key]
+        depends = [name for name, o in others if key not in o.accesses or not _same(a, o.accesses[key])]
         unknown = None
         if depends:
             unknown = ("depends on " + ", ".join(f"parameter {d}" for d in depends) +
                        f" (give --let {depends[0]}=VALUE)")
-        rep.findings.append(evaluate(a, k.spelling, launch, cc, unknown))
+        f = evaluate(a, k.spelling, blk, cc, unknown)
+        f.block = list(blk.block_idx)
+        rep.findings.append(f)
     rep.findings.sort(key=lambda f: (f.line, f.column, f.call_lines))
     return rep
+
+
+# blocks tried, in order, for an access that has no warp whose 32 lanes all execute it in block 0 (a boundary
+# guard such as i > 0 or j > 0 of a stencil): the neighbours of block 0 are interior blocks of most grids
+NEXT_BLOCKS = ((1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 1))
+
+
+def _full_warp(a: Access) -> bool:
+    w = _warp_of(a.active) if a.active is not None else None
+    if a.unknown is not None or a.offsets is None:
+        return True  # nothing to gain from another block
+    return w is not None and int(a.active[w * WARP:(w + 1) * WARP].sum()) == WARP
+
+
+def _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_):
+    """[(launch, base run, sample runs, keys taken from this block)]: block 0 (or --block-idx) first."""
+    base, others = _run_samples(parsed, k, opts, launch, tenv, unbound, globals_)
+    chosen = [(launch, base, others, set(base.accesses))]
+    pending = {key for key, a in base.accesses.items() if not _full_warp(a)}
+    if opts.block_idx is not None or not pending:
+        return chosen
+    for idx in NEXT_BLOCKS:
+        if not pending:
+            break
+        if any(i >= g for i, g in zip(idx, launch.grid)):
+            continue
+        blk = make_launch(launch.block, launch.grid, idx)
+        b, o = _run_samples(parsed, k, opts, blk, tenv, unbound, globals_)
+        taken = {key for key in pending if key in b.accesses and _full_warp(b.accesses[key])}
+        if taken:
+            chosen[0][3].difference_update(taken)
+            chosen.append((blk, b, o, taken))
+            pending -= taken
+    return chosen
 
 
 def _run_samples(parsed, k, opts, launch, tenv, unbound, globals_):

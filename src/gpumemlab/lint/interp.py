@@ -501,7 +501,7 @@ class Interpreter:
             lv = self.lvalue(kids[0], live)
             if isinstance(lv, Place):
                 return PtrV(lv.buf, lv.off, lv.type)
-            return Unknown("address of a local variable")
+            return lv if isinstance(lv, Unknown) else Unknown("address of a local variable")
         a = self.value(kids[0], live)
         if isinstance(a, Unknown):
             return a
@@ -796,10 +796,11 @@ class Interpreter:
                 self.record(c, "store", Place(p.buf, p.off, p.to), live)
             return Unknown("store")
         if name.startswith("atomic"):
-            for a in args:
-                self.value(a, live)
-            if self._touches_memory(c):
-                self.record(c, "atomic", None, live,
+            vals = [self.value(a, live) for a in args]
+            target = vals[0] if vals else None
+            buf = target.buf if isinstance(target, (PtrV, Unknown)) else None
+            if buf is not None or self._touches_memory(c):
+                self.record(c, "atomic", None, live, buf=buf,
                             unknown=f"{name}: atomics are resolved in L2, not modeled as coalesced requests")
             return Unknown(f"result of {name}")
         if name in self.TEXTURES:
