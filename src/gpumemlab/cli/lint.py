@@ -90,7 +90,7 @@ def cmd_lint(args) -> int:
 
 
 def _message(f) -> str:
-    what = f"{f.space or '?'} {f.access} `{f.text}`"
+    what = f"{f.space + ' ' if f.space else ''}{f.access} `{f.text}`"
     if f.call_lines:
         what += f" (called from line {', '.join(map(str, f.call_lines))})"
     if f.verdict == "unknown":

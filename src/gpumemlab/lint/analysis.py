@@ -382,7 +382,7 @@ def _global_verdict(lanes: LaneAccesses, res: dict) -> str:
     act = lanes.active
     row = lanes.addresses[0][act]
     width = lanes.widths[0]
-    if np.unique(row).size == 1:
+    if np.unique(row).size == 1 and row.size > 1:
         return "broadcast"
     if res["sectors"] == res["min_sectors"]:
         return "coalesced"
@@ -462,7 +462,7 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None) -> Finding
         f.ideal_wavefronts_per_request = _per_request(res["ideal_wavefronts"], res["requests"])
         f.conflict_ways = res["ways"]
         row = lanes.addresses[0][lanes.active]
-        f.verdict = "broadcast" if np.unique(row // 4).size == 1 else res["verdict"]
+        f.verdict = "broadcast" if np.unique(row // 4).size == 1 and row.size > 1 else res["verdict"]
         if res["ways"] > 1:
             _shared_fix(f, lanes, a, cc)
     else:

@@ -143,6 +143,35 @@ __host__ __device__ long max(long, long); __host__ __device__ unsigned long max(
 __host__ __device__ long long max(long long, long long); __host__ __device__ unsigned long long max(unsigned long long, unsigned long long);
 __host__ __device__ float max(float, float); __host__ __device__ double max(double, double);
 __host__ __device__ int abs(int); __host__ __device__ long labs(long); __host__ __device__ long long llabs(long long);
+namespace cooperative_groups {
+struct thread_block {
+  __device__ void sync() const {}
+  __device__ unsigned thread_rank() const { return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x; }
+  __device__ unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
+  __device__ unsigned num_threads() const { return blockDim.x * blockDim.y * blockDim.z; }
+  __device__ dim3 group_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+  __device__ dim3 thread_index() const { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
+};
+template <unsigned N> struct thread_block_tile {
+  __device__ void sync() const {}
+  __device__ unsigned thread_rank() const { return ((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) % N; }
+  __device__ unsigned size() const { return N; }
+  __device__ unsigned num_threads() const { return N; }
+  __device__ unsigned meta_group_rank() const { return ((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) / N; }
+  template <class T> __device__ T shfl(T, int) const; template <class T> __device__ T shfl_down(T, unsigned) const;
+  template <class T> __device__ T shfl_up(T, unsigned) const; template <class T> __device__ T shfl_xor(T, unsigned) const;
+  __device__ unsigned ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
+};
+struct grid_group { __device__ void sync() const {} __device__ unsigned long long thread_rank() const;
+  __device__ unsigned long long size() const; };
+__device__ inline thread_block this_thread_block() { return thread_block(); }
+__device__ grid_group this_grid();
+template <unsigned N, class P> __device__ thread_block_tile<N> tiled_partition(const P&);
+__device__ inline void sync(const thread_block&) {}
+template <class G, class T, class Op> __device__ T reduce(const G&, T, Op);
+template <class T> struct plus { __device__ T operator()(T a, T b) const { return a + b; } };
+template <class T> struct greater { __device__ T operator()(T a, T b) const { return a > b ? a : b; } };
+}
 extern "C" __host__ __device__ int printf(const char*, ...);
 extern "C" __host__ __device__ void* malloc(size_t); extern "C" __host__ __device__ void free(void*);
 extern "C" __host__ __device__ void* memset(void*, int, size_t);
@@ -162,7 +191,8 @@ KNOWN_HEADERS = ("cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "device_launc
                  "cuda_fp16.h", "math.h", "cmath", "stdio.h", "cstdio", "stdlib.h", "cstdlib", "stdint.h", "cstdint",
                  "assert.h", "cassert", "string.h", "cstring", "iostream", "vector", "algorithm", "time.h", "ctime",
                  "float.h", "cfloat", "limits.h", "climits", "helper_cuda.h", "helper_functions.h", "sm_20_atomic_functions.h",
-                 "vector_types.h", "math_functions.h", "cuda_runtime_api.h")
+                 "vector_types.h", "math_functions.h", "cooperative_groups.h", "cooperative_groups/reduce.h",
+                 "cuda/std/cstdint", "device_atomic_functions.h", "sm_60_atomic_functions.h")
 
 
 class _Lib:

@@ -600,7 +600,7 @@ class Interpreter:
                 return Unknown(f"index {self.text(idx_c)!r}: {idx.reason}", base.buf)
             size = getattr(base.to, "size", 0)
             if not size:
-                return Unknown(f"element type {getattr(base.to, 'reason', getattr(base.to, 'name', '?'))}")
+                return Unknown(f"element type {getattr(base.to, 'reason', getattr(base.to, 'name', '?'))}", base.buf)
             return Place(base.buf, base.off + idx.v * size, base.to)
         if k == K.UNARY_OPERATOR and fe.unary_op(c) == "*":
             p = self.value(kids[0], live)
@@ -665,13 +665,32 @@ class Interpreter:
         v = self.frame.env.get(name) if self.frame else None
         return v if v is not None else Unknown(f"{name} not known")
 
+    def _base_expr(self, c):
+        """The pointer or array an access expression goes through (a[i][j] -> a, *(p + 1) -> p + 1, s.x -> s)."""
+        c = self.strip(c)
+        kids = self.children(c)
+        if c.kind == self.K.ARRAY_SUBSCRIPT_EXPR and kids:
+            return self._base_expr(kids[0])
+        if c.kind in (self.K.UNARY_OPERATOR, self.K.MEMBER_REF_EXPR) and kids:
+            return kids[0]
+        return c
+
     def _touches_memory(self, c) -> bool:
-        """An access expression whose base is a pointer parameter, shared or global array (for unknown records)."""
-        for d in c.walk_preorder():
-            if d.kind == self.K.DECL_REF_EXPR:
-                v = self.frame.env.get(d.spelling) if self.frame else None
-                if isinstance(v, PtrV) or d.spelling in self.globals:
-                    return True
+        """Whether an access lint could not resolve goes through global or shared memory (not a local array)."""
+        TK = self.ci.TypeKind
+        for d in self._base_expr(c).walk_preorder():
+            if d.kind != self.K.DECL_REF_EXPR:
+                continue
+            v = self.frame.env.get(d.spelling) if self.frame else None
+            if isinstance(v, PtrV):
+                return v.buf.space != "local"
+            if d.spelling in self.globals:
+                return True
+            ref = d.referenced
+            if ref is None or ref.kind not in (self.K.PARM_DECL, self.K.VAR_DECL):
+                continue
+            if ref.type.kind == TK.POINTER or any(ch.kind == self.K.CUDASHARED_ATTR for ch in ref.get_children()):
+                return True
         return False
 
     def record(self, c, kind, place, live, unknown=None, buf=None):
@@ -800,8 +819,9 @@ class Interpreter:
             target = vals[0] if vals else None
             buf = target.buf if isinstance(target, (PtrV, Unknown)) else None
             if buf is not None or self._touches_memory(c):
-                self.record(c, "atomic", None, live, buf=buf,
-                            unknown=f"{name}: atomics are resolved in L2, not modeled as coalesced requests")
+                where = ("shared-memory atomics serialize on equal addresses" if buf is not None and
+                         buf.space == "shared" else "global atomics are resolved in L2")
+                self.record(c, "atomic", None, live, buf=buf, unknown=f"{name}: {where}, not modeled as requests")
             return Unknown(f"result of {name}")
         if name in self.TEXTURES:
             for a in args:
@@ -815,6 +835,10 @@ class Interpreter:
                 names = [expr.Name(f"a{i}") for i in range(len(vals))]
                 return self.arith(expr.Call(name, tuple(names)), {f"a{i}": v for i, v in enumerate(vals)}, live)
             return next((v for v in vals if isinstance(v, Unknown)), Unknown(f"{name} of non-integers"))
+        if callee is None and kids and kids[0].kind in (self.K.TEMPLATE_REF, self.K.TYPE_REF):
+            conv = self._conversion(kids[0].referenced)
+            if conv is not None:  # T* p = SharedMemory<T>(): a temporary converted by its operator T*()
+                return self._inline(c, conv, [], live)
         defn = callee.get_definition() if callee is not None else None
         if defn is None and callee is not None and callee.kind == self.K.FUNCTION_TEMPLATE:
             defn = callee
@@ -823,6 +847,14 @@ class Interpreter:
         vals = [self.value(a, live) for a in args]
         del vals
         return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _conversion(self, cls):
+        """The conversion operator (with a body) of class ``cls`` or its template, if it has exactly one."""
+        if cls is None:
+            return None
+        ops = [ch for ch in cls.get_children() if ch.kind == self.K.CONVERSION_FUNCTION
+               and any(g.kind == self.K.COMPOUND_STMT for g in ch.get_children())]
+        return ops[0] if len(ops) == 1 else None
 
     def _inline(self, c, defn, args, live):
         name = defn.spelling
