@@ -153,3 +153,19 @@ def test_boundary_guards_move_the_analysis_to_an_interior_block():
     pinned = findings("blocks2d.cu", "jacobi", block=(32, 8), block_idx=(0, 0, 0),
                       lets={"nx": 1024, "ny": 1024})[("u[j * nx + i - 1]", "load")]
     assert (pinned.block, pinned.active_lanes) == ([0, 0, 0], 31)  # warp 1 of block 0 without lane 0 (i = 0)
+
+
+def test_launch_in_host_code_gives_block_template_and_arguments():
+    reports = lint_file(str(CORPUS / "host_launch.cu"), Options(kernel="scale_tile"), resources=False)
+    (r,) = reports
+    assert (r.block, r.grid, r.template) == ([16, 16, 1], [63, 63, 1], {"TILE": 16})
+    assert "block 16x16x1 from the launch at line 30" in r.notes and "width=1000 from the launch at line 30" in r.notes
+    got = {(f.text, f.access): f for f in r.findings}
+    assert g(got[("m[row * width + col]", "load")]) == (4, 4, "coalesced")
+    assert s(got[("t[threadIdx.x][threadIdx.y]", "load")]) == (2, 1, 2)
+
+
+def test_launches_that_disagree_leave_the_default_block():
+    (r,) = lint_file(str(CORPUS / "host_launch.cu"), Options(kernel="twice"), resources=False)
+    assert r.block == [256, 1, 1]
+    assert "block 256 threads assumed (give --block; the launches do not give one constant shape)" in r.notes

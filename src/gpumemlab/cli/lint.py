@@ -19,9 +19,9 @@ def add_commands(sub) -> None:
                                    "and report sectors/request, wavefronts, the verdict and the fix.")
     p.add_argument("file", help="a .cu file")
     p.add_argument("--kernel", help="only this __global__ function")
-    p.add_argument("--block", default="256", help="block shape X[,Y[,Z]] (default 256)")
-    p.add_argument("--grid", default="4,4,1", help="grid shape X[,Y[,Z]] as gridDim (default 4,4,1; --validate "
-                                                   "launches it)")
+    p.add_argument("--block", help="block shape X[,Y[,Z]] (default: the file's launches of the kernel, else 256)")
+    p.add_argument("--grid", help="grid shape X[,Y[,Z]] as gridDim (default: the file's launches, else 4,4,1; "
+                                  "--validate launches it)")
     p.add_argument("--block-idx", help="analyze only this block (default: block 0, or its neighbours for an access "
                                        "with no full warp in block 0)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")

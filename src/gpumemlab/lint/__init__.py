@@ -48,18 +48,18 @@ def finding_dict(f: Finding) -> dict:
 def to_json(path: str, opts: Options, reports: list[KernelReport]) -> dict:
     kernels = []
     for r in reports:
-        kernels.append(dict(name=r.name, line=r.line, template=r.template,
+        kernels.append(dict(name=r.name, line=r.line, template=r.template, block=r.block, grid=r.grid,
                             launch_bounds=list(r.launch_bounds) if r.launch_bounds else None, error=r.error,
                             notes=r.notes, resources=r.resources, occupancy=r.occupancy,
                             accesses=[finding_dict(f) for f in r.findings]))
-    return dict(schema=SCHEMA, file=path, arch=opts.arch, block=list(_dims(opts.block)), grid=list(_dims(opts.grid)),
+    return dict(schema=SCHEMA, file=path, arch=opts.arch, block=_dims(opts.block), grid=_dims(opts.grid),
                 kernels=kernels)
 
 
 def _dims(v):
     from ..model.access import dim3
 
-    return dim3(v, "shape")
+    return None if v is None else list(dim3(v, "shape"))
 
 
 class LintError(GpumemlabError):

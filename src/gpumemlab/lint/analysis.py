@@ -9,7 +9,7 @@ between them depends on the parameter and is reported as unknown, naming it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -19,17 +19,20 @@ from ..model.access import Decl, LaneAccesses, make_launch
 from ..model.cc import parse_cc
 from . import frontend as fe
 from .interp import Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
+from .launches import agreed, find_launches
 from .ltypes import Array, Float, Int, Opaque, Pointer, Record, by_name, element_type, loads
 
 WARP = 32
+DEFAULT_BLOCK = (256, 1, 1)
+DEFAULT_GRID = (4, 4, 1)  # the gridDim lint assumes: room for the blocks next to block 0
 SAMPLES = (4096, 4099)  # values tried for a parameter not given with --let: large, and not a power of two
 
 
 @dataclass
 class Options:
     kernel: str | None = None
-    block: object = (256, 1, 1)
-    grid: object = (4, 4, 1)  # gridDim as lint assumes it: room for the blocks next to block 0
+    block: object = None  # None: from the file's launches of the kernel, else DEFAULT_BLOCK
+    grid: object = None  # None: from the file's launches, else DEFAULT_GRID
     block_idx: object = None  # None: block 0, or the next blocks for an access that has no full warp in block 0
     defines: list = field(default_factory=list)
     lets: dict = field(default_factory=dict)
@@ -85,6 +88,8 @@ class KernelReport:
     findings: list
     notes: list
     error: str | None = None
+    block: list | None = None  # the launch shape lint used (given, from the file's launches, or the default)
+    grid: list | None = None
     resources: dict | None = None
     occupancy: dict | None = None
     unbound: list = field(default_factory=list)  # template parameters not given
@@ -544,7 +549,6 @@ def _error_in(err: fe.Diagnostic, c) -> bool:
 def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
     ci = fe.cindex()
     cc = parse_cc(_cc_of(opts.arch))
-    launch = make_launch(opts.block, opts.grid, opts.block_idx or (0, 0, 0))
     funcs = find_functions(parsed)
     errors = [d for d in parsed.diagnostics if d.file == parsed.path or not d.file]
     device_fns = [c for c, g, dv in funcs if g or dv]
@@ -568,16 +572,59 @@ def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
     if unknown_lets:
         raise UsageError(f"--let {sorted(unknown_lets)[0]}: no kernel of the file has a parameter of that name")
     globals_ = _globals(parsed, ci)
+    launches = find_launches(parsed)
     reports = []
     for k in kernels:
         try:
-            reports.append(lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns))
+            kopts, notes = _from_launches(k, opts, launches.get(k.spelling, []), ci)
+            launch = make_launch(kopts.block, kopts.grid, kopts.block_idx or (0, 0, 0))
+            r = lint_kernel(parsed, k, kopts, launch, cc, globals_, errors, device_fns)
+            r.notes[:0] = notes
+            r.block, r.grid = list(launch.block), list(launch.grid)
+            reports.append(r)
         except UsageError:
             raise
         except Exception as exc:  # a construct lint does not handle: one line for this kernel, the others go on
             reports.append(KernelReport(k.spelling, k.location.line, {}, None, [], [],
                                         error=f"lint cannot analyze this kernel ({type(exc).__name__}: {exc})"))
     return reports
+
+
+def _from_launches(k, opts: Options, launches: list, ci) -> tuple[Options, list[str]]:
+    """The kernel's options: what the user gave, else what every launch of it in the file agrees on."""
+    notes, block, grid = [], opts.block, opts.grid
+    where = f"the launch{'es' if len(launches) > 1 else ''} at line{'s' if len(launches) > 1 else ''} " + \
+        ", ".join(str(x.line) for x in launches)
+    if block is None:
+        block = agreed([x.block for x in launches])
+        if block is not None:
+            notes.append(f"block {'x'.join(map(str, block))} from {where}")
+        else:
+            block = DEFAULT_BLOCK
+            notes.append(f"block {DEFAULT_BLOCK[0]} threads assumed (give --block"
+                         f"{'; the launches do not give one constant shape' if launches else ''})")
+    if grid is None:
+        grid = agreed([x.grid for x in launches]) or DEFAULT_GRID
+    templates, lets = dict(opts.templates), dict(opts.lets)
+    for i, (name, _, _) in enumerate(template_params(k, ci)):
+        if name not in templates:
+            v = agreed([x.templates[i] if i < len(x.templates) else None for x in launches])
+            if v is not None:
+                templates[name] = str(v)
+                notes.append(f"template {name}={v} from {where}")
+    params = [p for p in k.get_children() if p.kind == ci.CursorKind.PARM_DECL]
+    for i, p in enumerate(params):
+        if p.spelling not in lets and p.type.get_canonical().kind in INT_KINDS(ci):
+            v = agreed([x.args[i] if i < len(x.args) else None for x in launches])
+            if v is not None:
+                lets[p.spelling] = v
+                notes.append(f"{p.spelling}={v} from {where}")
+    return replace(opts, block=block, grid=grid, templates=templates, lets=lets), notes
+
+
+def INT_KINDS(ci):  # noqa: N802 - a constant that needs the loaded library
+    TK = ci.TypeKind
+    return (TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)
 
 
 def _cc_of(arch: str) -> str:

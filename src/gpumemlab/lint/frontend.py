@@ -184,6 +184,7 @@ cudaError_t cudaMemcpy(void*, const void*, size_t, cudaMemcpyKind);
 cudaError_t cudaMemset(void*, int, size_t); cudaError_t cudaDeviceSynchronize(); cudaError_t cudaGetLastError();
 const char* cudaGetErrorString(cudaError_t);
 extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
+extern "C" int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);
 """
 
 # Headers of the CUDA toolkit and the C/C++ libraries a kernel file may include: the prelude covers what kernels use.

@@ -25,12 +25,8 @@ def attach(parsed, reports, opts) -> None:
             r.notes.append("registers/spills: not available (install the cuda extra for NVRTC)")
         return
     from .analysis import _cc_of
-    from ..model.access import dim3
 
     cc = parse_cc(_cc_of(opts.arch))
-    threads = 1
-    for v in dim3(opts.block, "block"):
-        threads *= v
     todo = [r for r in reports if r.error is None]
     names = [_name_expression(r) for r in todo]
     if not names:
@@ -51,6 +47,7 @@ def attach(parsed, reports, opts) -> None:
         r.resources = dict(registers=u.registers, shared_bytes=u.shared_bytes, spill_store_bytes=u.spill_store_bytes,
                            spill_load_bytes=u.spill_load_bytes, local_bytes=u.local_bytes, arch=mod.arch)
         if cc in _occupancy.SM_TABLE:
+            threads = r.block[0] * r.block[1] * r.block[2]
             occ = _occupancy.occupancy(threads, u.registers, u.shared_bytes, cc, None, u.barriers)
             r.occupancy = dict(occupancy_pct=occ["occupancy_pct"], blocks_per_sm=occ["blocks_per_sm"],
                                active_warps=occ["active_warps"], limiters=occ["limiters"])

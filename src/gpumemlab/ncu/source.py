@@ -38,8 +38,6 @@ PROGRAM = "gpumemlab"  # NVRTC's program name: the file name the line informatio
 
 def plan(text: str, reports, opts) -> dict:
     """The child's plan: kernels lint analyzed without error and whose parameters can be synthesized."""
-    from ..model.access import dim3
-
     kernels, skipped = [], {}
     for r in reports:
         if r.error:
@@ -60,9 +58,8 @@ def plan(text: str, reports, opts) -> dict:
             skipped[r.name] = why
             continue
         name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
-        kernels.append(dict(name=name, base=r.name, grid=list(dim3(opts.grid, "grid")),
-                            block=list(dim3(opts.block, "block")), shmem=48 * 1024 if r.dynamic_shared else 0,
-                            args=args))
+        kernels.append(dict(name=name, base=r.name, grid=r.grid, block=r.block,
+                            shmem=48 * 1024 if r.dynamic_shared else 0, args=args))
     return dict(text=text, kernels=kernels, skipped=skipped)
 
 
