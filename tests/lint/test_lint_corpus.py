@@ -159,7 +159,7 @@ def test_launch_in_host_code_gives_block_template_and_arguments():
     reports = lint_file(str(CORPUS / "host_launch.cu"), Options(kernel="scale_tile"), resources=False)
     (r,) = reports
     assert (r.block, r.grid, r.template) == ([16, 16, 1], [63, 63, 1], {"TILE": 16})
-    assert "block 16x16x1 from the launch at line 30" in r.notes and "width=1000 from the launch at line 30" in r.notes
+    assert "block 16x16x1 from the launch at line 31" in r.notes and "width=1000 from the launch at line 31" in r.notes
     got = {(f.text, f.access): f for f in r.findings}
     assert g(got[("m[row * width + col]", "load")]) == (4, 4, "coalesced")
     assert s(got[("t[threadIdx.x][threadIdx.y]", "load")]) == (2, 1, 2)
