@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import gpumemlab.kernels as kernels_pkg
-from gpumemlab.kernels import coalescing, copy, transpose
+from gpumemlab.kernels import banks, coalescing, copy, transpose
 from gpumemlab.lint import lint_file
 from gpumemlab.lint.analysis import Options
 from gpumemlab.model import analyze
@@ -73,3 +73,14 @@ def test_increment_patterns_equal_the_model(pattern):
     w = model["per_warp"][f.warp]
     assert (f.sectors_per_request * f.requests, f.ideal_sectors_per_request * f.requests) == (w["sectors"],
                                                                                               w["min_sectors"])
+
+
+@pytest.mark.parametrize("stride", banks.STRIDES)
+def test_bank_stride_slot_equals_the_model(stride):
+    model = analyze(banks.SLOT_ACCESS, f"__shared__ float ws[{banks.SHARED_WORDS}]", block=(banks.BLOCK, 1, 1),
+                    lets=[f"STRIDE={stride}"])
+    per_request = model["wavefronts"] / model["requests"]
+    for kind in ("load", "store"):
+        f = _finding(KERNELS / "banks.cu", "bank_stride", "ws[slot]", kind=kind, block=(banks.BLOCK,),
+                     templates={"STRIDE": str(stride)}, lets={"n": 1 << 20, "reps": 1})
+        assert (f.wavefronts_per_request, f.conflict_ways) == (per_request, model["ways"]) == (stride, stride)
