@@ -29,7 +29,7 @@ def build(lines: int) -> str:
             renamed = re.sub(r"(__global__ void |__device__ float )(\w+)", rf"\1\2_{copy}", s)
             renamed = re.sub(r"\bstruct Particle\b", f"struct Particle_{copy}", renamed)
             renamed = re.sub(r"\bParticle\b(?!_)", f"Particle_{copy}", renamed)
-            renamed = re.sub(r"#define (\w+)", rf"#undef \1\n#define \1", renamed)
+            renamed = re.sub(r"#define (\w+)", r"#undef \1\n#define \1", renamed)
             out.append(renamed)
         copy += 1
     text = "".join(out)

@@ -22,7 +22,6 @@ import re
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 from gpumemlab.ncu.source import find_nvdisasm  # the one finder, shared with lint --validate
 

@@ -73,7 +73,8 @@ CASES = [
     ("goto", K.format(body="int i = threadIdx.x; goto end; end: a[i] = 0;"), [], 0, "coalesced"),
     ("while-true", K.format(body="int i = threadIdx.x; while (true) { a[i] = 0; break; }"), [], 0, "coalesced"),
     ("do-while", K.format(body="int i = threadIdx.x; do { a[i] = 0; } while (i < 0);"), [], 0, "coalesced"),
-    ("constant-memory", "__constant__ float c[64];\n__global__ void k(float* o) { o[threadIdx.x] = c[threadIdx.x % 64]; }",
+    ("constant-memory", "__constant__ float c[64];\n"
+     "__global__ void k(float* o) { o[threadIdx.x] = c[threadIdx.x % 64]; }",
      [], 0, "__constant__ memory"),
     ("union", "union U { float f; int i; };\n__global__ void k(U* u) { u[threadIdx.x].i = 0; }", [], 0, "coalesced"),
     ("class-method", "struct A { __device__ int idx() const { return 3; } };\n__global__ void k(float* a) "

@@ -24,7 +24,8 @@ def test_finding_line_is_clang_tidy_style(capsys):
     out = capsys.readouterr().out
     first = out.splitlines()[0]
     assert first.startswith(f"{CORPUS / 'transpose_samples.cu'}:12:9: uncoalesced: global store "
-                            "`odata[x * width + (y + j)]`: 32 sectors/request (ideal 4), column-major; fix: corner turning")
+                            "`odata[x * width + (y + j)]`: 32 sectors/request (ideal 4), column-major; "
+                            "fix: corner turning")
     assert first.endswith("-> sectors/request 4")
 
 

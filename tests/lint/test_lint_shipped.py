@@ -1,4 +1,4 @@
-"""Every kernel the project ships lints without error, and lint's numbers equal the suite's model for the same access."""
+"""Every kernel the project ships lints without error; lint's numbers equal the suite's model for the same access."""
 
 from pathlib import Path
 

@@ -98,7 +98,8 @@ def _message(f) -> str:
     if f.verdict == "not executed":
         return f"{what}: 0 requests (the guards select no thread of the block)"
     if f.space == "shared":
-        nums = f"{f.wavefronts_per_request:g} wavefronts/request (ideal {f.ideal_wavefronts_per_request:g}), {f.verdict}"
+        nums = (f"{f.wavefronts_per_request:g} wavefronts/request (ideal {f.ideal_wavefronts_per_request:g}), "
+                f"{f.verdict}")
     else:
         nums = (f"{f.sectors_per_request:g} sectors/request (ideal {f.ideal_sectors_per_request:g}), {f.verdict}")
     text = f"{what}: {nums}"

@@ -20,7 +20,7 @@ from ..model.cc import parse_cc
 from . import frontend as fe
 from .interp import Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
 from .launches import agreed, find_launches
-from .ltypes import Array, Float, Int, Opaque, Pointer, Record, by_name, element_type, loads
+from .ltypes import Array, Float, Int, Pointer, by_name, element_type, loads
 
 WARP = 32
 DEFAULT_BLOCK = (256, 1, 1)
@@ -256,9 +256,7 @@ class KernelRun:
         K = ci.CursorKind
         n = self.launch.nthreads
         env0 = _launch_env(self.launch)
-        it = Interpreter(self.parsed, n, env0, self.tenv, {})
-        it._unbound = tuple(self.unbound)
-        it.param_info = []
+        it = Interpreter(self.parsed, n, env0, self.tenv, {}, self.unbound)
         for name, rt in list(self.tenv.items()):
             if isinstance(rt, tuple) and rt[0] == "record":
                 self.tenv[name] = it._record(self.globals_["__records__"][rt[1]])
@@ -283,8 +281,8 @@ class KernelRun:
             frame.types[name] = t if isinstance(t, (Int, Pointer)) else None
             kind = "pointer" if isinstance(t, Pointer) else "int" if isinstance(t, Int) else \
                 "float" if isinstance(t, Float) else "other"
-            it.param_info.append(dict(name=name, kind=kind, type=getattr(t, "name", "?"),
-                                      value=self.values.get(name) if kind == "int" else 1.0 if kind == "float" else None))
+            value = self.values.get(name) if kind == "int" else 1.0 if kind == "float" else None
+            it.param_info.append(dict(name=name, kind=kind, type=getattr(t, "name", "?"), value=value))
         it.globals = {}
         for name, entry in self.globals_.items():
             if name == "__records__":
@@ -497,7 +495,8 @@ def _global_fix(f: Finding, lanes: LaneAccesses, a: Access, cc) -> None:
                  "element starts a sector (seed 003, offsetCopy)")
         f.fix_predicted = _numbers_global(_synthetic(lanes, width, cc=cc))
         return
-    in_chunk_loop = any(lp.uniform and lp.lane_start and lp.var and re.search(rf"\b{re.escape(lp.var)}\b", a.text) for lp in a.loops)
+    in_chunk_loop = any(lp.uniform and lp.lane_start and lp.var and re.search(rf"\b{re.escape(lp.var)}\b", a.text)
+                        for lp in a.loops)
     if f.verdict in ("strided", "column-major") and in_chunk_loop:
         f.fix = ("grid-stride loop: let thread t handle elements t, t + blockDim.x*gridDim.x, ... instead of a "
                  "contiguous chunk, so that each iteration's warp reads consecutive elements (seed 004, squaresSum "
@@ -721,8 +720,7 @@ def _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_):
 def _run_samples(parsed, k, opts, launch, tenv, unbound, globals_):
     """The base run (unbound int parameters at SAMPLES[0]) and, per unbound parameter, a run at SAMPLES[1]."""
     ci = fe.cindex()
-    probe = Interpreter(parsed, 1, {}, tenv, {})
-    probe._unbound = tuple(unbound)
+    probe = Interpreter(parsed, 1, {}, tenv, {}, unbound)
     ints = [p for p in _int_params(k, ci, probe.ltype) if p not in opts.lets]
     values = {**{p: SAMPLES[0] for p in ints}, **opts.lets}
     base = KernelRun(parsed, k, opts, launch, dict(tenv), unbound, globals_, values).run()

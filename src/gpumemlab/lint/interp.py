@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import UsageError
 from ..model import expr
 from . import frontend as fe
-from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name, int_type
+from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name
 
 MAX_CALL_DEPTH = 12
 MAX_STEPS = 200_000  # statements and expressions visited per kernel run
@@ -118,7 +118,7 @@ def _objs(values) -> np.ndarray:
 
 class Interpreter:
     def __init__(self, parsed: fe.Parsed, n: int, env0: dict, tenv: dict, records: dict[str, Record],
-                 loc_of=None):
+                 unbound: tuple = ()):
         self.ci = fe.cindex()
         self.K = self.ci.CursorKind
         self.parsed = parsed
@@ -138,6 +138,8 @@ class Interpreter:
         self._kids: dict = {}  # cursor -> its children (the AST is walked once per statement and expression)
         self.frame: Frame | None = None
         self.globals: dict = {}
+        self.unbound = tuple(unbound)  # template parameters not given
+        self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
 
     # ------------------------------------------------------------ types
 
@@ -197,12 +199,9 @@ class Interpreter:
                 return Pointer(self.tenv[inner])
         if name in self.records:
             return self.records[name]
-        if name.startswith("type-parameter") or name in self.tparams_unbound():
+        if name.startswith("type-parameter") or name in self.unbound:
             return Opaque(f"template type {name} not given (--template {name}=TYPE)")
         return Opaque(f"type {t.spelling!r} not understood")
-
-    def tparams_unbound(self):
-        return getattr(self, "_unbound", ())
 
     def _record(self, t):
         name = t.get_canonical().spelling.replace("struct ", "").replace("const ", "").strip()
@@ -423,11 +422,6 @@ class Interpreter:
             if init and (ref.type.is_const_qualified() or "constexpr" in [t.spelling for t in ref.get_tokens()][:3]):
                 return self.value(init[-1], live, probe=True)
         return Unknown(f"{name} not known")
-
-    def _builtin_member(self, base, member):
-        if isinstance(base, dict):
-            return base.get(member, Unknown(f"no member .{member}"))
-        return None
 
     def _member_value(self, c, kids, live):
         base_c = kids[0] if kids else None
@@ -785,7 +779,8 @@ class Interpreter:
 
     MEMORY_INTRINSICS = ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
     STORE_INTRINSICS = ("__stcg", "__stcs", "__stwb", "__stwt")
-    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered", "surf2Dread", "surf2Dwrite")
+    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered",
+                "surf2Dread", "surf2Dwrite")
 
     def _call(self, c, kids, live):
         name = c.spelling
@@ -844,8 +839,8 @@ class Interpreter:
             defn = callee
         if defn is not None and any(ch.kind == self.K.COMPOUND_STMT for ch in defn.get_children()):
             return self._inline(c, defn, args, live)
-        vals = [self.value(a, live) for a in args]
-        del vals
+        for a in args:  # the arguments' own accesses
+            self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
 
     def _conversion(self, cls):
@@ -993,17 +988,14 @@ class Interpreter:
 
     def _if(self, s, live):
         kids = self.children(s)
-        stmts = [ch for ch in kids if not ch.kind.is_expression() or ch.kind == self.K.DECL_STMT]
+        # children: [init or condition variable], condition, then, [else]; the condition is the first expression
         conds = [ch for ch in kids if ch.kind.is_expression()]
-        # children: [init-decl], cond, then, [else]; the condition is the first expression
         if not conds:
             return live
         cond_c = conds[0]
-        branches = [ch for ch in kids if ch is not cond_c and ch.kind != self.K.DECL_STMT]
         branches = kids[kids.index(cond_c) + 1:]
         then_s = branches[0] if branches else None
         else_s = branches[1] if len(branches) > 1 else None
-        del stmts
         const_if = "constexpr" in [t.spelling for t in list(s.get_tokens())[:2]]
         cv = self.value(cond_c, live)
         if isinstance(cv, Unknown) or isinstance(cv, PtrV):
