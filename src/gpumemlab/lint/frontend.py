@@ -275,6 +275,7 @@ class Parsed:
     text: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stubbed: list[str] = field(default_factory=list)  # headers read as empty
+    children: dict = field(default_factory=dict)  # cursor -> its children, shared by every run over this file
 
 
 def read_source(path: str) -> str:

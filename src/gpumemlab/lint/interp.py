@@ -135,7 +135,7 @@ class Interpreter:
         self.steps = 0
         self.depth = 0
         self._types: dict = {}
-        self._kids: dict = {}  # cursor -> its children (the AST is walked once per statement and expression)
+        self._kids = parsed.children  # cursor -> its children (every run walks the same statements)
         self.frame: Frame | None = None
         self.globals: dict = {}
         self.unbound = tuple(unbound)  # template parameters not given

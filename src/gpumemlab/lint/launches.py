@@ -59,8 +59,9 @@ def find_launches(parsed) -> dict[str, list[Launch]]:
     """{kernel name: [Launch]} for every ``<<<...>>>`` launch in the file."""
     K = fe.cindex().CursorKind
     out: dict[str, list[Launch]] = {}
-    for c in parsed.tu.cursor.walk_preorder():
-        if c.kind != K.CALL_EXPR or c.location.file is None or c.location.file.name != parsed.path:
+    tops = [t for t in parsed.tu.cursor.get_children() if t.location.file and t.location.file.name == parsed.path]
+    for c in (c for t in tops for c in t.walk_preorder()):
+        if c.kind != K.CALL_EXPR:
             continue
         kids = list(c.get_children())
         config = [k for k in kids if k.kind == K.CALL_EXPR and k.spelling in CONFIG_CALLS]
