@@ -133,14 +133,10 @@ def _head_tokens(c) -> list[str]:
     return [t.spelling for t in tu.get_tokens(extent=ci.SourceRange.from_locations(start, c.location))]
 
 
-def _uses_axis(c, axis: str) -> bool:
-    K = fe.cindex().CursorKind
-    for d in c.walk_preorder():
-        if d.kind == K.MEMBER_REF_EXPR and d.spelling == axis:
-            base = [ch for ch in d.get_children()]
-            if base and base[0].spelling in ("threadIdx", "blockDim"):
-                return True
-    return False
+def _uses_axis(parsed, c, axis: str) -> bool:
+    """The kernel's text names threadIdx.AXIS or blockDim.AXIS (a note's hint: macros are not looked into)."""
+    text = parsed.text.encode()[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")
+    return re.search(rf"\b(threadIdx|blockDim)\s*\.\s*{axis}\b", text) is not None
 
 
 def _launch_bounds(c, tenv) -> tuple | None:
@@ -262,7 +258,7 @@ class KernelRun:
             if isinstance(rt, tuple) and rt[0] == "record":
                 self.tenv[name] = it._record(self.globals_["__records__"][rt[1]])
         frame = Frame({}, self.cursor.spelling)
-        for p in [ch for ch in self.cursor.get_children() if ch.kind == K.PARM_DECL]:
+        for p in [ch for ch in it.children(self.cursor) if ch.kind == K.PARM_DECL]:
             t = it.ltype(p.type, p)
             name = p.spelling
             if isinstance(t, Pointer):
@@ -293,7 +289,7 @@ class KernelRun:
             if isinstance(t, Array):
                 it.globals[name] = PtrV(Buffer(name, space, t, cur.location.line, it.text(cur)), _objs([0] * n), t.of)
         it.frame = frame
-        body = [ch for ch in self.cursor.get_children() if ch.kind == K.COMPOUND_STMT][0]
+        body = [ch for ch in it.children(self.cursor) if ch.kind == K.COMPOUND_STMT][0]
         it.run_body(body, np.ones(n, dtype=bool))
         return it
 
@@ -650,7 +646,7 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         rep.error = f"{e.line}:{e.column}: {e.message}"
         return rep
     for axis, size in (("y", launch.block[1]), ("z", launch.block[2])):
-        if size == 1 and _uses_axis(k, axis):
+        if size == 1 and _uses_axis(parsed, k, axis):
             rep.notes.append(f"the kernel reads threadIdx.{axis} or blockDim.{axis} but the block has {axis} = 1: give "
                              f"the launch's shape with --block")
     if bounds and launch.nthreads > bounds[0]:

@@ -227,7 +227,7 @@ class Interpreter:
         """T[A][B] in a template: the element from the template argument, the sizes from the declaration."""
         dims = []
         if cursor is not None:
-            exprs = [c for c in cursor.get_children() if c.kind.is_expression()]
+            exprs = [c for c in self.children(cursor) if c.kind.is_expression()]
             exprs.sort(key=lambda c: c.extent.start.offset)
             for e in exprs:
                 v = self.const_int(e)
@@ -418,7 +418,7 @@ class Interpreter:
         if n is not None:
             return self.const(n)
         if ref is not None and ref.kind == self.K.VAR_DECL:
-            init = [ch for ch in ref.get_children() if ch.kind.is_expression()]
+            init = [ch for ch in self.children(ref) if ch.kind.is_expression()]
             if init and (ref.type.is_const_qualified() or "constexpr" in [t.spelling for t in ref.get_tokens()][:3]):
                 return self.value(init[-1], live, probe=True)
         return Unknown(f"{name} not known")
@@ -683,7 +683,7 @@ class Interpreter:
             ref = d.referenced
             if ref is None or ref.kind not in (self.K.PARM_DECL, self.K.VAR_DECL):
                 continue
-            if ref.type.kind == TK.POINTER or any(ch.kind == self.K.CUDASHARED_ATTR for ch in ref.get_children()):
+            if ref.type.kind == TK.POINTER or any(ch.kind == self.K.CUDASHARED_ATTR for ch in self.children(ref)):
                 return True
         return False
 
@@ -837,7 +837,7 @@ class Interpreter:
         defn = callee.get_definition() if callee is not None else None
         if defn is None and callee is not None and callee.kind == self.K.FUNCTION_TEMPLATE:
             defn = callee
-        if defn is not None and any(ch.kind == self.K.COMPOUND_STMT for ch in defn.get_children()):
+        if defn is not None and any(ch.kind == self.K.COMPOUND_STMT for ch in self.children(defn)):
             return self._inline(c, defn, args, live)
         for a in args:  # the arguments' own accesses
             self.value(a, live)
@@ -847,8 +847,8 @@ class Interpreter:
         """The conversion operator (with a body) of class ``cls`` or its template, if it has exactly one."""
         if cls is None:
             return None
-        ops = [ch for ch in cls.get_children() if ch.kind == self.K.CONVERSION_FUNCTION
-               and any(g.kind == self.K.COMPOUND_STMT for g in ch.get_children())]
+        ops = [ch for ch in self.children(cls) if ch.kind == self.K.CONVERSION_FUNCTION
+               and any(g.kind == self.K.COMPOUND_STMT for g in self.children(ch))]
         return ops[0] if len(ops) == 1 else None
 
     def _inline(self, c, defn, args, live):
@@ -858,7 +858,7 @@ class Interpreter:
             return Unknown(f"recursive call to {name}")
         if len(self.calls) >= MAX_CALL_DEPTH:
             return Unknown(f"calls nested deeper than {MAX_CALL_DEPTH}")
-        params = [p for p in defn.get_children() if p.kind == self.K.PARM_DECL]
+        params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
         vals = [self.value(a, live) for a in args]
         env, types = {}, {}
         for i, p in enumerate(params):
@@ -874,7 +874,7 @@ class Interpreter:
         self.calls.append((defn.get_usr(), c.location.line))
         self.frame = frame
         try:
-            body = [ch for ch in defn.get_children() if ch.kind == self.K.COMPOUND_STMT][0]
+            body = [ch for ch in self.children(defn) if ch.kind == self.K.COMPOUND_STMT][0]
             self.run_body(body, live)
         finally:
             self.frame = saved
@@ -902,7 +902,7 @@ class Interpreter:
                 live = self.stmt(ch, live)
             return live
         if k == K.DECL_STMT:
-            for d in s.get_children():
+            for d in self.children(s):
                 if d.kind == K.VAR_DECL:
                     self.declare(d, live)
             return live
@@ -913,7 +913,7 @@ class Interpreter:
         if k in (K.WHILE_STMT, K.DO_STMT):
             return self._while(s, live, k == K.DO_STMT)
         if k == K.RETURN_STMT:
-            kids = [ch for ch in s.get_children() if ch.kind.is_expression()]
+            kids = [ch for ch in self.children(s) if ch.kind.is_expression()]
             if kids:
                 v = self.value(kids[0], live)
                 f = self.frame
@@ -954,8 +954,8 @@ class Interpreter:
         K = self.K
         t = self.ltype(d.type, d)
         name = d.spelling
-        shared = any(ch.kind == K.CUDASHARED_ATTR for ch in d.get_children())
-        init = [ch for ch in d.get_children() if ch.kind.is_expression()]
+        shared = any(ch.kind == K.CUDASHARED_ATTR for ch in self.children(d))
+        init = [ch for ch in self.children(d) if ch.kind.is_expression()]
         if isinstance(t, Array) or (isinstance(t, Opaque) and shared):
             dims_exprs = init if d.type.kind == self.ci.TypeKind.DEPENDENTSIZEDARRAY else []
             space = "shared" if shared else "local"
