@@ -169,3 +169,17 @@ def test_launches_that_disagree_leave_the_default_block():
     (r,) = lint_file(str(CORPUS / "host_launch.cu"), Options(kernel="twice"), resources=False)
     assert r.block == [256, 1, 1]
     assert "block 256 threads assumed (give --block; the launches do not give one constant shape)" in r.notes
+
+
+def test_struct_parameters_and_helpers_returning_structs():
+    lets = {"A.stride": 1024, "B.stride": 1024, "C.stride": 1024, "A.width": 1024}
+    (r,) = lint_file(str(CORPUS / "struct_params.cu"), Options(block=(16, 16), lets=lets), resources=False)
+    loads = [f for f in r.findings if f.text == "A.elements[row * A.stride + col]" and f.access == "load"]
+    assert [(f.line, f.call_lines, g(f)) for f in loads] == [(12, [34], (4, 4, "coalesced")),
+                                                            (12, [35], (4, 4, "coalesced"))]
+    (store,) = [f for f in r.findings if f.access == "store" and f.space == "global"]
+    assert (store.line, store.call_lines, g(store)) == (13, [41], (4, 4, "coalesced"))
+    del lets["B.stride"]
+    (r,) = lint_file(str(CORPUS / "struct_params.cu"), Options(block=(16, 16), lets=lets), resources=False)
+    b = [f for f in r.findings if f.call_lines == [35]][0]
+    assert b.verdict == "unknown" and "B.stride" in b.unknown_reason

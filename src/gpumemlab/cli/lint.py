@@ -26,7 +26,8 @@ def add_commands(sub) -> None:
                                        "with no full warp in block 0)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")
     p.add_argument("--let", action="append", default=[], metavar="PARAM=VALUE",
-                   help="a kernel parameter's runtime value (integer), e.g. --let width=517")
+                   help="a kernel parameter's runtime value (integer), e.g. --let width=517 or, for a struct "
+                        "parameter's member, --let A.stride=1024")
     p.add_argument("--template", action="append", default=[], metavar="NAME=TYPE|VALUE",
                    help="a template argument, e.g. --template T=float --template TILE=32")
     p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90): the model's rules and NVRTC")
@@ -45,7 +46,8 @@ def _pairs(items, what: str, integer: bool) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         name, value = name.strip(), value.strip()
-        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", name) or not value:
+        if not sep or not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*" if integer else r"[A-Za-z_]\w*", name) \
+                or not value:
             raise UsageError(f"bad {what} {item!r}: expected NAME=VALUE")
         if integer:
             try:
@@ -141,7 +143,8 @@ def print_report(path: str, reports) -> None:
         for col in ("line", "access", "space", "bytes", "sectors/req", "ideal", "wavefronts/req", "ways", "verdict"):
             table.add_column(col, justify="right" if col not in ("access", "space", "verdict") else "left")
         for f in r.findings:
-            table.add_row(f"{f.line}:{f.column}", escape(f"{f.access} {f.text}"[:60]), f.space or "-",
+            called = f" (from line {', '.join(map(str, f.call_lines))})" if f.call_lines else ""
+            table.add_row(f"{f.line}:{f.column}", escape(f"{f.access} {f.text}"[:60] + called), f.space or "-",
                           _v(f.element_bytes), _v(f.sectors_per_request), _v(f.ideal_sectors_per_request),
                           _v(f.wavefronts_per_request), _v(f.conflict_ways),
                           escape(f.verdict if f.verdict != "unknown" else f"unknown: {f.unknown_reason}"[:70]))

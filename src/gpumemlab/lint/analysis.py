@@ -20,7 +20,8 @@ from ..model.cc import parse_cc
 from . import frontend as fe
 from .interp import Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
 from .launches import agreed, find_launches
-from .ltypes import Array, Float, Int, Pointer, by_name, element_type, loads
+from ..model.types import TYPES as VECTOR_TYPES
+from .ltypes import Array, Float, Int, Pointer, Record, by_name, element_type, loads
 
 WARP = 32
 DEFAULT_BLOCK = (256, 1, 1)
@@ -248,6 +249,22 @@ class KernelRun:
         self.parsed, self.cursor, self.opts, self.launch = parsed, cursor, opts, launch
         self.tenv, self.unbound, self.globals_, self.values = tenv, unbound, globals_, values
 
+    def _struct(self, it, name: str, rec: Record, p, n: int) -> dict:
+        """A struct parameter passed by value: its pointers are global buffers, its integers --let NAME.MEMBER."""
+        out = {}
+        for f, _, t in rec.fields:
+            full = f"{name}.{f}"
+            if isinstance(t, Pointer):
+                out[f] = PtrV(Buffer(full, "global", t.to, p.location.line, it.text(p)), _objs([0] * n), t.to)
+            elif isinstance(t, Int) and full in self.values:
+                out[f] = it.convert(it.const(self.values[full]), t, np.ones(n, bool))
+            elif isinstance(t, Record):
+                out[f] = self._struct(it, full, t, p, n)
+            else:
+                out[f] = Unknown(f"member {full} not given (--let {full}=VALUE)" if isinstance(t, Int) else
+                                 f"member {full} of type {t.name}")
+        return out
+
     def run(self) -> Interpreter:
         ci = fe.cindex()
         K = ci.CursorKind
@@ -273,6 +290,8 @@ class KernelRun:
                     frame.env[name] = Unknown(f"parameter {name} not given (--let {name}=VALUE)")
             elif isinstance(t, Float):
                 frame.env[name] = Unknown(f"floating-point parameter {name}")
+            elif isinstance(t, Record) and t.name not in VECTOR_TYPES:
+                frame.env[name] = self._struct(it, name, t, p, n)
             else:
                 frame.env[name] = Unknown(f"parameter {name} of type {p.type.spelling}")
             frame.types[name] = t if isinstance(t, (Int, Pointer)) else None
@@ -294,6 +313,14 @@ class KernelRun:
         return it
 
 
+def _struct_slots(name: str, rec: Record) -> list[tuple[str, object]]:
+    """(dotted name, type) of every member of a struct parameter, nested structs flattened (A.elements, A.stride)."""
+    out = []
+    for f, _, t in rec.fields:
+        out += _struct_slots(f"{name}.{f}", t) if isinstance(t, Record) else [(f"{name}.{f}", t)]
+    return out
+
+
 def _globals(parsed, ci) -> dict:
     K = ci.CursorKind
     out = {"__records__": _records(parsed, ci)}
@@ -311,8 +338,17 @@ def _globals(parsed, ci) -> dict:
 
 
 def _int_params(cursor, ci, it_ltype) -> list[str]:
-    K = ci.CursorKind
-    return [p.spelling for p in cursor.get_children() if p.kind == K.PARM_DECL and isinstance(it_ltype(p.type, p), Int)]
+    """Integer parameters, and the integer members of struct parameters (A.stride), that --let can give."""
+    out = []
+    for p in cursor.get_children():
+        if p.kind != ci.CursorKind.PARM_DECL:
+            continue
+        t = it_ltype(p.type, p)
+        if isinstance(t, Int):
+            out.append(p.spelling)
+        elif isinstance(t, Record) and t.name not in VECTOR_TYPES:
+            out += [name for name, mt in _struct_slots(p.spelling, t) if isinstance(mt, Int)]
+    return out
 
 
 def _warp_of(active: np.ndarray) -> int | None:
@@ -563,8 +599,8 @@ def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
                              f"(the file has: {', '.join(names) or 'none'})")
     if not kernels:
         raise UsageError(f"{parsed.path}: no __global__ kernel found")
-    unknown_lets = set(opts.lets) - {p.spelling for c in kernels for p in c.get_children()
-                                     if p.kind == ci.CursorKind.PARM_DECL}
+    unknown_lets = {n for n in opts.lets if n.split(".")[0] not in
+                    {p.spelling for c in kernels for p in c.get_children() if p.kind == ci.CursorKind.PARM_DECL}}
     if unknown_lets:
         raise UsageError(f"--let {sorted(unknown_lets)[0]}: no kernel of the file has a parameter of that name")
     globals_ = _globals(parsed, ci)

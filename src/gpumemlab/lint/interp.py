@@ -530,6 +530,8 @@ class Interpreter:
             return expr.Value(np.where(cond, ty.wrap(a.v), ty.wrap(b.v)), ty)
         if isinstance(a, PtrV) and isinstance(b, PtrV) and a.buf is b.buf:
             return PtrV(a.buf, np.where(cond, a.off, b.off), a.to)
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+            return {k: self.merge(cond, a[k], b[k], live) for k in a}
         if isinstance(a, Unknown):
             return a
         if isinstance(b, Unknown):
@@ -678,6 +680,8 @@ class Interpreter:
             v = self.frame.env.get(d.spelling) if self.frame else None
             if isinstance(v, PtrV):
                 return v.buf.space != "local"
+            if isinstance(v, dict) and any(isinstance(m, PtrV) and m.buf.space != "local" for m in v.values()):
+                return True
             if d.spelling in self.globals:
                 return True
             ref = d.referenced
@@ -718,9 +722,15 @@ class Interpreter:
 
     def assign_var(self, name, value, live):
         env = self.frame.env
-        if "." in name:
+        if "." in name:  # a member of a local struct (a dict of its members' values)
             base, member = name.split(".", 1)
-            env[base] = Unknown(f"{base}: members of local structs are not followed")
+            old = env.get(base)
+            if not isinstance(old, dict) or "." in member or member not in old:
+                env[base] = Unknown(f"{base}: member .{member} not followed")
+                return
+            new = dict(old)
+            new[member] = value if live.all() else self._partial(old[member], value, live)
+            env[base] = new
             return
         old = env.get(name)
         t = self.frame.types.get(name)
@@ -792,6 +802,14 @@ class Interpreter:
                 and len(args) > len(list(c.get_arguments())):
             args = args[1:]
         args = list(c.get_arguments()) or args
+        if callee is not None and callee.kind == self.K.CONSTRUCTOR and not args:  # T x; a default-built struct
+            t = self.ltype(c.type)
+            if isinstance(t, Record):
+                return {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
+        if callee is not None and callee.kind == self.K.CONSTRUCTOR and len(args) == 1 and \
+                self._same_record(args[0].type, c.type):  # a struct copied (passed or returned by value)
+            v = self.value(args[0], live)
+            return dict(v) if isinstance(v, dict) else v
         if name == "operator=" and len(args) == 2:  # struct assignment (out[i] = make_float4(...)): a store
             rhs = self.value(args[1], live)
             self.store(args[0], self.lvalue(args[0], live), rhs, live)
@@ -842,6 +860,10 @@ class Interpreter:
         for a in args:  # the arguments' own accesses
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _same_record(self, a, b) -> bool:
+        strip = lambda t: t.get_canonical().spelling.replace("const ", "").replace("volatile ", "")  # noqa: E731
+        return strip(a) == strip(b)
 
     def _conversion(self, cls):
         """The conversion operator (with a body) of class ``cls`` or its template, if it has exactly one."""
@@ -978,8 +1000,11 @@ class Interpreter:
             v = Unknown("floating-point value")
         elif isinstance(t, Opaque) and not isinstance(v, (expr.Value, PtrV)):
             v = v if isinstance(v, Unknown) else Unknown(t.reason)
-        elif isinstance(t, Record) and not isinstance(v, Unknown):
-            v = Unknown(f"{name}: local {t.name} values are not followed")
+        elif isinstance(t, Record):  # a struct: a dict of its members' values
+            if not init:
+                v = {f: Unknown(f"{name}.{f} not initialized") for f, _, _ in t.fields}
+            elif isinstance(v, dict):
+                v = dict(v)
         self.frame.env[name] = v
         self.frame.types[name] = t if not isinstance(t, Opaque) else None
 
