@@ -183,3 +183,14 @@ def test_struct_parameters_and_helpers_returning_structs():
     (r,) = lint_file(str(CORPUS / "struct_params.cu"), Options(block=(16, 16), lets=lets), resources=False)
     b = [f for f in r.findings if f.call_lines == [35]][0]
     assert b.verdict == "unknown" and "B.stride" in b.unknown_reason
+
+
+def test_neighbouring_loads_suggest_one_vector_load():
+    got = findings("strided_offset.cu", "pair_sum")
+    for text in ("in[2 * i]", "in[2 * i + 1]"):
+        f = got[(text, "load")]
+        assert g(f) == (8, 4, "strided")
+        assert f.fix.startswith("load the 2 neighbouring elements in one float2") and "1 request instead of 2" in f.fix
+        assert f.fix_predicted == {"sectors_per_request": 8.0, "ideal_sectors_per_request": 8.0}
+    lone = findings("strided_offset.cu", "stride2")[("in[2 * i]", "load")]
+    assert "float2" not in lone.fix  # no neighbour read: the vector load would move twice the bytes for nothing

@@ -8,6 +8,7 @@ docs/lint.md; ``--fail-on RULES`` exits 1 when a finding has one of those rules.
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from ..errors import UsageError
@@ -125,7 +126,8 @@ def print_report(path: str, reports) -> None:
                   else f"{path}:{r.line}:1: error: kernel {r.name} not analyzed: {r.error}")
         for f in r.findings:
             if f.rule != "ok":
-                print(f"{path}:{f.line}:{f.column}: {f.rule}: {_message(f)}")
+                where = f.file if f.file and f.file != os.path.abspath(path) else path  # a helper in a header
+                print(f"{where}:{f.line}:{f.column}: {f.rule}: {_message(f)}")
         spill = (r.resources or {}).get("spill_store_bytes")
         if spill:
             print(f"{path}:{r.line}:1: spill: kernel {r.name} spills {spill} bytes per thread to local memory")

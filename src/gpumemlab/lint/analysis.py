@@ -464,7 +464,8 @@ def _per_request(v, reqs):
     return None if not reqs else round(v / reqs, 3)
 
 
-def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None) -> Finding:
+def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours: bool = False) -> Finding:
+    """The model's numbers for access ``a``; ``neighbours``: the thread also accesses the next element(s)."""
     buf = a.buf
     f = Finding(kernel, a.file, a.line, a.column, a.text, a.kind, buf.space if buf else None,
                 buf.name if buf else None, getattr(a.type, "size", None) if a.type is not None else None,
@@ -506,7 +507,7 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None) -> Finding
         f.ideal_sectors_per_request = _per_request(res["min_sectors"], res["requests"])
         f.verdict = _global_verdict(lanes, res)
         if f.verdict not in ("coalesced", "broadcast"):
-            _global_fix(f, lanes, a, cc)
+            _global_fix(f, lanes, a, cc, neighbours)
     return f
 
 
@@ -515,7 +516,7 @@ def _numbers_global(r: dict) -> dict:
                 ideal_sectors_per_request=_per_request(r["min_sectors"], r["requests"]))
 
 
-def _global_fix(f: Finding, lanes: LaneAccesses, a: Access, cc) -> None:
+def _global_fix(f: Finding, lanes: LaneAccesses, a: Access, cc, neighbours: bool = False) -> None:
     width = lanes.widths[0]
     if a.member is not None or len(lanes.widths) > 1:
         what = f".{a.member} of {a.record_type.name}" if a.member and a.record_type else lanes.decl.element.name
@@ -538,10 +539,11 @@ def _global_fix(f: Finding, lanes: LaneAccesses, a: Access, cc) -> None:
         return
     row = lanes.addresses[0][lanes.active]
     d = np.diff(row)
-    if f.verdict == "strided" and d.size and d[0] in (8, 16) and d[0] > width and np.all(d == d[0]):
+    if f.verdict == "strided" and neighbours and d.size and d[0] in (8, 16) and d[0] > width and np.all(d == d[0]):
         vec = {8: "float2", 16: "float4"}[int(d[0])]
-        f.fix = (f"load {int(d[0])} bytes per thread in one {vec} (reinterpret_cast<const {vec}*>) instead of "
-                 f"{int(d[0]) // width} scalar loads (seed 001: 8- and 16-byte words per thread coalesce)")
+        parts = int(d[0]) // width
+        f.fix = (f"load the {parts} neighbouring elements in one {vec} per thread (reinterpret_cast<const {vec}*>): "
+                 f"1 request instead of {parts} (seed 001: 8- and 16-byte words per thread coalesce)")
         f.fix_predicted = _numbers_global(_synthetic(lanes, int(d[0]), cc=cc))
         return
     if f.verdict == "column-major":
@@ -709,7 +711,7 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         if depends:
             unknown = ("depends on " + ", ".join(f"parameter {d}" for d in depends) +
                        f" (give --let {depends[0]}=VALUE)")
-        f = evaluate(a, k.spelling, blk, cc, unknown)
+        f = evaluate(a, k.spelling, blk, cc, unknown, _has_neighbour(a, it.accesses.values()))
         f.block = list(blk.block_idx)
         rep.findings.append(f)
     rep.findings.sort(key=lambda f: (f.line, f.column, f.call_lines))
@@ -719,6 +721,21 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
 # blocks tried, in order, for an access that has no warp whose 32 lanes all execute it in block 0 (a boundary
 # guard such as i > 0 or j > 0 of a stencil): the neighbours of block 0 are interior blocks of most grids
 NEXT_BLOCKS = ((1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 1))
+
+
+def _has_neighbour(a: Access, others) -> bool:
+    """Another access of the same buffer reads, in every lane, the element next to this one's (a[2i], a[2i+1])."""
+    if a.offsets is None or a.buf is None:
+        return False
+    size = getattr(a.type, "size", 0)
+    for b in others:
+        if b is a or b.buf is not a.buf or b.kind != a.kind or b.offsets is None or b.active is None:
+            continue
+        for step in (size, -size):
+            if np.array_equal(a.active, b.active) and all(int(y) - int(x) == step for x, y, m in
+                                                            zip(a.offsets, b.offsets, a.active) if m):
+                return True
+    return False
 
 
 def _full_warp(a: Access) -> bool:

@@ -276,6 +276,7 @@ class Parsed:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stubbed: list[str] = field(default_factory=list)  # headers read as empty
     children: dict = field(default_factory=dict)  # cursor -> its children, shared by every run over this file
+    sources: dict = field(default_factory=dict)  # file name -> its bytes, for the text of accesses
 
 
 def read_source(path: str) -> str:

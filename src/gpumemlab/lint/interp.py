@@ -110,6 +110,16 @@ class Frame:
         self.types: dict = {}  # declared type of each local
 
 
+def _read_bytes(name: str, parsed) -> bytes:
+    if name == parsed.path:
+        return parsed.text.encode()
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
 def _objs(values) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = list(values)
@@ -287,12 +297,15 @@ class Interpreter:
         return None
 
     def text(self, cursor) -> str:
+        """The expression as written (from the file, or from an included header), spaces collapsed."""
         ext = cursor.extent
         s, e = ext.start, ext.end
-        if s.file and s.file.name == self.parsed.path and e.file and e.file.name == self.parsed.path \
-                and e.offset > s.offset:
-            t = self.parsed.text.encode()[s.offset:e.offset].decode(errors="replace")
-            return " ".join(t.split())
+        if s.file and e.file and s.file.name == e.file.name and e.offset > s.offset:
+            data = self.parsed.sources.get(s.file.name)
+            if data is None:
+                data = self.parsed.sources[s.file.name] = _read_bytes(s.file.name, self.parsed)
+            if data:
+                return " ".join(data[s.offset:e.offset].decode(errors="replace").split())
         return " ".join(tok.spelling for tok in cursor.get_tokens())
 
     def children(self, c):
