@@ -21,19 +21,19 @@ CORPUS = Path(__file__).resolve().parents[1] / "tests" / "lint" / "corpus"
 
 
 def build(lines: int) -> str:
-    """Copies of the corpus files, kernels and helpers renamed per copy, until ``lines`` lines."""
+    """Copies of the corpus files, their functions and types renamed per copy, until ``lines`` lines."""
     sources = [p.read_text() for p in sorted(CORPUS.glob("*.cu")) if "templates" not in p.name]
+    declared = re.compile(r"(?:__global__|__device__)\s+(?:\w+\s+)*?(\w+)\s*\(|(?:struct|\}\s*)\s*(\w+)\s*[;{]"
+                          r"|\bint\s+(main)\s*\(")
     out, copy = [], 0
     while sum(s.count("\n") for s in out) < lines:
         for s in sources:
-            renamed = re.sub(r"(__global__ void |__device__ float )(\w+)", rf"\1\2_{copy}", s)
-            renamed = re.sub(r"\bstruct Particle\b", f"struct Particle_{copy}", renamed)
-            renamed = re.sub(r"\bParticle\b(?!_)", f"Particle_{copy}", renamed)
-            renamed = re.sub(r"#define (\w+)", r"#undef \1\n#define \1", renamed)
-            out.append(renamed)
+            names = {n for m in declared.finditer(s) for n in m.groups() if n and n not in ("void", "float", "int")}
+            for n in sorted(names, key=len, reverse=True):
+                s = re.sub(rf"\b{n}\b", f"{n}_{copy}", s)
+            out.append(re.sub(r"#define (\w+)", r"#undef \1\n#define \1", s))
         copy += 1
-    text = "".join(out)
-    return "\n".join(text.splitlines()[:lines]) + "\n" if text.count("\n") > lines else text
+    return "".join(out)  # whole files: at least ``lines`` lines
 
 
 def main() -> int:
@@ -43,9 +43,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.cu"
-        text = build(args.lines)
-        cut = text.rfind("\n__global__")  # end on a whole kernel
-        path.write_text(text[:cut] + "\n" if text.count("\n") > args.lines else text)
+        path.write_text(build(args.lines))
         n = path.read_text().count("\n")
         cmd = [sys.executable, "-m", "gpumemlab", "lint", str(path), "--no-resources", "--json"]
         cold, cold_cpu = [], []

@@ -277,6 +277,7 @@ class Parsed:
     stubbed: list[str] = field(default_factory=list)  # headers read as empty
     children: dict = field(default_factory=dict)  # cursor -> its children, shared by every run over this file
     sources: dict = field(default_factory=dict)  # file name -> its bytes, for the text of accesses
+    nodes: dict = field(default_factory=dict)  # cursor -> (kind, type)
 
 
 def read_source(path: str) -> str:

@@ -146,6 +146,7 @@ class Interpreter:
         self.depth = 0
         self._types: dict = {}
         self._kids = parsed.children  # cursor -> its children (every run walks the same statements)
+        self._nodes = parsed.nodes  # cursor -> (kind, type)
         self.frame: Frame | None = None
         self.globals: dict = {}
         self.unbound = tuple(unbound)  # template parameters not given
@@ -308,6 +309,29 @@ class Interpreter:
                 return " ".join(data[s.offset:e.offset].decode(errors="replace").split())
         return " ".join(tok.spelling for tok in cursor.get_tokens())
 
+    def tokens(self, c) -> list[str]:
+        """The spellings of a cursor's tokens, read from libclang once per file."""
+        key = (c, "tokens")
+        toks = self._nodes.get(key)
+        if toks is None:
+            toks = self._nodes[key] = [t.spelling for t in c.get_tokens()]
+        return toks
+
+    def _semicolons(self, s) -> list[int]:
+        """Offsets of a for statement's first two ';' (they separate init, condition and step)."""
+        key = (s, "semicolons")
+        semis = self._nodes.get(key)
+        if semis is None:
+            semis = self._nodes[key] = [t.extent.start.offset for t in s.get_tokens() if t.spelling == ";"][:2]
+        return semis
+
+    def node(self, c):
+        """(kind, type) of a cursor, looked up in libclang once per file."""
+        info = self._nodes.get(c)
+        if info is None:
+            info = self._nodes[c] = (c.kind, c.type)
+        return info
+
     def children(self, c):
         kids = self._kids.get(c)
         if kids is None:
@@ -326,7 +350,7 @@ class Interpreter:
         """The rvalue of expression ``c`` for every thread; loads are recorded (not when probing)."""
         self.tick()
         K = self.K
-        k = c.kind
+        k, t = self.node(c)
         saved_probe = getattr(self, "_probe", False)
         self._probe = probe or saved_probe
         self.depth += 1
@@ -337,7 +361,6 @@ class Interpreter:
         finally:
             self._probe = saved_probe
             self.depth -= 1
-        t = c.type
         if isinstance(v, (expr.Value, PtrV)) and t.kind != self.ci.TypeKind.DEPENDENT and k not in (K.PAREN_EXPR,):
             lt = self.ltype(t)
             if isinstance(lt, (Int, Pointer)):
@@ -346,7 +369,7 @@ class Interpreter:
 
     def _value(self, c, live):
         K = self.K
-        k = c.kind
+        k = self.node(c)[0]
         kids = self.children(c)
         if k == K.INTEGER_LITERAL or k == K.CXX_BOOL_LITERAL_EXPR:
             n = fe.evaluate_int(c)
@@ -432,7 +455,7 @@ class Interpreter:
             return self.const(n)
         if ref is not None and ref.kind == self.K.VAR_DECL:
             init = [ch for ch in self.children(ref) if ch.kind.is_expression()]
-            if init and (ref.type.is_const_qualified() or "constexpr" in [t.spelling for t in ref.get_tokens()][:3]):
+            if init and (ref.type.is_const_qualified() or "constexpr" in self.tokens(ref)[:3]):
                 return self.value(init[-1], live, probe=True)
         return Unknown(f"{name} not known")
 
@@ -540,7 +563,9 @@ class Interpreter:
             return b
         if isinstance(a, expr.Value) and isinstance(b, expr.Value):
             ty = expr.common_type(a.type, b.type)
-            return expr.Value(np.where(cond, ty.wrap(a.v), ty.wrap(b.v)), ty)
+            av = a.v if a.type == ty else ty.wrap(a.v)  # values of the type already are in its range
+            bv = b.v if b.type == ty else ty.wrap(b.v)
+            return expr.Value(np.where(cond, av, bv), ty)
         if isinstance(a, PtrV) and isinstance(b, PtrV) and a.buf is b.buf:
             return PtrV(a.buf, np.where(cond, a.off, b.off), a.to)
         if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
@@ -1034,7 +1059,7 @@ class Interpreter:
         branches = kids[kids.index(cond_c) + 1:]
         then_s = branches[0] if branches else None
         else_s = branches[1] if len(branches) > 1 else None
-        const_if = "constexpr" in [t.spelling for t in list(s.get_tokens())[:2]]
+        const_if = "constexpr" in self.tokens(s)[:2]
         cv = self.value(cond_c, live)
         if isinstance(cv, Unknown) or isinstance(cv, PtrV):
             reason = cv.reason if isinstance(cv, Unknown) else "pointer test"
@@ -1096,8 +1121,7 @@ class Interpreter:
         body = kids[-1]
         parts = kids[:-1]
         init_c = cond_c = inc_c = None
-        toks = list(s.get_tokens())
-        semis = [t.extent.start.offset for t in toks if t.spelling == ";"][:2]
+        semis = self._semicolons(s)
         if len(semis) < 2:  # no tokens (a loop written inside a macro): all three parts, or a declaration first
             if len(parts) == 3:
                 init_c, cond_c, inc_c = parts
