@@ -592,7 +592,7 @@ def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
         e = fatal[0]
         more = f" (+{len(fatal) - 1} more)" if len(fatal) > 1 else ""
         raise UsageError(f"{parsed.path}:{e.line}:{e.column}: error: {e.message}{more}")
-    kernels = [c for c, g, _ in funcs if g]
+    kernels = all_kernels = [c for c, g, _ in funcs if g]
     if opts.kernel:
         names = sorted({c.spelling for c in kernels})
         kernels = [c for c in kernels if c.spelling == opts.kernel]
@@ -602,7 +602,7 @@ def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
     if not kernels:
         raise UsageError(f"{parsed.path}: no __global__ kernel found")
     unknown_lets = {n for n in opts.lets if n.split(".")[0] not in
-                    {p.spelling for c in kernels for p in c.get_children() if p.kind == ci.CursorKind.PARM_DECL}}
+                    {p.spelling for c in all_kernels for p in c.get_children() if p.kind == ci.CursorKind.PARM_DECL}}
     if unknown_lets:
         raise UsageError(f"--let {sorted(unknown_lets)[0]}: no kernel of the file has a parameter of that name")
     globals_ = _globals(parsed, ci)
