@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import re
+import subprocess
 import sys
 
 from gpumemlab.gpu.sass import LOAD, PRED, disassemble, find_nvdisasm, load_cover, load_width, main_loop, opcode

@@ -35,6 +35,14 @@ def _load_kernels(runtime, cases: list[dict], status: dict) -> dict:
         return kernels
 
 
+def begin_status(runtime, spath: Path) -> dict:
+    """The progress record a child keeps in STATUS.json, with this GPU's name and cc, written once."""
+    info = runtime.device_info()
+    status = dict(device=dict(name=info["name"], cc=list(info["cc"])), done=[], errors={}, fatal=None)
+    _write_json(spath, status)
+    return status
+
+
 def child_main(cases_path: str, status_path: str) -> int:
     import cupy
 
@@ -42,10 +50,7 @@ def child_main(cases_path: str, status_path: str) -> int:
 
     cases = json.loads(Path(cases_path).read_text())
     spath = Path(status_path)
-    status = dict(device=None, done=[], errors={}, fatal=None)
-    info = runtime.device_info()
-    status["device"] = dict(name=info["name"], cc=list(info["cc"]))
-    _write_json(spath, status)
+    status = begin_status(runtime, spath)
     kernels = _load_kernels(runtime, cases, status)
     _write_json(spath, status)
     for c in cases:

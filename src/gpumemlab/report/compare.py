@@ -15,7 +15,6 @@ import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from ..bench.records import POSITIVE, Record, RunResults, check_number
 from ..errors import UsageError

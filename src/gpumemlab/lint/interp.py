@@ -1,0 +1,1217 @@
+"""Run a kernel's body once for every thread of one block, symbolically in the launch and the parameters.
+
+Every value is evaluated for all threads at once (NumPy object arrays, C's integer types and conversions from
+:mod:`gpumemlab.model.expr`). Statements run in order: locals are assigned, ``if`` masks the threads that take
+each branch (and merges the variables after it), a loop runs its first iteration (its step is checked for being
+warp-uniform), ``return``/``break``/``continue`` retire threads, ``__device__`` helpers run at their call site.
+Each load and store through a pointer parameter, a ``__shared__`` array or a global ``__device__`` array is
+recorded with every thread's byte address and whether it executes it. What cannot be known - a value loaded
+from memory, an opaque call, floating point - is an :class:`Unknown` with its reason, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UsageError
+from ..model import expr
+from . import frontend as fe
+from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name
+
+MAX_CALL_DEPTH = 12
+MAX_STEPS = 200_000  # statements and expressions visited per kernel run
+MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
+
+
+class LintLimit(Exception):
+    """The kernel is too large or deep to run (reported as one line)."""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+    buf: object = None  # the memory an unknown address points into, when that much is known
+
+
+@dataclass
+class Buffer:
+    """Memory an access goes through: a pointer parameter, a __shared__ array or a global __device__ array."""
+
+    name: str
+    space: str  # "global", "shared", "constant", "local"
+    type: object  # element type (pointer params) or the array type
+    line: int
+    decl_text: str
+    restrict: bool = False
+    const: bool = False
+
+
+@dataclass
+class PtrV:
+    buf: Buffer
+    off: np.ndarray  # byte offset per thread (object ints)
+    to: object  # pointee type
+
+
+@dataclass
+class Place:
+    """An lvalue in memory."""
+
+    buf: Buffer
+    off: np.ndarray
+    type: object
+
+
+@dataclass
+class VarRef:
+    name: str
+
+
+@dataclass
+class Loop:
+    line: int
+    var: str | None
+    uniform: bool | None  # the step is the same for every lane of each warp (None: unknown)
+    step: str
+    lane_start: bool = False  # the variable starts at a different value in each lane (a per-thread chunk)
+    additive: bool = False  # the step adds (++, +=, -=): a uniform one shifts every lane alike, keeping the pattern
+
+
+@dataclass
+class Access:
+    """One load or store as recorded (one per source location and call path)."""
+
+    key: tuple
+    line: int
+    column: int
+    file: str
+    text: str
+    kind: str  # "load", "store", "atomic", "texture"
+    buf: Buffer | None
+    type: object
+    offsets: np.ndarray | None  # byte offset of each thread
+    active: np.ndarray | None
+    unknown: str | None = None
+    call_lines: tuple = ()  # call sites (outermost first) when inside a __device__ helper
+    loops: tuple = ()
+    notes: list = field(default_factory=list)
+    member: str | None = None
+    record_type: object = None  # the struct an AoS member access reads from
+
+
+class Frame:
+    def __init__(self, env: dict, fn_name: str):
+        self.env = env
+        self.fn = fn_name
+        self.ret = None  # return value (merged per lane)
+        self.returned = None  # lanes that returned
+        self.types: dict = {}  # declared type of each local
+
+
+def _read_bytes(name: str, parsed) -> bytes:
+    if name == parsed.path:
+        return parsed.text.encode()
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _objs(values) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+class Interpreter:
+    def __init__(self, parsed: fe.Parsed, n: int, env0: dict, tenv: dict, records: dict[str, Record],
+                 unbound: tuple = ()):
+        self.ci = fe.cindex()
+        self.K = self.ci.CursorKind
+        self.parsed = parsed
+        self.n = n
+        self.env0 = env0  # builtins and bound parameters
+        self.tenv = tenv  # template parameter -> type or int
+        self.records = records
+        self.accesses: dict[tuple, Access] = {}
+        self.seen: dict[tuple, int] = {}
+        self.calls: list[tuple[str, int]] = []  # (function, call line)
+        self.loops: list[Loop] = []
+        self.uncertain: list[str] = []  # reasons the executing lanes are not known
+        self.notes: list[str] = []
+        self.steps = 0
+        self.depth = 0
+        self._types: dict = {}
+        self._kids = parsed.children  # cursor -> its children (every run walks the same statements)
+        self._nodes = parsed.nodes  # cursor -> (kind, type)
+        self.frame: Frame | None = None
+        self.globals: dict = {}
+        self.unbound = tuple(unbound)  # template parameters not given
+        self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
+
+    # ------------------------------------------------------------ types
+
+    def ltype(self, t, cursor=None):
+        """A clang type -> lint's type, template parameters substituted (cached per spelling)."""
+        TK = self.ci.TypeKind
+        k = t.kind
+        if k == TK.DEPENDENTSIZEDARRAY:  # its sizes come from the declaration's expressions
+            return self._ltype(t, cursor)
+        key = (k, t.spelling)
+        hit = self._types.get(key)
+        if hit is None:
+            hit = self._types[key] = self._ltype(t, cursor)
+        return hit
+
+    def _ltype(self, t, cursor=None):
+        TK = self.ci.TypeKind
+        k = t.kind
+        if k in (TK.ELABORATED, TK.TYPEDEF, TK.AUTO):
+            c = t.get_canonical()
+            if c.kind not in (TK.UNEXPOSED, k):
+                return self.ltype(c, cursor)
+            if k == TK.AUTO:
+                return Opaque("auto type not deduced (template code)")
+        if k == TK.POINTER:
+            return Pointer(self.ltype(t.get_pointee()))
+        if k in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+            return self.ltype(t.get_pointee())
+        if k == TK.CONSTANTARRAY:
+            return Array(self.ltype(t.element_type), t.element_count)
+        if k == TK.INCOMPLETEARRAY:
+            return Array(self.ltype(t.element_type), None)
+        if k == TK.DEPENDENTSIZEDARRAY:
+            return self._dependent_array(t, cursor)
+        if k == TK.BOOL:
+            return BOOL
+        if k == TK.FLOAT:
+            return Float(4)
+        if k == TK.DOUBLE:
+            return Float(8)
+        if k == TK.HALF:
+            return Float(2)
+        if k == TK.RECORD:
+            return self._record(t)
+        if k == TK.ENUM:
+            return Int(expr.INT)
+        spelled = by_name(t.spelling)
+        if spelled is not None:
+            return spelled
+        name = " ".join(w for w in t.spelling.split() if w not in ("const", "volatile"))
+        if name in self.tenv:
+            v = self.tenv[name]
+            return v if not isinstance(v, int) else Opaque(f"template parameter {name} is a value")
+        if name.endswith("*"):
+            inner = name[:-1].strip()
+            if inner in self.tenv and not isinstance(self.tenv[inner], int):
+                return Pointer(self.tenv[inner])
+        if name in self.records:
+            return self.records[name]
+        if name.startswith("type-parameter") or name in self.unbound:
+            return Opaque(f"template type {name} not given (--template {name}=TYPE)")
+        return Opaque(f"type {t.spelling!r} not understood")
+
+    def _record(self, t):
+        name = t.get_canonical().spelling.replace("struct ", "").replace("const ", "").strip()
+        spelled = by_name(name)
+        if spelled is not None:
+            return spelled
+        if name in self.records:
+            return self.records[name]
+        size, align = t.get_size(), t.get_align()
+        if size <= 0:
+            return Opaque(f"incomplete or dependent type {t.spelling!r}")
+        fields = []
+        for f in t.get_fields():
+            off = t.get_offset(f.spelling)
+            if off < 0 or off % 8:
+                return Opaque(f"struct {name} has a field lint cannot place ({f.spelling})")
+            fields.append((f.spelling, off // 8, self.ltype(f.type)))
+        rec = Record(name, size, align, tuple(fields))
+        self.records[name] = rec
+        return rec
+
+    def _dependent_array(self, t, cursor):
+        """T[A][B] in a template: the element from the template argument, the sizes from the declaration."""
+        dims = []
+        if cursor is not None:
+            exprs = [c for c in self.children(cursor) if c.kind.is_expression()]
+            exprs.sort(key=lambda c: c.extent.start.offset)
+            for e in exprs:
+                v = self.const_int(e)
+                if v is None:
+                    return Opaque("array size not known (give its template arguments)")
+                dims.append(v)
+        el = t
+        while el.kind in (self.ci.TypeKind.DEPENDENTSIZEDARRAY, self.ci.TypeKind.CONSTANTARRAY,
+                          self.ci.TypeKind.INCOMPLETEARRAY):
+            el = el.element_type
+        base = self.ltype(el)
+        if not dims:
+            return Opaque("array size not known")
+        out = base
+        for d in reversed(dims):
+            out = Array(out, d)
+        return out
+
+    # ------------------------------------------------------------ helpers
+
+    def tick(self):
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise LintLimit(f"more than {MAX_STEPS} expressions evaluated in one kernel")
+
+    def const(self, value: int, ctype=expr.INT) -> expr.Value:
+        return expr.Value(_objs([value] * self.n), ctype)
+
+    def arith(self, node, values: dict, live) -> expr.Value | Unknown:
+        """Evaluate a model.expr node over named Values with C's semantics; UB becomes Unknown."""
+        try:
+            return expr.Evaluator(values, self.n, "index arithmetic").typed(node, live)
+        except UsageError as exc:
+            return Unknown(str(exc))
+
+    def convert(self, v, t, live):
+        """C conversion of ``v`` to lint type ``t`` (integers: wrap; bool: != 0)."""
+        if isinstance(v, expr.Value) and isinstance(t, Int):
+            if t.boolean:
+                return expr.Value(_objs([int(x != 0) for x in v.v]), expr.INT)
+            if t.ctype.bits < 32:
+                return expr.Value(t.ctype.wrap(v.v), expr.INT)
+            if t.ctype != v.type:
+                widening = t.ctype.bits > v.type.bits and (t.ctype.signed or not v.type.signed)
+                return expr.Value(v.v if widening else t.ctype.wrap(v.v), t.ctype)  # widening keeps every value
+            return v
+        if isinstance(t, Float):
+            return Unknown("floating-point value") if not isinstance(v, Unknown) else v
+        if isinstance(t, Pointer) and isinstance(v, PtrV):
+            return PtrV(v.buf, v.off, t.to)
+        return v
+
+    def const_int(self, cursor) -> int | None:
+        v = self.value(cursor, np.ones(1, dtype=bool), probe=True)
+        if isinstance(v, expr.Value) and len(set(v.v.tolist())) == 1:
+            return int(v.v[0])
+        return None
+
+    def text(self, cursor) -> str:
+        """The expression as written (from the file, or from an included header), spaces collapsed."""
+        ext = cursor.extent
+        s, e = ext.start, ext.end
+        if s.file and e.file and s.file.name == e.file.name and e.offset > s.offset:
+            data = self.parsed.sources.get(s.file.name)
+            if data is None:
+                data = self.parsed.sources[s.file.name] = _read_bytes(s.file.name, self.parsed)
+            if data:
+                return " ".join(data[s.offset:e.offset].decode(errors="replace").split())
+        return " ".join(tok.spelling for tok in cursor.get_tokens())
+
+    def tokens(self, c) -> list[str]:
+        """The spellings of a cursor's tokens, read from libclang once per file."""
+        key = (c, "tokens")
+        toks = self._nodes.get(key)
+        if toks is None:
+            toks = self._nodes[key] = [t.spelling for t in c.get_tokens()]
+        return toks
+
+    def _semicolons(self, s) -> list[int]:
+        """Offsets of a for statement's first two ';' (they separate init, condition and step)."""
+        key = (s, "semicolons")
+        semis = self._nodes.get(key)
+        if semis is None:
+            semis = self._nodes[key] = [t.extent.start.offset for t in s.get_tokens() if t.spelling == ";"][:2]
+        return semis
+
+    def node(self, c):
+        """(kind, type) of a cursor, looked up in libclang once per file."""
+        info = self._nodes.get(c)
+        if info is None:
+            info = self._nodes[c] = (c.kind, c.type)
+        return info
+
+    def children(self, c):
+        kids = self._kids.get(c)
+        if kids is None:
+            kids = self._kids[c] = list(c.get_children())
+        return kids
+
+    def strip(self, c):
+        """Skip implicit casts and parentheses."""
+        while c.kind in (self.K.UNEXPOSED_EXPR, self.K.PAREN_EXPR) and len(self.children(c)) == 1:
+            c = self.children(c)[0]
+        return c
+
+    # ------------------------------------------------------------ expressions
+
+    def value(self, c, live, probe: bool = False):
+        """The rvalue of expression ``c`` for every thread; loads are recorded (not when probing)."""
+        self.tick()
+        K = self.K
+        k, t = self.node(c)
+        saved_probe = getattr(self, "_probe", False)
+        self._probe = probe or saved_probe
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise LintLimit(f"expressions nested more than {MAX_DEPTH} levels deep")
+        try:
+            v = self._value(c, live)
+        finally:
+            self._probe = saved_probe
+            self.depth -= 1
+        if isinstance(v, (expr.Value, PtrV)) and t.kind != self.ci.TypeKind.DEPENDENT and k not in (K.PAREN_EXPR,):
+            lt = self.ltype(t)
+            if isinstance(lt, (Int, Pointer)):
+                v = self.convert(v, lt, live)
+        return v
+
+    def _value(self, c, live):
+        K = self.K
+        k = self.node(c)[0]
+        kids = self.children(c)
+        if k == K.INTEGER_LITERAL or k == K.CXX_BOOL_LITERAL_EXPR:
+            n = fe.evaluate_int(c)
+            if n is None:
+                return Unknown(f"literal {self.text(c)!r} not understood")
+            lt = self.ltype(c.type)
+            return self.const(n, lt.ctype if isinstance(lt, Int) and lt.ctype.bits >= 32 else expr.INT)
+        if k in (K.FLOATING_LITERAL,):
+            return Unknown("floating-point value")
+        if k == K.CHARACTER_LITERAL:
+            n = fe.evaluate_int(c)
+            return self.const(n) if n is not None else Unknown("character literal")
+        if k in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(kids) == 1:
+            return self.value(kids[0], live)
+        if k == K.DECL_REF_EXPR:
+            return self._declref(c, live)
+        if k == K.MEMBER_REF_EXPR:
+            return self._member_value(c, kids, live)
+        if k == K.BINARY_OPERATOR:
+            return self._binary(c, kids, live)
+        if k == K.COMPOUND_ASSIGNMENT_OPERATOR:
+            return self._assign(c, kids, live, fe.binary_op(c)[:-1])
+        if k == K.UNARY_OPERATOR:
+            return self._unary(c, kids, live)
+        if k == K.CONDITIONAL_OPERATOR:
+            return self._conditional(kids, live)
+        if k in (K.ARRAY_SUBSCRIPT_EXPR,):
+            return self.load(c, live)
+        if k in (K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR,
+                 K.CXX_FUNCTIONAL_CAST_EXPR):
+            return self._cast(c, kids, live)
+        if k == K.CALL_EXPR:
+            return self._call(c, kids, live)
+        if k == K.CXX_UNARY_EXPR:
+            n = fe.evaluate_int(c)
+            if n is None:
+                n = self._sizeof(c)
+            return self.const(n, expr.ULONG) if n is not None else Unknown(f"{self.text(c)!r} not known")
+        if k == K.LAMBDA_EXPR:
+            self.note(c, "lambda expression: not analyzed")
+            return Unknown("lambda expression (not analyzed)")
+        if k in (K.INIT_LIST_EXPR,):
+            for ch in kids:
+                self.value(ch, live)
+            return Unknown("initializer list")
+        if k == K.CXX_NULL_PTR_LITERAL_EXPR or k == K.GNU_NULL_EXPR:
+            return Unknown("null pointer")
+        # anything else: evaluate the children for their accesses, the value is unknown
+        for ch in kids:
+            if ch.kind.is_expression():
+                self.value(ch, live)
+        return Unknown(f"{self.text(c)[:40]!r} ({k.name.lower().replace('_', ' ')}) not analyzed")
+
+    def _sizeof(self, c):
+        toks = [t.spelling for t in c.get_tokens()]
+        if len(toks) >= 4 and toks[0] == "sizeof" and toks[1] == "(" and toks[-1] == ")":
+            name = " ".join(toks[2:-1])
+            t = by_name(name) or self.tenv.get(name)
+            if t is not None and not isinstance(t, int) and getattr(t, "size", 0):
+                return t.size
+        return None
+
+    def _declref(self, c, live):
+        name = c.spelling
+        frame = self.frame
+        if frame is not None and name in frame.env:
+            return frame.env[name]
+        ref = c.referenced
+        if ref is not None:
+            if ref.kind == self.K.ENUM_CONSTANT_DECL:
+                return self.const(ref.enum_value)
+            if ref.kind == self.K.TEMPLATE_NON_TYPE_PARAMETER:
+                v = self.tenv.get(name)
+                if isinstance(v, int):
+                    return self.const(v)
+                return Unknown(f"template parameter {name} not given (--template {name}=VALUE)")
+            if ref.kind == self.K.VAR_DECL and name in self.globals:
+                return self.globals[name]
+        if name in self.env0:
+            return self.env0[name]
+        n = fe.evaluate_int(c)
+        if n is not None:
+            return self.const(n)
+        if ref is not None and ref.kind == self.K.VAR_DECL:
+            init = [ch for ch in self.children(ref) if ch.kind.is_expression()]
+            if init and (ref.type.is_const_qualified() or "constexpr" in self.tokens(ref)[:3]):
+                return self.value(init[-1], live, probe=True)
+        return Unknown(f"{name} not known")
+
+    def _member_value(self, c, kids, live):
+        base_c = kids[0] if kids else None
+        if base_c is not None:
+            b = self.strip(base_c)
+            if b.kind == self.K.DECL_REF_EXPR:
+                bv = self._declref(b, live)
+                if isinstance(bv, dict):
+                    return bv.get(c.spelling, Unknown(f"no member .{c.spelling}"))
+        return self.load(c, live)
+
+    def _binary(self, c, kids, live):
+        op = fe.binary_op(c)
+        if op == "=":
+            return self._assign(c, kids, live, None)
+        if op == ",":
+            self.value(kids[0], live)
+            return self.value(kids[1], live)
+        if op in ("&&", "||"):
+            a = self.value(kids[0], live)
+            if isinstance(a, Unknown):
+                self.value(kids[1], live)
+                return a
+            at = np.asarray([x != 0 for x in a.v], dtype=bool)
+            reach = live & (at if op == "&&" else ~at)
+            b = self.value(kids[1], reach)
+            if isinstance(b, Unknown):
+                if not reach.any():
+                    return expr.Value(_objs(at.astype(int).tolist()), expr.INT)
+                return b
+            if isinstance(b, PtrV):
+                b = self.const(1)
+            bt = np.asarray([x != 0 for x in b.v], dtype=bool)
+            r = (at & bt) if op == "&&" else (at | bt)
+            return expr.Value(_objs(r.astype(int).tolist()), expr.INT)
+        a = self.value(kids[0], live)
+        b = self.value(kids[1], live)
+        if isinstance(a, PtrV) or isinstance(b, PtrV):
+            return self._pointer_arith(op, a, b, live)
+        if isinstance(a, Unknown):
+            return a
+        if isinstance(b, Unknown):
+            return b
+        if not isinstance(a, expr.Value) or not isinstance(b, expr.Value):
+            return Unknown("operand not an integer")
+        return self.arith(expr.Binary(op, expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
+
+    def _pointer_arith(self, op, a, b, live):
+        if isinstance(a, PtrV) and isinstance(b, PtrV):
+            if op in ("==", "!=", "<", ">", "<=", ">="):
+                return Unknown("pointer comparison")
+            return Unknown("difference of two pointers")
+        p, i = (a, b) if isinstance(a, PtrV) else (b, a)
+        if isinstance(i, Unknown):
+            return Unknown(i.reason)
+        if op not in ("+", "-") or (op == "-" and isinstance(b, PtrV)):
+            return Unknown(f"pointer operation {op}")
+        size = getattr(p.to, "size", 0)
+        if not size:
+            return Unknown(f"pointer to {getattr(p.to, 'name', '?')} (element size unknown)")
+        step = i.v * size
+        return PtrV(p.buf, p.off + step if op == "+" else p.off - step, p.to)
+
+    def _unary(self, c, kids, live):
+        op = fe.unary_op(c)
+        if op in ("pre++", "pre--", "post++", "post--"):
+            return self._increment(c, kids[0], live, op)
+        if op == "*":
+            return self.load(c, live)
+        if op == "&":
+            lv = self.lvalue(kids[0], live)
+            if isinstance(lv, Place):
+                return PtrV(lv.buf, lv.off, lv.type)
+            return lv if isinstance(lv, Unknown) else Unknown("address of a local variable")
+        a = self.value(kids[0], live)
+        if isinstance(a, Unknown):
+            return a
+        if not isinstance(a, expr.Value):
+            return Unknown(f"unary {op} of a pointer")
+        if op in ("-", "+", "~", "!"):
+            return self.arith(expr.Unary(op, expr.Name("a")), {"a": a}, live)
+        return Unknown(f"unary {op}")
+
+    def _conditional(self, kids, live):
+        t = self.value(kids[0], live)
+        if isinstance(t, Unknown):
+            self.value(kids[1], live)
+            self.value(kids[2], live)
+            return t
+        tt = np.asarray([x != 0 for x in t.v], dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
+        a = self.value(kids[1], live & tt)
+        b = self.value(kids[2], live & ~tt)
+        return self.merge(tt, a, b, live)
+
+    def merge(self, cond, a, b, live):
+        """Per thread: ``a`` where ``cond``, else ``b`` (for the live threads)."""
+        if a is b:
+            return a
+        la, lb = (live & cond).any(), (live & ~cond).any()
+        if not lb:
+            return a
+        if not la:
+            return b
+        if isinstance(a, expr.Value) and isinstance(b, expr.Value):
+            ty = expr.common_type(a.type, b.type)
+            av = a.v if a.type == ty else ty.wrap(a.v)  # values of the type already are in its range
+            bv = b.v if b.type == ty else ty.wrap(b.v)
+            return expr.Value(np.where(cond, av, bv), ty)
+        if isinstance(a, PtrV) and isinstance(b, PtrV) and a.buf is b.buf:
+            return PtrV(a.buf, np.where(cond, a.off, b.off), a.to)
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+            return {k: self.merge(cond, a[k], b[k], live) for k in a}
+        if isinstance(a, Unknown):
+            return a
+        if isinstance(b, Unknown):
+            return b
+        return Unknown("differs between threads in a way lint cannot follow")
+
+    def _cast(self, c, kids, live):
+        operand = [ch for ch in kids if ch.kind.is_expression()]
+        if not operand:
+            return Unknown("cast")
+        v = self.value(operand[-1], live)
+        t = self.ltype(c.type)
+        if isinstance(t, Pointer):
+            if isinstance(v, PtrV):
+                return PtrV(v.buf, v.off, t.to)
+            return v if isinstance(v, Unknown) else Unknown("integer cast to a pointer")
+        if isinstance(t, Int):
+            if isinstance(v, expr.Value):
+                return self.convert(v, t, live)
+            return v if isinstance(v, Unknown) else Unknown("pointer cast to an integer")
+        if isinstance(t, Float):
+            return Unknown("floating-point value")
+        if isinstance(t, Opaque):
+            return v if isinstance(v, (expr.Value, PtrV)) and "template" not in t.reason else Unknown(t.reason)
+        return Unknown(f"cast to {t.name}")
+
+    # ------------------------------------------------------------ lvalues, loads and stores
+
+    def lvalue(self, c, live):
+        """VarRef, Place (memory) or Unknown."""
+        self.tick()
+        K = self.K
+        c = self.strip(c)
+        k = c.kind
+        kids = self.children(c)
+        if k == K.DECL_REF_EXPR:
+            name = c.spelling
+            if self.frame is not None and name in self.frame.env:
+                v = self.frame.env[name]
+                t = self.frame.types.get(name)
+                if isinstance(v, PtrV) and isinstance(t, Array) and self._is_array_var(c):
+                    return Place(v.buf, v.off, t)
+                return VarRef(name)
+            if name in self.globals:
+                g = self.globals[name]
+                if isinstance(g, PtrV):
+                    return Place(g.buf, g.off, g.buf.type)
+            return Unknown(f"{name} is not a local variable lint follows")
+        if k == K.ARRAY_SUBSCRIPT_EXPR:
+            base_c, idx_c = kids[0], kids[1]
+            base = self.value(base_c, live)
+            idx = self.value(idx_c, live)
+            if isinstance(base, expr.Value) and isinstance(idx, PtrV):
+                base, idx = idx, base
+            if isinstance(base, Place) and isinstance(base.type, Array):
+                base = PtrV(base.buf, base.off, base.type.of)
+            if isinstance(base, Unknown):
+                return base
+            if not isinstance(base, PtrV):
+                return Unknown("subscript of something that is not a pointer or array")
+            if isinstance(idx, Unknown):
+                return Unknown(f"index {self.text(idx_c)!r}: {idx.reason}", base.buf)
+            size = getattr(base.to, "size", 0)
+            if not size:
+                return Unknown(f"element type {getattr(base.to, 'reason', getattr(base.to, 'name', '?'))}", base.buf)
+            return Place(base.buf, base.off + idx.v * size, base.to)
+        if k == K.UNARY_OPERATOR and fe.unary_op(c) == "*":
+            p = self.value(kids[0], live)
+            if isinstance(p, PtrV):
+                return Place(p.buf, p.off, p.to)
+            return p if isinstance(p, Unknown) else Unknown("dereference of a non-pointer")
+        if k == K.MEMBER_REF_EXPR:
+            if not kids:
+                return Unknown("member of this")
+            b = self.strip(kids[0])
+            arrow = isinstance(self.ltype(kids[0].type), Pointer)
+            if arrow:
+                p = self.value(kids[0], live)
+                base = Place(p.buf, p.off, p.to) if isinstance(p, PtrV) else p
+            else:
+                base = self.lvalue(b, live)
+            if isinstance(base, Unknown):
+                return base
+            if isinstance(base, VarRef):
+                return VarRef(base.name + "." + c.spelling)
+            if not isinstance(base, Place):
+                return Unknown("member of an unknown object")
+            rec = base.type
+            if not isinstance(rec, Record):
+                return Unknown(f"member .{c.spelling} of {getattr(rec, 'name', '?')}")
+            f = rec.field(c.spelling)
+            if f is None:
+                return Unknown(f"{rec.name} has no member .{c.spelling} lint can place")
+            p = Place(base.buf, base.off + f[0], f[1])
+            p.member = c.spelling  # type: ignore[attr-defined]
+            p.record = rec  # type: ignore[attr-defined]
+            return p
+        if k in (K.CSTYLE_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_STATIC_CAST_EXPR) and kids:
+            return self.lvalue(kids[-1], live)
+        v = self.value(c, live)
+        return v if isinstance(v, Unknown) else Unknown(f"{self.text(c)[:40]!r} is not a memory location lint follows")
+
+    def _is_array_var(self, c):
+        return c.type.kind in (self.ci.TypeKind.CONSTANTARRAY, self.ci.TypeKind.DEPENDENTSIZEDARRAY,
+                               self.ci.TypeKind.INCOMPLETEARRAY)
+
+    def load(self, c, live):
+        lv = self.lvalue(c, live)
+        if isinstance(lv, VarRef):
+            return self._read_var(lv.name)
+        if isinstance(lv, Place):
+            if isinstance(lv.type, Array):  # an array row decays to a pointer
+                return PtrV(lv.buf, lv.off, lv.type.of)
+            self.record(c, "load", lv, live)
+            return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
+        if isinstance(lv, Unknown) and self._touches_memory(c):
+            self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)
+        return lv if isinstance(lv, Unknown) else Unknown("not a value")
+
+    def _read_var(self, name):
+        if "." in name:
+            base, member = name.split(".", 1)
+            v = self.frame.env.get(base) if self.frame else None
+            if isinstance(v, dict):
+                return v.get(member, Unknown(f"{name} not known"))
+            return Unknown(f"{name}: members of local structs are not followed")
+        v = self.frame.env.get(name) if self.frame else None
+        return v if v is not None else Unknown(f"{name} not known")
+
+    def _base_expr(self, c):
+        """The pointer or array an access expression goes through (a[i][j] -> a, *(p + 1) -> p + 1, s.x -> s)."""
+        c = self.strip(c)
+        kids = self.children(c)
+        if c.kind == self.K.ARRAY_SUBSCRIPT_EXPR and kids:
+            return self._base_expr(kids[0])
+        if c.kind in (self.K.UNARY_OPERATOR, self.K.MEMBER_REF_EXPR) and kids:
+            return kids[0]
+        return c
+
+    def _touches_memory(self, c) -> bool:
+        """Whether an access lint could not resolve goes through global or shared memory (not a local array)."""
+        TK = self.ci.TypeKind
+        for d in self._base_expr(c).walk_preorder():
+            if d.kind != self.K.DECL_REF_EXPR:
+                continue
+            v = self.frame.env.get(d.spelling) if self.frame else None
+            if isinstance(v, PtrV):
+                return v.buf.space != "local"
+            if isinstance(v, dict) and any(isinstance(m, PtrV) and m.buf.space != "local" for m in v.values()):
+                return True
+            if d.spelling in self.globals:
+                return True
+            ref = d.referenced
+            if ref is None or ref.kind not in (self.K.PARM_DECL, self.K.VAR_DECL):
+                continue
+            if ref.type.kind == TK.POINTER or any(ch.kind == self.K.CUDASHARED_ATTR for ch in self.children(ref)):
+                return True
+        return False
+
+    def record(self, c, kind, place, live, unknown=None, buf=None):
+        if getattr(self, "_probe", False):
+            return
+        loc = c.extent.start
+        fname = loc.file.name if loc.file else ""
+        base = (fname, loc.line, loc.column, tuple(line for _, line in self.calls), kind)
+        k = self.seen.get(base, 0)
+        self.seen[base] = k + 1
+        key = base + (k,)
+        if place is not None and place.buf.space == "local":
+            return
+        if unknown is None and self.uncertain:
+            unknown = self.uncertain[-1]
+        a = Access(key, loc.line, loc.column, fname, self.text(c), kind, place.buf if place else buf,
+                   place.type if place else None, place.off.copy() if place is not None else None,
+                   live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
+        if place is not None:
+            a.member = getattr(place, "member", None)
+            a.record_type = getattr(place, "record", None)
+        self.accesses[key] = a
+
+    def store(self, lhs_c, lv, value, live, c_for_loc=None):
+        if isinstance(lv, VarRef):
+            self.assign_var(lv.name, value, live)
+        elif isinstance(lv, Place):
+            self.record(lhs_c, "store", lv, live)
+        elif isinstance(lv, Unknown) and self._touches_memory(lhs_c):
+            self.record(lhs_c, "store", None, live, unknown=lv.reason, buf=lv.buf)
+
+    def assign_var(self, name, value, live):
+        env = self.frame.env
+        if "." in name:  # a member of a local struct (a dict of its members' values)
+            base, member = name.split(".", 1)
+            old = env.get(base)
+            if not isinstance(old, dict) or "." in member or member not in old:
+                env[base] = Unknown(f"{base}: member .{member} not followed")
+                return
+            new = dict(old)
+            new[member] = value if live.all() else self._partial(old[member], value, live)
+            env[base] = new
+            return
+        old = env.get(name)
+        t = self.frame.types.get(name)
+        if t is not None:
+            value = self.convert(value, t, live)
+        env[name] = value if old is None or live.all() else self._partial(old, value, live)
+
+    def _partial(self, old, new, live):
+        return self.merge(live, new, old, np.ones(self.n, dtype=bool))
+
+    def _assign(self, c, kids, live, op):
+        lhs_c, rhs_c = kids[0], kids[1]
+        rhs = self.value(rhs_c, live)
+        lv = self.lvalue(lhs_c, live)
+        if op is None:
+            self.store(lhs_c, lv, rhs, live)
+            return rhs
+        if isinstance(lv, Place):
+            self.record(lhs_c, "load", lv, live)
+            self.record(lhs_c, "store", lv, live)
+            return Unknown("value loaded from memory")
+        old = self._read_var(lv.name) if isinstance(lv, VarRef) else lv
+        if isinstance(old, PtrV):
+            new = self._pointer_arith(op, old, rhs, live)
+        elif isinstance(old, Unknown):
+            new = old
+        elif isinstance(rhs, Unknown):
+            new = rhs
+        elif isinstance(rhs, expr.Value):
+            new = self.arith(expr.Binary(op, expr.Name("a"), expr.Name("b")), {"a": old, "b": rhs}, live)
+        else:
+            new = Unknown("pointer operand")
+        self.store(lhs_c, lv, new, live)
+        return new
+
+    def _increment(self, c, operand, live, op):
+        lv = self.lvalue(operand, live)
+        if isinstance(lv, Place):
+            self.record(operand, "load", lv, live)
+            self.record(operand, "store", lv, live)
+            return Unknown("value loaded from memory")
+        if not isinstance(lv, VarRef):
+            return lv
+        old = self._read_var(lv.name)
+        sign = "+" if "++" in op else "-"
+        if isinstance(old, PtrV):
+            new = self._pointer_arith(sign, old, self.const(1), live)
+        elif isinstance(old, expr.Value):
+            new = self.arith(expr.Binary(sign, expr.Name("a"), expr.Num(1)), {"a": old}, live)
+        else:
+            new = old
+        self.assign_var(lv.name, new, live)
+        return new if op.startswith("pre") else old
+
+    # ------------------------------------------------------------ calls
+
+    MEMORY_INTRINSICS = ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
+    STORE_INTRINSICS = ("__stcg", "__stcs", "__stwb", "__stwt")
+    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered",
+                "surf2Dread", "surf2Dwrite")
+
+    def _call(self, c, kids, live):
+        name = c.spelling
+        args = [a for a in kids if a.kind.is_expression()]
+        callee = c.referenced
+        # the first child is the callee expression for ordinary calls
+        if args and self.strip(args[0]).kind in (self.K.DECL_REF_EXPR, self.K.OVERLOADED_DECL_REF,
+                                                  self.K.MEMBER_REF_EXPR) and self.strip(args[0]).spelling == name \
+                and len(args) > len(list(c.get_arguments())):
+            args = args[1:]
+        args = list(c.get_arguments()) or args
+        if callee is not None and callee.kind == self.K.CONSTRUCTOR and not args:  # T x; a default-built struct
+            t = self.ltype(c.type)
+            if isinstance(t, Record):
+                return {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
+        if callee is not None and callee.kind == self.K.CONSTRUCTOR and len(args) == 1 and \
+                self._same_record(args[0].type, c.type):  # a struct copied (passed or returned by value)
+            v = self.value(args[0], live)
+            return dict(v) if isinstance(v, dict) else v
+        if name == "operator=" and len(args) == 2:  # struct assignment (out[i] = make_float4(...)): a store
+            rhs = self.value(args[1], live)
+            self.store(args[0], self.lvalue(args[0], live), rhs, live)
+            return rhs
+        if name in self.MEMORY_INTRINSICS and args:
+            p = self.value(args[0], live)
+            if isinstance(p, PtrV):
+                self.record(c, "load", Place(p.buf, p.off, p.to), live)
+            elif self._touches_memory(args[0]):
+                self.record(c, "load", None, live, unknown=getattr(p, "reason", "pointer not known"))
+            return Unknown(f"value loaded from memory ({name})")
+        if name in self.STORE_INTRINSICS and len(args) >= 2:
+            p = self.value(args[0], live)
+            self.value(args[1], live)
+            if isinstance(p, PtrV):
+                self.record(c, "store", Place(p.buf, p.off, p.to), live)
+            return Unknown("store")
+        if name.startswith("atomic"):
+            vals = [self.value(a, live) for a in args]
+            target = vals[0] if vals else None
+            buf = target.buf if isinstance(target, (PtrV, Unknown)) else None
+            if buf is not None or self._touches_memory(c):
+                where = ("shared-memory atomics serialize on equal addresses" if buf is not None and
+                         buf.space == "shared" else "global atomics are resolved in L2")
+                self.record(c, "atomic", None, live, buf=buf, unknown=f"{name}: {where}, not modeled as requests")
+            return Unknown(f"result of {name}")
+        if name in self.TEXTURES:
+            for a in args:
+                self.value(a, live)
+            self.record(c, "texture", None, live, unknown=f"{name}: texture fetches go through the texture "
+                                                           f"path, not modeled")
+            return Unknown(f"texture fetch ({name})")
+        if name in ("min", "max", "abs") and len(args) == len({"abs": 1}.get(name, 2) * [0]):
+            vals = [self.value(a, live) for a in args]
+            if all(isinstance(v, expr.Value) for v in vals):
+                names = [expr.Name(f"a{i}") for i in range(len(vals))]
+                return self.arith(expr.Call(name, tuple(names)), {f"a{i}": v for i, v in enumerate(vals)}, live)
+            return next((v for v in vals if isinstance(v, Unknown)), Unknown(f"{name} of non-integers"))
+        if callee is None and kids and kids[0].kind in (self.K.TEMPLATE_REF, self.K.TYPE_REF):
+            conv = self._conversion(kids[0].referenced)
+            if conv is not None:  # T* p = SharedMemory<T>(): a temporary converted by its operator T*()
+                return self._inline(c, conv, [], live)
+        defn = callee.get_definition() if callee is not None else None
+        if defn is None and callee is not None and callee.kind == self.K.FUNCTION_TEMPLATE:
+            defn = callee
+        if defn is not None and any(ch.kind == self.K.COMPOUND_STMT for ch in self.children(defn)):
+            return self._inline(c, defn, args, live)
+        for a in args:  # the arguments' own accesses
+            self.value(a, live)
+        return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _same_record(self, a, b) -> bool:
+        strip = lambda t: t.get_canonical().spelling.replace("const ", "").replace("volatile ", "")  # noqa: E731
+        return strip(a) == strip(b)
+
+    def _conversion(self, cls):
+        """The conversion operator (with a body) of class ``cls`` or its template, if it has exactly one."""
+        if cls is None:
+            return None
+        ops = [ch for ch in self.children(cls) if ch.kind == self.K.CONVERSION_FUNCTION
+               and any(g.kind == self.K.COMPOUND_STMT for g in self.children(ch))]
+        return ops[0] if len(ops) == 1 else None
+
+    def _inline(self, c, defn, args, live):
+        name = defn.spelling
+        if any(f == defn.get_usr() for f, _ in self.calls):
+            self.note(c, f"recursive call to {name}: not followed")
+            return Unknown(f"recursive call to {name}")
+        if len(self.calls) >= MAX_CALL_DEPTH:
+            return Unknown(f"calls nested deeper than {MAX_CALL_DEPTH}")
+        params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
+        vals = [self.value(a, live) for a in args]
+        env, types = {}, {}
+        for i, p in enumerate(params):
+            t = self.ltype(p.type, p)
+            v = vals[i] if i < len(vals) else Unknown(f"default argument of {p.spelling}")
+            if isinstance(t, Int) and isinstance(v, expr.Value):
+                v = self.convert(v, t, live)
+            env[p.spelling] = v
+            types[p.spelling] = t
+        frame = Frame(env, name)
+        frame.types.update(types)
+        saved = self.frame
+        self.calls.append((defn.get_usr(), c.location.line))
+        self.frame = frame
+        try:
+            body = [ch for ch in self.children(defn) if ch.kind == self.K.COMPOUND_STMT][0]
+            self.run_body(body, live)
+        finally:
+            self.frame = saved
+            self.calls.pop()
+        return frame.ret if frame.ret is not None else Unknown(f"result of {name}")
+
+    def note(self, c, text):
+        msg = f"{c.location.line}:{c.location.column}: {text}"
+        if msg not in self.notes:
+            self.notes.append(msg)
+
+    # ------------------------------------------------------------ statements
+
+    def run_body(self, body, live):
+        self.frame.returned = np.zeros(self.n, dtype=bool)
+        return self.stmt(body, live)
+
+    def stmt(self, s, live):
+        """Execute statement ``s`` for the ``live`` threads; return the threads that go on to the next one."""
+        self.tick()
+        K = self.K
+        k = s.kind
+        if k == K.COMPOUND_STMT:
+            for ch in self.children(s):
+                live = self.stmt(ch, live)
+            return live
+        if k == K.DECL_STMT:
+            for d in self.children(s):
+                if d.kind == K.VAR_DECL:
+                    self.declare(d, live)
+            return live
+        if k == K.IF_STMT:
+            return self._if(s, live)
+        if k == K.FOR_STMT:
+            return self._for(s, live)
+        if k in (K.WHILE_STMT, K.DO_STMT):
+            return self._while(s, live, k == K.DO_STMT)
+        if k == K.RETURN_STMT:
+            kids = [ch for ch in self.children(s) if ch.kind.is_expression()]
+            if kids:
+                v = self.value(kids[0], live)
+                f = self.frame
+                f.ret = v if f.ret is None else self.merge(live, v, f.ret, np.ones(self.n, bool))
+            self.frame.returned |= live
+            return np.zeros(self.n, dtype=bool)
+        if k in (K.BREAK_STMT, K.CONTINUE_STMT):
+            return np.zeros(self.n, dtype=bool)
+        if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
+            self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
+            for d in s.walk_preorder():
+                if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
+                    self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
+            return live
+        if k == K.SWITCH_STMT:
+            kids = self.children(s)
+            self.value(kids[0], live)
+            self.uncertain.append("inside a switch (lint does not follow switch cases)")
+            try:
+                self.stmt(kids[-1], live)
+            finally:
+                self.uncertain.pop()
+            return live
+        if k in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
+            for ch in self.children(s)[1 if k == K.CASE_STMT else 0:]:  # a case's first child is its value
+                live = self.stmt(ch, live)
+            return live
+        if k == K.NULL_STMT or k == K.GOTO_STMT:
+            return live
+        if k.is_expression():
+            self.value(s, live)
+            return live
+        for ch in self.children(s):
+            live = self.stmt(ch, live) if ch.kind.is_statement() else live
+        return live
+
+    def declare(self, d, live):
+        K = self.K
+        t = self.ltype(d.type, d)
+        name = d.spelling
+        shared = any(ch.kind == K.CUDASHARED_ATTR for ch in self.children(d))
+        init = [ch for ch in self.children(d) if ch.kind.is_expression()]
+        if isinstance(t, Array) or (isinstance(t, Opaque) and shared):
+            dims_exprs = init if d.type.kind == self.ci.TypeKind.DEPENDENTSIZEDARRAY else []
+            space = "shared" if shared else "local"
+            if isinstance(t, Opaque):
+                self.frame.env[name] = Unknown(f"{name}: {t.reason}")
+                return
+            buf = Buffer(name, space, t, d.location.line, self.text(d))
+            self.frame.env[name] = PtrV(buf, _objs([0] * self.n), t.of)  # the array decays to a pointer
+            self.frame.types[name] = t
+            if space == "local" and init and not dims_exprs:
+                for ch in init:
+                    self.value(ch, live)
+            return
+        if init and d.type.kind == self.ci.TypeKind.DEPENDENTSIZEDARRAY:
+            init = []
+        v = self.value(init[-1], live) if init else Unknown(f"{name} is not initialized")
+        if isinstance(t, (Int, Pointer)):
+            v = self.convert(v, t, live)
+        elif isinstance(t, Float):
+            v = Unknown("floating-point value")
+        elif isinstance(t, Opaque) and not isinstance(v, (expr.Value, PtrV)):
+            v = v if isinstance(v, Unknown) else Unknown(t.reason)
+        elif isinstance(t, Record):  # a struct: a dict of its members' values
+            if not init:
+                v = {f: Unknown(f"{name}.{f} not initialized") for f, _, _ in t.fields}
+            elif isinstance(v, dict):
+                v = dict(v)
+        self.frame.env[name] = v
+        self.frame.types[name] = t if not isinstance(t, Opaque) else None
+
+    def _truth(self, v):
+        return np.asarray([x != 0 for x in v.v], dtype=bool)
+
+    def _if(self, s, live):
+        kids = self.children(s)
+        # children: [init or condition variable], condition, then, [else]; the condition is the first expression
+        conds = [ch for ch in kids if ch.kind.is_expression()]
+        if not conds:
+            return live
+        cond_c = conds[0]
+        branches = kids[kids.index(cond_c) + 1:]
+        then_s = branches[0] if branches else None
+        else_s = branches[1] if len(branches) > 1 else None
+        const_if = "constexpr" in self.tokens(s)[:2]
+        cv = self.value(cond_c, live)
+        if isinstance(cv, Unknown) or isinstance(cv, PtrV):
+            reason = cv.reason if isinstance(cv, Unknown) else "pointer test"
+            why = f"guard `{self.text(cond_c)[:60]}` (line {cond_c.location.line}) not known: {reason}"
+            if const_if:
+                why = f"if constexpr `{self.text(cond_c)[:60]}` not known: {reason}"
+            self.uncertain.append(why)
+            env0 = dict(self.frame.env)
+            try:
+                after_t = self.stmt(then_s, live) if then_s is not None else live
+                env_t = self.frame.env
+                self.frame.env = dict(env0)
+                after_e = self.stmt(else_s, live) if else_s is not None else live
+            finally:
+                self.uncertain.pop()
+            env_e = self.frame.env
+            self.frame.env = {k: (env_t.get(k) if env_t.get(k) is env_e.get(k) else
+                                  Unknown(f"{k} assigned under an unknown guard")) for k in set(env_t) | set(env_e)}
+            if not (after_t == live).all() or not (after_e == live).all():
+                self.uncertain.append(why)  # threads may have left: the rest of the function is uncertain
+            return live
+        c = self._truth(cv)
+        env0 = self.frame.env
+        self.frame.env = dict(env0)
+        after_t = self.stmt(then_s, live & c) if (then_s is not None and not (const_if and not (live & c).any())) \
+            else live & c
+        env_t = self.frame.env
+        self.frame.env = dict(env0)
+        after_e = self.stmt(else_s, live & ~c) if (else_s is not None and not (const_if and (live & c).all())) \
+            else live & ~c
+        env_e = self.frame.env
+        merged = {}
+        for k in set(env_t) | set(env_e):
+            a, b = env_t.get(k), env_e.get(k)
+            if a is b:
+                merged[k] = a
+            elif a is None or b is None:
+                continue  # declared in one branch only: out of scope
+            else:
+                merged[k] = self.merge(c, a, b, live)
+        self.frame.env = merged
+        return after_t | after_e
+
+    def _loop_var(self, init_c):
+        if init_c is None:
+            return None
+        for d in init_c.walk_preorder():
+            if d.kind == self.K.VAR_DECL:
+                return d.spelling
+        if init_c.kind == self.K.BINARY_OPERATOR:
+            lhs = self.strip(self.children(init_c)[0])
+            if lhs.kind == self.K.DECL_REF_EXPR:
+                return lhs.spelling
+        return None
+
+    def _for(self, s, live):
+        kids = self.children(s)
+        # clang gives for(init; cond; inc) body as children, any of the first three may be missing: use the tokens
+        body = kids[-1]
+        parts = kids[:-1]
+        init_c = cond_c = inc_c = None
+        semis = self._semicolons(s)
+        if len(semis) < 2:  # no tokens (a loop written inside a macro): all three parts, or a declaration first
+            if len(parts) == 3:
+                init_c, cond_c, inc_c = parts
+            elif parts and parts[0].kind == self.K.DECL_STMT:
+                init_c, cond_c = parts[0], (parts[1] if len(parts) > 1 else None)
+            elif parts:
+                raise LintLimit(f"for loop at line {s.location.line}: cannot tell its init, condition and step apart")
+        for p in parts if len(semis) == 2 else ():
+            o = p.extent.start.offset
+            if o < semis[0]:
+                init_c = p
+            elif o < semis[1]:
+                cond_c = p
+            else:
+                inc_c = p
+        if init_c is not None:
+            live = self.stmt(init_c, live) if not init_c.kind.is_expression() else (self.value(init_c, live), live)[1]
+        return self._loop(s, cond_c, body, inc_c, live, self._loop_var(init_c))
+
+    def _while(self, s, live, do):
+        kids = self.children(s)
+        if do:
+            body, cond_c = kids[0], kids[-1]
+            return self._loop(s, None, body, None, live, None, post_cond=cond_c)
+        return self._loop(s, kids[0], kids[-1], None, live, None)
+
+    def _loop(self, s, cond_c, body, inc_c, live, var, post_cond=None):
+        entry = live
+        if cond_c is not None:
+            cv = self.value(cond_c, live)
+            if isinstance(cv, Unknown):
+                self.uncertain.append(f"loop condition `{self.text(cond_c)[:60]}` (line {cond_c.location.line}) not "
+                                      f"known: {cv.reason}")
+                pushed = True
+            else:
+                pushed = False
+                if isinstance(cv, expr.Value):
+                    live = live & self._truth(cv)
+        else:
+            pushed = False
+        env_before = dict(self.frame.env)
+        loop = Loop(s.location.line, var, None, self.text(inc_c) if inc_c is not None else "")
+        loop.additive = inc_c is not None and self._additive(inc_c)
+        start = self.frame.env.get(var) if var is not None else None
+        if isinstance(start, expr.Value):
+            loop.lane_start = self._uniform_step(self.const(0), start, live) is False
+        self.loops.append(loop)
+        try:
+            self.stmt(body, live)
+            if post_cond is not None:
+                self.value(post_cond, live)
+            if inc_c is not None and var is not None:
+                before = self.frame.env.get(var)
+                self.value(inc_c, live)
+                after = self.frame.env.get(var)
+                loop.uniform = self._uniform_step(before, after, live)
+            elif inc_c is not None:
+                self.value(inc_c, live)
+        finally:
+            self.loops.pop()
+            if pushed:
+                self.uncertain.pop()
+        changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
+        for k in changed:
+            if k in env_before:
+                self.frame.env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
+            else:
+                self.frame.env.pop(k, None)
+        if var is not None and var not in env_before:
+            self.frame.env.pop(var, None)
+        return entry & ~self.frame.returned
+
+    def _additive(self, inc_c) -> bool:
+        c = self.strip(inc_c)
+        if c.kind == self.K.UNARY_OPERATOR:
+            return fe.unary_op(c) in ("pre++", "pre--", "post++", "post--")
+        if c.kind == self.K.COMPOUND_ASSIGNMENT_OPERATOR:
+            return fe.binary_op(c) in ("+=", "-=")
+        return False
+
+    def _uniform_step(self, before, after, live):
+        if isinstance(before, expr.Value) and isinstance(after, expr.Value):
+            d = np.asarray([int(a) - int(b) for a, b in zip(after.v, before.v)], dtype=object)
+        elif isinstance(before, PtrV) and isinstance(after, PtrV):
+            d = after.off - before.off
+        else:
+            return None
+        for w in range(0, self.n, 32):
+            sel = live[w:w + 32]
+            vals = set(d[w:w + 32][sel].tolist())
+            if len(vals) > 1:
+                return False
+        return True

@@ -1,0 +1,53 @@
+"""Registers, shared memory and spills of each kernel from NVRTC (the ``cuda`` extra), and its occupancy."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import GpumemlabError
+from ..model.cc import parse_cc
+
+_occupancy = importlib.import_module("gpumemlab.model.occupancy")  # the package exports a function of that name
+
+
+def _name_expression(r) -> str:
+    if not r.template:
+        return r.name
+    return f"{r.name}<{', '.join(str(v) for v in r.template.values())}>"
+
+
+def attach(parsed, reports, opts) -> None:
+    """Fill ``resources`` and ``occupancy`` of each report, or a note saying why not."""
+    try:
+        from ..gpu.compile import compile_group
+    except ImportError:
+        for r in reports:
+            r.notes.append("registers/spills: not available (install the cuda extra for NVRTC)")
+        return
+    from .analysis import _cc_of
+
+    cc = parse_cc(_cc_of(opts.arch))
+    todo = [r for r in reports if r.error is None]
+    names = [_name_expression(r) for r in todo]
+    if not names:
+        return
+    defines = tuple(tuple(d.split("=", 1)) if "=" in d else (d, "1") for d in opts.defines)
+    try:
+        mod = compile_group(parsed.path, names, f"sm_{cc[0]}{cc[1]}", (), defines, text=parsed.text)
+    except (GpumemlabError, ImportError, OSError, RuntimeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        for r in todo:
+            r.notes.append(f"registers/spills: NVRTC could not compile the file ({first[:160]})")
+        return
+    for r, n in zip(todo, names):
+        u = mod.usage.get(n)
+        if u is None:
+            r.notes.append("registers/spills: ptxas reported nothing for this kernel")
+            continue
+        r.resources = dict(registers=u.registers, shared_bytes=u.shared_bytes, spill_store_bytes=u.spill_store_bytes,
+                           spill_load_bytes=u.spill_load_bytes, local_bytes=u.local_bytes, arch=mod.arch)
+        if cc in _occupancy.SM_TABLE:
+            threads = r.block[0] * r.block[1] * r.block[2]
+            occ = _occupancy.occupancy(threads, u.registers, u.shared_bytes, cc, None, u.barriers)
+            r.occupancy = dict(occupancy_pct=occ["occupancy_pct"], blocks_per_sm=occ["blocks_per_sm"],
+                               active_warps=occ["active_warps"], limiters=occ["limiters"])

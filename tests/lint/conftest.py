@@ -1,0 +1,3 @@
+import pytest
+
+pytest.importorskip("clang.cindex", reason="gpumemlab lint needs the lint extra (libclang)")
