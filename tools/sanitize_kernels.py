@@ -93,21 +93,6 @@ def transpose_kernels(rng):
                 t = T.thin_launch(rows, cols, ctype, min_blocks)
                 runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cupy.asarray(x), rows, cols, *t.args, shmem=t.shmem)
                 check(np.array_equal(out.get(), x.T), f"thin {ctype} {rows}x{cols} chunk {t.chunk}")
-    # transpose_vec's probe geometries (blocks per SM, PIPE, 128-tiles in dynamic shared memory, block orders), and
-    # orders with several row tiles per block: edge tiles, a last band of one tile row (2116 rows: 34 row tiles)
-    geoms = list(dict.fromkeys(T.PROBE_GEOMETRIES + [
-        T.VecGeometry(minb=T.ORDER_MINB, order=T.ORDER_GROUPED, group=4, tiles_per_block=3),
-        T.VecGeometry(minb=T.ORDER_MINB, order=T.ORDER_DIAGONAL, tiles_per_block=2)]))
-    for rows, cols in ((68, 36), (260, 132), (2116, 68)):
-        x = random_nonzero((rows, cols), np.float32, rng)
-        xd = cupy.asarray(x)
-        for g in geoms:
-            out = cupy.full((cols, rows), np.nan, np.float32)
-            if g.shmem():
-                runtime.set_max_dynamic_shared(runtime.get_kernel(g.spec()), g.shmem())
-            runtime.launch(g.spec(), g.grid(rows, cols), T.VEC_THREADS, out, xd, np.int32(rows), np.int32(cols),
-                           shmem=g.shmem())
-            check(np.array_equal(out.get(), x.T), f"transpose_vec {g.name} {rows}x{cols}")
 
 
 def matmul_kernels(rng, rb_only: bool):
