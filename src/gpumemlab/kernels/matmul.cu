@@ -3,6 +3,8 @@
 // row-major unless the name says otherwise: A is M x K, B is K x N, C is M x N. Offsets into the
 // matrices are 64-bit (M*K can pass 2^31); the dimensions themselves are int.
 
+#include "common.cuh"
+
 // ------------------------------------------------------------------ 1-2. one thread per output
 // naive<false>: one thread per output, B read along a row so a warp's B loads coalesce (seed 000 / 002)
 // naive<true>: N (= B) stored column-major: neighbouring threads read K floats apart, uncoalesced (seed 000)
@@ -495,26 +497,6 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 // threadFenceReduction hand-off, as reduce7). `ticket` holds one zeroed counter per block of outputs; the last
 // arrival leaves it at 0 again, so the host keeps one set per stream. Unsplit launches never touch work or ticket
 // (the host passes null).
-
-// The split epilogue's hand-off, called by every thread once its partials are stored: true (in every thread of the
-// block) in the last of the gridDim.y blocks of this block of outputs to arrive. atomicInc wraps the counter back
-// to 0 on that last arrival: no reset store, and the buffer is all zeros between launches.
-__device__ __forceinline__ bool last_split(unsigned* ticket) {
-    __shared__ bool last;
-    __threadfence();  // this thread's partials are visible device-wide before its block takes a ticket
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicInc(ticket, gridDim.y - 1) == gridDim.y - 1;
-    __syncthreads();
-    if (last) __threadfence();  // the acquire side: the other blocks' partials are read after the ticket
-    return last;
-}
-
-// A shuffle tree over the warp: a fixed summation order; lane 0 gets the sum.
-__device__ __forceinline__ float warp_sum(float x) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) x += __shfl_down_sync(0xffffffffu, x, off);
-    return x;
-}
 
 // One warp's dot product of a row of A and b over [kb, ke), lanes striding along the row (coalesced); lane 0 gets it.
 template <int VEC>

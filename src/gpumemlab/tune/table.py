@@ -79,7 +79,7 @@ def load(path) -> dict:
     except ValueError as exc:
         raise UsageError(f"{path} is not JSON: {exc}") from None
     if isinstance(data, dict) and "format" not in data and "devices" in data:
-        from .legacy import from_format0  # the matmul tuner's earlier files (docs/notes/matmul-runs)
+        from .legacy import from_format0  # the matmul tuner's format-0 files (tests/data/tune-format0)
 
         data = from_format0(data, source=str(path))
     bad = problems(data)
