@@ -1,13 +1,11 @@
-"""The matrix-vector path's split epilogues without a GPU: kernel names, launch shapes and routes per epilogue, the
-options switch, the per-stream workspace rule, the prepared launch's arguments, and the new instantiations' code."""
+"""The matrix-vector path without a GPU: kernel names, launch shapes and split k ranges, the per-stream workspace
+rule, the prepared launch's arguments, and the split kernels' registers on every arch."""
 
-import re
 import threading
 
 import numpy as np
 import pytest
 
-from gpumemlab.errors import UsageError
 from gpumemlab.kernels import matmul as K
 from gpumemlab.ops import _workspace as W
 from gpumemlab.ops import matmul as ops
@@ -15,38 +13,29 @@ from gpumemlab.ops import matmul as ops
 SMS = 132  # an H100 / H200
 
 
-def test_epilogue_names_keep_the_ticket_as_the_template_default():
-    assert K.gemv_cols(4, True, 1).name == "gemv_cols<4, true, 1>"  # the ticket: GEMV_TICKET is the default
-    assert K.gemv_cols(4, True, 1, "atomic").name == "gemv_cols<4, true, 1, 0>"
-    assert K.gemv_cols(1, False, 8, "atomic") == K.gemv_cols(1, False, 8)  # unsplit: no epilogue to choose
+def test_kernel_names():
+    assert K.gemv_cols(4, True, 1).name == "gemv_cols<4, true, 1>"
     assert K.gemv_cols(1, False, 8).name == "gemv_cols<1, false, 8>"
-    assert K.gemv_rows(4, True).name == "gemv_rows<4, true>"
-    assert K.gemv_rows(1, True, "atomic").name == "gemv_rows<1, true, 0>"
-    assert K.gemv_rows(4, False, "atomic").name == "gemv_rows<4, false>"
-    with pytest.raises(ValueError, match=r"gemv epilogue is one of \('ticket', 'atomic'\), got 'memset'"):
-        K.gemv_cols(4, True, 1, "memset")
-    assert K.GEMV_EPILOGUES == ("ticket", "atomic") and ops.GEMV_EPILOGUES == K.GEMV_EPILOGUES
+    assert K.gemv_rows(4, True).name == "gemv_rows<4, true>" and K.gemv_rows(1, False).name == "gemv_rows<1, false>"
+    with pytest.raises(ValueError, match=r"gemv_cols rows is one of \(1, 2, 4, 8\)"):
+        K.gemv_cols(4, True, 3)
 
 
-def test_catalog_holds_every_epilogue_once():
+def test_catalog_holds_every_gemv_kernel_once():
     names = [s.name for s in K.GEMV_KERNELS]
-    assert len(names) == len(set(names)) == 2 * 3 + 2 * 3 * len(K.SKINNY_ROWS)  # (unsplit, ticket, atomic) x vec
+    assert len(names) == len(set(names)) == 2 * 2 + 2 * 2 * len(K.SKINNY_ROWS)  # (unsplit, split) x vec
     for vec in (4, 1):
-        for e in K.GEMV_EPILOGUES:
-            assert K.gemv_rows(vec, True, e) in K.GEMV_KERNELS
-            assert all(K.gemv_cols(vec, True, r, e) in K.GEMV_KERNELS for r in K.SKINNY_ROWS)
+        assert K.gemv_rows(vec, True) in K.GEMV_KERNELS
+        assert all(K.gemv_cols(vec, True, r) in K.GEMV_KERNELS for r in K.SKINNY_ROWS)
     assert set(K.GEMV_KERNELS) <= set(K.KERNELS)  # what `gemv kernels --arch` (CI) and the compile tests build
 
 
-def test_one_row_8192_by_1024_splits_into_12_ranges_with_either_epilogue():
-    """The issue's shape on an H100/H200 (6 resident blocks of the float4 one-row kernel per SM): 64 column blocks x
-    12 k ranges of 88 rows; the ticket needs 12 x 8192 partials and 64 tickets, the atomic route a memset."""
-    t = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6, epilogue="ticket")
-    a = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6, epilogue="atomic")
-    assert (t.grid, t.scalars, t.splits) == (a.grid, a.scalars, a.splits) == ((64, 12), (1, 8192, 1024, 88), 12)
-    assert t.spec == K.gemv_cols(4, True, 1) and a.spec == K.gemv_cols(4, True, 1, "atomic")
-    assert (t.epilogue, t.zero_first, t.workspace) == ("ticket", False, (12 * 8192, 64))
-    assert (a.epilogue, a.zero_first, a.workspace) == ("atomic", True, None)
+def test_one_row_8192_by_1024_splits_into_12_ranges():
+    """On an H100/H200 (6 resident blocks of the float4 one-row kernel per SM): 64 column blocks x 12 k ranges of
+    88 rows, added from 12 x 8192 partials with 64 tickets."""
+    t = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6)
+    assert (t.grid, t.scalars, t.splits) == ((64, 12), (1, 8192, 1024, 88), 12)
+    assert t.spec == K.gemv_cols(4, True, 1) and t.workspace == (12 * 8192, 64)
 
 
 @pytest.mark.parametrize("shape, bps, grid, scalars, workspace", [
@@ -57,32 +46,16 @@ def test_one_row_8192_by_1024_splits_into_12_ranges_with_either_epilogue():
 ])
 def test_split_launches_and_their_workspace(shape, bps, grid, scalars, workspace):
     m, n, k = shape
-    g = ops.gemv_launch(m, n, k, True, SMS, blocks_per_sm=bps, epilogue="ticket")
+    g = ops.gemv_launch(m, n, k, True, SMS, blocks_per_sm=bps)
     assert (g.grid, g.scalars, g.workspace, g.outputs) == (grid, scalars, workspace, m * n)
     assert g.spec == (K.gemv_rows(g.vec, True) if n == 1 else K.gemv_cols(1, True, K.skinny_rows(m)))
 
 
 @pytest.mark.parametrize("shape, bps", [((1, 200_000, 4096), 6), ((333, 1, 1000), 8), ((3, 1001, 37), 4)])
-def test_unsplit_launches_have_no_epilogue(shape, bps):
-    for e in K.GEMV_EPILOGUES:
-        g = ops.gemv_launch(*shape, True, SMS, blocks_per_sm=bps, epilogue=e)
-        assert (g.splits, g.epilogue, g.zero_first, g.workspace) == (1, None, False, None)
-        assert "false" in g.spec.name and g.spec.name.count(",") == (1 if shape[1] == 1 else 2)
-
-
-def test_options_switch_the_epilogue_for_the_block_only():
-    assert ops._GEMV == {"epilogue": "ticket"}  # the default
-    assert ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6).epilogue == "ticket"
-    with ops.options(gemv="atomic") as got:
-        assert got == ops._OPTIONS and "gemv" not in got  # the tile routes' record is unchanged
-        assert ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6).spec == K.gemv_cols(4, True, 1, "atomic")
-        with ops.options(route="pad"):
-            assert ops._GEMV["epilogue"] == "atomic"
-    assert ops._GEMV == {"epilogue": "ticket"} and ops._OPTIONS == dict(route="direct", waves="unaligned")
-    with pytest.raises(UsageError, match="matmul: gemv 'memset'; expected one of ticket, atomic"):
-        with ops.options(gemv="memset"):
-            pass
-    assert ops._GEMV == {"epilogue": "ticket"}
+def test_unsplit_launches_have_no_workspace(shape, bps):
+    g = ops.gemv_launch(*shape, True, SMS, blocks_per_sm=bps)
+    assert (g.splits, g.workspace) == (1, None)
+    assert "false" in g.spec.name and g.spec.name.count(",") == (1 if shape[1] == 1 else 2)
 
 
 def test_size_classes_are_powers_of_two_from_1024():
@@ -147,38 +120,17 @@ def test_prepared_launch_passes_the_workspace_or_null_pointers(monkeypatch, fake
 
     _, keys = fake_streams
     monkeypatch.setattr(runtime, "Launcher", FakeLauncher)
-    g = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6, epilogue="ticket")
+    g = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6)
     run = ops.GemvRun(g)
     assert run.launch.args == (g.spec, (64, 12), (32, 8), 5, (1, 8192, 1024, 88))  # work, ticket: per call
     run("out", "a", "b")
     assert run.launch.calls == [("out", "a", "b", 0, 7, 0, "float32", 131072, 1024)] and len(keys) == 1
-    g = ops.gemv_launch(1, 8192, 1024, True, SMS, blocks_per_sm=6, epilogue="atomic")
-    kernel, grid, block, n_arrays, scalars = ops.GemvRun(g).launch.args
-    assert (n_arrays, scalars[2:]) == (3, (1, 8192, 1024, 88)) and ops.GemvRun(g).zero
-    assert [type(x) for x in scalars[:2]] == [np.uint64, np.uint64] and scalars[:2] == (0, 0)  # never dereferenced
     plain = ops.GemvRun(ops.gemv_launch(333, 1, 1000, True, SMS, blocks_per_sm=8))
-    assert not plain.zero and plain.workspace is None and plain.launch.args[3] == 3
+    kernel, grid, block, n_arrays, scalars = plain.launch.args
+    assert (n_arrays, scalars[2:]) == (3, (333, 1000, 1024)) and plain.workspace is None  # one k range: the chunk covers K
+    assert [type(x) for x in scalars[:2]] == [np.uint64, np.uint64] and scalars[:2] == (0, 0)  # never dereferenced
     plain("out", "a", "b")
     assert plain.launch.calls == [("out", "a", "b")] and len(keys) == 1  # no workspace asked for
-
-
-def test_atomic_instantiations_keep_gemv_depth_rows_of_b_in_flight():
-    """tests/test_sass.py checks the default (ticket) names; the atomic ones, timed against them, must not lose the
-    loads in flight either (the epilogue is after the loop, but ptxas allocates registers for the whole kernel)."""
-    pytest.importorskip("cuda.core")
-    from gpumemlab.gpu import sass
-    from gpumemlab.gpu.compile import compile_group, source_text
-
-    nvdisasm = sass.find_nvdisasm()
-    if nvdisasm is None:
-        pytest.skip("no nvdisasm (the test extra installs nvidia-cuda-nvdisasm)")
-    depth = int(re.search(r"constexpr int GEMV_DEPTH = (\d+);", source_text("matmul.cu")).group(1))
-    names = [K.gemv_cols(4, True, rows, "atomic").name for rows in K.SKINNY_ROWS]
-    mod = compile_group("matmul.cu", names, "sm_90", use_cache=False)
-    for name in names:
-        code = sass.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name])
-        flights = [f for _, t, _, f in sass.load_cover(sass.main_loop(code, containing=r"LDG.*\.128"), "LDG") if ".128" in t]
-        assert flights and max(flights) >= depth, (name, flights)
 
 
 def test_ticket_kernels_build_for_every_supported_arch_without_spills():

@@ -267,7 +267,9 @@ def test_transpose_takes_tall_tiles_where_output_rows_start_off_a_sector(rows, c
 
 
 def test_tall_tiles_spec_and_grid():
-    assert transpose.LIBRARY_TALL.spec("float").name == "transpose_vec<float, float4, 64, 4, false, 0, 1, 32, 128>"
+    assert transpose.LIBRARY_TALL.spec("float").name == "transpose_vec<float, float4, 64, 4, 32, 128>"
+    assert transpose.LIBRARY_VECTORIZED.spec("double").name == "transpose_vec<double, double2, 64, 4, 16>"
+    assert transpose.VECTORIZED.spec("float").name == "transpose_vec<float, float4, 64, 8>"  # the template's defaults
     assert transpose.LIBRARY_TALL.grid(16380, 16388) == (257, 128)  # 64-wide columns, 128-row bands
     assert transpose.LIBRARY_VECTORIZED.grid(16380, 16388) == (257, 256)
 

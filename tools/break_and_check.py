@@ -114,7 +114,7 @@ SABOTAGES = (
     Sabotage(
         "sum-bound-too-loose", "float32 sum tests against the library's own error_bound",
         "tree_depth counts the partials one after another, not as their tree: a bound grid-many roundings loose",
-        (Edit("src/gpumemlab/ops/reduce.py", "final = math.ceil(p.grid / p.final_block)", "final = p.grid"),),
+        (Edit("src/gpumemlab/ops/full_sum.py", "final = math.ceil(p.grid / p.final_block)", "final = p.grid"),),
         ("tests/test_reduce_transpose_cpu.py::test_the_documented_float32_accuracy_at_2_to_the_28[2]",
          f"{RT_GPU}::test_sum_error_is_well_inside_the_bound_on_a_large_input")),  # 2^24: grid 264 on H100/H200
     Sabotage(

@@ -93,21 +93,6 @@ def transpose_kernels(rng):
                 t = T.thin_launch(rows, cols, ctype, min_blocks)
                 runtime.launch(t.spec, t.grid, T.THIN_BLOCK, out, cupy.asarray(x), rows, cols, *t.args, shmem=t.shmem)
                 check(np.array_equal(out.get(), x.T), f"thin {ctype} {rows}x{cols} chunk {t.chunk}")
-    # transpose_vec's probe geometries (blocks per SM, PIPE, 128-tiles in dynamic shared memory, block orders), and
-    # orders with several row tiles per block: edge tiles, a last band of one tile row (2116 rows: 34 row tiles)
-    geoms = list(dict.fromkeys(T.PROBE_GEOMETRIES + [
-        T.VecGeometry(minb=T.ORDER_MINB, order=T.ORDER_GROUPED, group=4, tiles_per_block=3),
-        T.VecGeometry(minb=T.ORDER_MINB, order=T.ORDER_DIAGONAL, tiles_per_block=2)]))
-    for rows, cols in ((68, 36), (260, 132), (2116, 68)):
-        x = random_nonzero((rows, cols), np.float32, rng)
-        xd = cupy.asarray(x)
-        for g in geoms:
-            out = cupy.full((cols, rows), np.nan, np.float32)
-            if g.shmem():
-                runtime.set_max_dynamic_shared(runtime.get_kernel(g.spec()), g.shmem())
-            runtime.launch(g.spec(), g.grid(rows, cols), T.VEC_THREADS, out, xd, np.int32(rows), np.int32(cols),
-                           shmem=g.shmem())
-            check(np.array_equal(out.get(), x.T), f"transpose_vec {g.name} {rows}x{cols}")
 
 
 def matmul_kernels(rng, rb_only: bool):
@@ -118,11 +103,11 @@ def matmul_kernels(rng, rb_only: bool):
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops import matmul as ops
 
-    def run(variant, m, n, k, cfg=None, vec=None, splits=None, pad=False):
+    def run(variant, m, n, k, cfg=None, vec=None, splits=None):
         a = device_random_nonzero((m, k), np.float32, 1)
         b = None if ops.VARIANTS[variant].op == "aat" else device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, m if b is None else n), cupy.float32)
-        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits, pad=pad) if variant == "register_blocked"
+        p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits) if variant == "register_blocked"
              else ops.plan(variant, a, b, out))
         try:
             Reference(a, b).verifier(p.run, out, variant)()
@@ -141,9 +126,6 @@ def matmul_kernels(rng, rb_only: bool):
         run("register_blocked", 67, 45, 37, cfg, 1)
         run("register_blocked", 72, 68, 100, cfg, 4, 3)
         run("register_blocked", 33, 17, 41, cfg, 1, 2)
-        # the padded route (options(route="pad")): pad_pitch4 copies, then float4 loads on the padded pitches
-        run("register_blocked", 67, 45, 37, cfg, None, None, True)
-        run("register_blocked", 33, 17, 41, cfg, None, 2, True)
 
 
 def lesson_kernels(rng):
@@ -173,8 +155,8 @@ def lesson_kernels(rng):
 
 
 def gemv_kernels(rng):
-    """The N = 1 and M <= 8 paths: float4 and scalar loads, one k range and split k ranges (each epilogue: the ticket
-    one twice, so the second run needs the tickets the first left at 0), partial blocks."""
+    """The N = 1 and M <= 8 paths: float4 and scalar loads, one k range and split k ranges (each run twice, so the
+    second needs the tickets the first left at 0), partial blocks."""
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
@@ -188,13 +170,12 @@ def gemv_kernels(rng):
         b = device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, n), cupy.float32)
         ref = Reference(a, b)
-        for epilogue in ops.GEMV_EPILOGUES:
-            try:
-                p = ops.gemv_plan(a, b, out, epilogue=epilogue)
-                for _ in range(2 if p.epilogue == "ticket" else 1):
-                    ref.verifier(p.run, out, f"gemv {epilogue}")()
-            except Exception as exc:
-                check(False, f"gemv {m}x{n}x{k} {epilogue}: {exc}")
+        try:
+            p = ops.gemv_plan(a, b, out)
+            for _ in range(2):
+                ref.verifier(p.run, out, "gemv")()
+        except Exception as exc:
+            check(False, f"gemv {m}x{n}x{k}: {exc}")
 
 
 def library(rng):

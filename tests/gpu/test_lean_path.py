@@ -28,7 +28,7 @@ def _calls(cp):
         "sum two-pass": ([(1 << 20,)], gpumemlab.sum, lambda x: x.astype(np.float64).sum()),
         "transpose": ([(96, 64)], gpumemlab.transpose, lambda x: x.T),
         "transpose odd": ([(33, 7)], gpumemlab.transpose, lambda x: x.T),
-        "matmul M=1": ([(1, 300), (300, 4096)], gpumemlab.matmul,  # gemv_cols, k ranges split: atomic epilogue
+        "matmul M=1": ([(1, 300), (300, 4096)], gpumemlab.matmul,  # gemv_cols, k ranges split, added in the same launch
                        lambda a, b: a.astype(np.float64) @ b),
         "matmul N=1": ([(777, 301), (301, 1)], gpumemlab.matmul, lambda a, b: a.astype(np.float64) @ b),
         "sum axis 0": ([(300, 257)], lambda x: gpumemlab.sum(x, axis=0), lambda x: x.astype(np.float64).sum(axis=0)),

@@ -312,40 +312,38 @@ def test_matrix_vector_splits_k_when_the_row_is_short(cp):
     assert ops.gemv_plan(a, b, cp.empty((1024, 1), cp.float32), sms=132).splits > 1
 
 
-# ---------------------------------------------------------------- split k ranges: the ticket and atomic epilogues
+# ---------------------------------------------------------------- split k ranges, added by the last block
 
 SPLIT_GEMV_SHAPES = [(1, 777, 1001), (3, 1025, 4099), (1, 8192, 1024), (8, 8192, 1024), (1, 4096, 4096),
                      (1024, 1, 8192), (100, 1, 5003), (7, 1, 4099)]  # last three: N = 1 (float4, scalar, one block)
 
 
-@pytest.mark.parametrize("epilogue", ["ticket", "atomic"])
 @pytest.mark.parametrize("m,n,k", SPLIT_GEMV_SHAPES)
-def test_split_gemv_epilogues_back_to_back(cp, m, n, k, epilogue):
-    """Each epilogue on shapes that split K: C poisoned, checked against float64; then new data in the same arrays
-    and two launches back to back (the second needs the tickets the first left at 0), checked again."""
+def test_split_gemv_back_to_back(cp, m, n, k):
+    """Shapes that split K: C poisoned, checked against float64; then new data in the same arrays and two launches
+    back to back (the second needs the tickets the first left at 0), checked again; the same bits every run."""
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops import matmul as ops
 
     a, b = operands(cp, m, n, k, seed=m + n + k)
     out = cp.empty((m, n), cp.float32)
-    p = ops.gemv_plan(a, b, out, epilogue=epilogue)
-    assert p.splits > 1 and p.epilogue == epilogue
+    p = ops.gemv_plan(a, b, out)
+    assert p.splits > 1
     poison(out)
     p.run()
-    Reference(a, b).check(out, f"gemv {epilogue} {m}x{n}x{k}")
+    Reference(a, b).check(out, f"gemv {m}x{n}x{k}")
     a2, b2 = operands(cp, m, n, k, seed=7)
     a[...], b[...] = a2, b2
     poison(out)
     p.run()
     p.run()
-    Reference(a, b).check(out, f"gemv {epilogue} {m}x{n}x{k}, back to back")
-    if epilogue == "ticket":
-        first = out.copy()
-        p.run()
-        assert bool(cp.array_equal(first, out))  # the partials are added in k order: the same bits every run
-        g = ops.gemv_launch(m, n, k, True, runtime_sms(), epilogue="ticket")
-        assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0  # every ticket back at 0
+    Reference(a, b).check(out, f"gemv {m}x{n}x{k}, back to back")
+    first = out.copy()
+    p.run()
+    assert bool(cp.array_equal(first, out))  # the partials are added in k order: the same bits every run
+    g = ops.gemv_launch(m, n, k, True, runtime_sms())
+    assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0  # every ticket back at 0
 
 
 def runtime_sms() -> int:
@@ -354,20 +352,15 @@ def runtime_sms() -> int:
     return int(runtime.device_info()["sm_count"])
 
 
-@pytest.mark.parametrize("epilogue", ["ticket", "atomic"])
-def test_split_gemv_as_users_call_it(cp, epilogue):
-    """gpumemlab.matmul under options(gemv=...): the switch reaches the cached call path, both ways."""
+def test_split_gemv_as_users_call_it(cp):
+    """gpumemlab.matmul on split shapes, twice each: the cached call path, its workspace reused."""
     import gpumemlab
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
 
     for m, n, k in [(1, 777, 1001), (3, 1025, 4099), (1024, 1, 8192)]:
         a, b = operands(cp, m, n, k, seed=k)
-        with ops.options(gemv=epilogue):
-            Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {epilogue} {m}x{n}x{k}")
-            with ops.options(gemv="atomic" if epilogue == "ticket" else "ticket"):  # the other route, same shape
-                Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul other than {epilogue} {m}x{n}x{k}")
-            Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {epilogue} again {m}x{n}x{k}")
+        Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {m}x{n}x{k}")
+        Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul again {m}x{n}x{k}")
 
 
 def test_ticket_gemv_after_a_call_on_another_stream(cp):
@@ -383,7 +376,7 @@ def test_ticket_gemv_after_a_call_on_another_stream(cp):
             with ws:
                 a, b = operands(cp, m, n, k, seed=10 * i)
                 Reference(a, b).check(gpumemlab.matmul(a, b), f"ticket {m}x{n}x{k} call {i}")
-                g = ops.gemv_launch(m, n, k, True, runtime_sms(), epilogue="ticket")
+                g = ops.gemv_launch(m, n, k, True, runtime_sms())
                 assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0
             ws.sync()
 
@@ -414,74 +407,29 @@ def test_ticket_gemv_on_two_streams_at_once(cp):
     check_on_two_streams(cp, 1, 8192, 1024, 4, "ticket gemv, two streams")
 
 
-# ---------------------------------------------------------------- N or K not a multiple of 4: the padded route
+# ---------------------------------------------------------------- N or K not a multiple of 4: scalar loads
 
-PAD_SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (33, 65, 7), (129, 260, 35), (9, 3, 5), (100, 2, 6),
-              (64, 128, 30), (64, 130, 32), (300, 301, 4097)]  # last three: A alone, B alone, a long ragged K
+UNALIGNED_SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (33, 65, 7), (129, 260, 35), (9, 3, 5), (100, 2, 6),
+                    (64, 128, 30), (64, 130, 32), (300, 301, 4097)]  # last three: K alone, N alone, a long ragged K
 
 
-@pytest.mark.parametrize("m,n,k", PAD_SHAPES)
-def test_padded_route_as_users_call_it(cp, m, n, k):
-    """options(route="pad"): pad_pitch4 copies, then the float4 kernel on padded pitches; C poisoned first, checked
-    against float64; a second call with new data reuses the kept scratch (a stale copy would fail it)."""
+@pytest.mark.parametrize("m,n,k", UNALIGNED_SHAPES)
+def test_unaligned_shapes_as_users_call_them(cp, m, n, k):
+    """The scalar-load route; C poisoned first, checked against float64; a second call with new data."""
     import gpumemlab
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops import matmul as ops
 
-    with ops.options(route="pad"):
-        assert ops.describe(m, n, k)["kind"] == "pad"
-        for seed in (m + n + k, 7):
-            a, b = operands(cp, m, n, k, seed=seed)
-            out = cp.empty((m, n), cp.float32)
-            poison(out)
-            assert gpumemlab.matmul(a, b, out=out) is out
-            Reference(a, b).check(out, f"padded route {m}x{n}x{k}")
-
-
-@pytest.mark.parametrize("cfg", _configs(), ids=lambda c: c.name)
-def test_padded_plan_every_config(cp, cfg):
-    """Each candidate with PAD = 1: one and several splits, both operands or one padded."""
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
-
-    for (m, n, k), splits in [((1023, 1025, 1027), 1), ((67, 45, 777), 3), ((136, 72, 1001), 2), ((50, 130, 64), 1),
-                              ((50, 128, 63), 4), ((5, 3, 41), 1)]:
-        a, b = operands(cp, m, n, k, seed=k)
+    assert ops.route(m, n, k).kind in ("scalar", "gemv")
+    for seed in (m + n + k, 7):
+        a, b = operands(cp, m, n, k, seed=seed)
         out = cp.empty((m, n), cp.float32)
         poison(out)
-        p = ops.register_blocked_plan(a, b, out, cfg, None, splits, pad=True)
-        assert p.vec == 4 and set(p.parts) == {"pad", "multiply"}
-        p.run()
-        Reference(a, b).check(out, f"{cfg.name} padded {m}x{n}x{k}/{splits}")
+        assert gpumemlab.matmul(a, b, out=out) is out
+        Reference(a, b).check(out, f"unaligned {m}x{n}x{k}")
 
 
-def test_padded_route_with_misaligned_pointers(cp):
-    """Aligned sizes, 4-byte-offset A, B and C: both operands are copied into aligned scratch and C takes the
-    scalar stores (the kernel checks C's address)."""
-    import gpumemlab
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
-
-    m, n, k = 96, 128, 64
-    a0, b0 = operands(cp, m + 1, n, k, seed=3)
-    a = a0.ravel()[1:1 + m * k].reshape(m, k)  # offset by one float
-    b = cp.empty(k * n + 1, cp.float32)[1:].reshape(k, n)
-    b[...] = b0
-    c = cp.empty(m * n + 1, cp.float32)[1:].reshape(m, n)
-    assert a.data.ptr % 16 and b.data.ptr % 16 and c.data.ptr % 16
-    poison(c)
-    with ops.options(route="pad"):
-        assert ops.describe(m, n, k, aligned=False)["pad"]["copy_a"]
-        gpumemlab.matmul(a, b, out=c)
-    Reference(a, b).check(c, "padded route, misaligned a, b, c")
-
-
-def test_padded_route_on_two_streams(cp):
-    """Each stream keeps its own scratch: two streams padding the same shape at once stay correct."""
-    from gpumemlab.ops import matmul as ops
-
-    with ops.options(route="pad"):
-        check_on_two_streams(cp, 513, 515, 517, 3, "padded route, two streams")
+def test_unaligned_shape_on_two_streams(cp):
+    """Two streams running the same unaligned split shape at once stay correct."""
+    check_on_two_streams(cp, 513, 515, 517, 3, "scalar route, two streams")

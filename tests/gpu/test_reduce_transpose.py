@@ -333,56 +333,21 @@ def test_transpose_taller_than_the_grid_limit(cp, poisoned_pool, rows, cols, dty
     assert bool((t == x.T).all())
 
 
-# ------------------------------------------------------------------ transpose_vec geometries and block orders
+# ------------------------------------------------------------------ transpose_vec past the grid's row limit
 
-# multiples of 4 (the float4 kernel), none of 64 or 128 but one: edge tiles on both sides, tall and wide grids,
-# row tiles not a multiple of any G (4100 rows: 65 tile rows, a last band of 1 for G = 2, 4, 8, 16, 32)
-VEC_GEOMETRY_SHAPES = [(4, 4), (64, 64), (68, 36), (260, 124), (1028, 580), (4100, 132), (132, 4100)]
-
-
-def _vec_geometries():
-    from gpumemlab.kernels import transpose as K
-
-    extra = [K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_GROUPED, group=4, tiles_per_block=3),  # grid-stride
-             K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_GROUPED, group=32, tiles_per_block=2),
-             K.VecGeometry(minb=K.ORDER_MINB, order=K.ORDER_DIAGONAL, tiles_per_block=2)]
-    return list(dict.fromkeys(K.PROBE_GEOMETRIES + extra))
-
-
-def _launch_geometry(cp, geom, x, rows, cols):
+def test_transpose_vec_past_the_grid_y_limit(cp):
+    """65537 + 1 tile rows: the launch rectangle holds 65535 of them, the kernel's grid-stride loop takes the rest."""
     from gpumemlab.bench.verify import poison
     from gpumemlab.gpu import runtime
-
-    out = cp.empty((cols, rows), x.dtype)
-    poison(out)
-    shmem = geom.shmem()
-    if shmem:
-        runtime.set_max_dynamic_shared(runtime.get_kernel(geom.spec()), shmem)
-    runtime.launch(geom.spec(), geom.grid(rows, cols), (256,), out, x, np.int32(rows), np.int32(cols), shmem=shmem)
-    return out
-
-
-@pytest.mark.parametrize("geom", _vec_geometries(), ids=lambda g: g.name.replace(" ", "_").replace("/", "_per_"))
-@pytest.mark.parametrize("rows,cols", VEC_GEOMETRY_SHAPES)
-def test_transpose_vec_geometries_and_orders(cp, geom, rows, cols):
-    """Every probe geometry (blocks per SM, PIPE, 128-tiles, block orders) and some orders with several row tiles
-    per block: each tile moved exactly once, edges masked, on shapes with partial tiles and partial groups."""
-    x = host((rows, cols), "float32", seed=rows + 3 * cols)
-    out = _launch_geometry(cp, geom, cp.asarray(x), rows, cols)
-    np.testing.assert_array_equal(out.get(), x.T)
-
-
-@pytest.mark.parametrize("order,group", [(2, 1), (1, 32), (1, 4)])
-def test_transpose_vec_orders_past_the_grid_y_limit(cp, order, group):
-    """65537 + 1 tile rows: the launch rectangle holds 65535 of them; the order maps blocks, the grid-stride loop
-    takes the rest."""
     from gpumemlab.kernels import transpose as K
 
     rows, cols = 64 * 65537 + 4, 8
-    geom = K.VecGeometry(minb=K.ORDER_MINB, order=order, group=group)
-    assert geom.grid(rows, cols)[1] == K.MAX_GRID_Y
+    v = K.LIBRARY_VECTORIZED
+    assert v.grid(rows, cols)[1] == K.MAX_GRID_Y
     x = cp.random.random((rows, cols), dtype=cp.float32)  # distinct values (an arange rounds past 2^24)
-    out = _launch_geometry(cp, geom, x, rows, cols)
+    out = cp.empty((cols, rows), x.dtype)
+    poison(out)
+    runtime.launch(v.spec("float"), v.grid(rows, cols), v.block, out, x, np.int32(rows), np.int32(cols))
     assert bool((out == x.T).all())
 
 

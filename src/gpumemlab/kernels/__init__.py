@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -53,13 +54,24 @@ class KernelSpec:
                           self.min_sm)
 
 
+LOCAL_INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.cuh)"[ \t]*$', re.M)
+
+
 @cache
 def source_text(source: str) -> str:
-    """The text of a package kernel file (``matmul.cu``); UsageError naming the files for any other name."""
-    known = sorted(p.name for p in KERNEL_DIR.glob("*.cu"))
+    """A family's CUDA source as NVRTC compiles it: each ``#include "NAME.cuh"`` of this folder spelled out in place,
+    with ``#line`` marks so that compiler messages and line info keep each file's own line numbers (and the cubin
+    cache key covers the headers). UsageError naming the files for a name the package does not have."""
+    known = sorted(p.name for p in KERNEL_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
     if source not in known:
         raise UsageError(f"unknown kernel source {source!r} (the package has {', '.join(known)})")
-    return (KERNEL_DIR / source).read_text(encoding="utf-8")
+    text = (KERNEL_DIR / source).read_text(encoding="utf-8")
+
+    def inline(m: re.Match) -> str:
+        after = text.count("\n", 0, m.end()) + 2  # the line after the include, 1-based
+        return f'#line 1 "{m.group(1)}"\n{source_text(m.group(1)).rstrip()}\n#line {after} "{source}"'
+
+    return LOCAL_INCLUDE.sub(inline, text)
 
 
 def family_modules() -> list[str]:

@@ -3,6 +3,8 @@
 // row-major unless the name says otherwise: A is M x K, B is K x N, C is M x N. Offsets into the
 // matrices are 64-bit (M*K can pass 2^31); the dimensions themselves are int.
 
+#include "common.cuh"
+
 // ------------------------------------------------------------------ 1-2. one thread per output
 // naive<false>: one thread per output, B read along a row so a warp's B loads coalesce (seed 000 / 002)
 // naive<true>: N (= B) stored column-major: neighbouring threads read K floats apart, uncoalesced (seed 000)
@@ -256,12 +258,8 @@ __device__ __forceinline__ float4 lds128(const float* p) {
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
 // (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
 // problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
-//   PAD = 1 (VEC = 4 only): A and B have row pitches rounded up to a multiple of 4 floats (lda = 4*ceil(K/4),
-//   ldb = 4*ceil(N/4)): operands that the host copied into 16-byte aligned scratch, A's extra columns zero,
-//   so any N and K take the float4 loads; C keeps its pitch N (float4 stores only when N % 4 == 0 and C
-//   is 16-byte aligned, else bounds-checked scalar stores).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int PAD = 0>
+          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
                  int k_chunk) {
@@ -288,9 +286,7 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     static_assert(STAGES >= 2, "at least two stages");
     static_assert(ORDER >= 0 && ORDER <= 2, "ORDER is 0, 1 or 2");
     static_assert(PIN == 0 || PIN == 1, "PIN is 0 or 1");
-    static_assert(PAD == 0 || (PAD == 1 && VEC == 4), "PAD = 1 reads padded pitches by float4 (VEC = 4)");
-    const int lda = PAD ? (K + 3) & ~3 : K;  // row pitches of A and B in floats
-    const int ldb = PAD ? (N + 3) & ~3 : N;
+    const int lda = K, ldb = N;  // row pitches of A and B in floats
 
     extern __shared__ float4 smem4[];
     float* As = reinterpret_cast<float*>(smem4);
@@ -460,8 +456,7 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep the rule simple)
 
     // epilogue: bounds-checked stores, float4 when every row of C is 16-byte aligned; atomics when split
-    const bool c_vec = VEC == 4 && !SPLIT
-                       && (!PAD || ((N & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0));
+    const bool c_vec = VEC == 4 && !SPLIT;
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -491,68 +486,17 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
         }
 }
 
-// pad_pitch4: the copies of register_blocked<..., PAD = 1>'s operands, both in one launch: dst_a (rows_a x
-// 4*ceil(cols_a/4), 16-byte aligned) = src_a with zeros in the extra columns, then the same for b. A block of
-// 32 x 8 threads writes 8 rows x 32 float4s; blocks [0, blocks of a) do a, the rest b (rows_b = 0: a alone).
-// Sources may start anywhere (any pitch, any alignment), so they are read by scalar loads, coalesced along a row.
-extern "C" __global__ void __launch_bounds__(256)
-pad_pitch4(float* __restrict__ dst_a, const float* __restrict__ src_a, float* __restrict__ dst_b,
-           const float* __restrict__ src_b, int rows_a, int cols_a, int rows_b, int cols_b) {
-    const int qa = (cols_a + 3) >> 2, qb = (cols_b + 3) >> 2;  // float4s per padded row
-    const long long blocks_a = (long long)((qa + 31) >> 5) * ((rows_a + 7) >> 3);
-    long long blk = blockIdx.x;
-    const bool is_a = blk < blocks_a;
-    if (!is_a) blk -= blocks_a;
-    const int q = is_a ? qa : qb, cols = is_a ? cols_a : cols_b, rows = is_a ? rows_a : rows_b;
-    const int per_row = (q + 31) >> 5;  // blocks across a padded row
-    const long long r = (blk / per_row) * 8 + threadIdx.y;
-    const int c4 = (int)(blk % per_row) * 32 + threadIdx.x;
-    if (r >= rows || c4 >= q) return;
-    const float* s = (is_a ? src_a : src_b) + r * cols;
-    const int c = 4 * c4;
-    float4 v;
-    v.x = s[c];  // c < cols: c4 < q
-    v.y = c + 1 < cols ? s[c + 1] : 0.0f;
-    v.z = c + 2 < cols ? s[c + 2] : 0.0f;
-    v.w = c + 3 < cols ? s[c + 3] : 0.0f;
-    reinterpret_cast<float4*>(is_a ? dst_a : dst_b)[r * q + c4] = v;
-}
-
 // ------------------------------------------------------------------ 14. matrix-vector (M = 1 or N = 1)
 // With one row or one column the product reads every element of the matrix once and does 2 flops per
 // element (0.5 flop/byte): memory-bound, so these kernels are built for DRAM bandwidth, not FMA rate.
 // VEC = 4: float4 loads (K, or N, a multiple of 4 and 16-byte aligned arrays); VEC = 1: any shape.
 // SPLIT: block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk), so that a short row (or
-// column) of outputs still spreads over every SM; EPILOGUE says how the gridDim.y ranges of one output are added:
-//   GEMV_ATOMIC: atomicAdd into C, which the host zeroes first (a memset launch per call); the order of the few
-//   additions is not fixed (last-bit differences between runs, as with split-K above).
-//   GEMV_TICKET: each block stores its partial sums in `work` (split-major: work[y * M * N + i * N + j]); the last
-//   block of a column (or row) block to take its ticket adds the partials with the whole block, in a fixed order,
-//   and writes C (one launch, the same bits every run; the cuda-samples threadFenceReduction hand-off, as reduce7).
-//   `ticket` holds one zeroed counter per block of outputs; the last arrival leaves it at 0 again, so the host
-//   keeps one set per stream.
-// Unsplit launches (and the atomic epilogue) never touch work or ticket (the host passes null).
-constexpr int GEMV_ATOMIC = 0, GEMV_TICKET = 1;
-
-// The ticket epilogue's hand-off, called by every thread once its partials are stored: true (in every thread of the
-// block) in the last of the gridDim.y blocks of this block of outputs to arrive. atomicInc wraps the counter back
-// to 0 on that last arrival: no reset store, and the buffer is all zeros between launches.
-__device__ __forceinline__ bool last_split(unsigned* ticket) {
-    __shared__ bool last;
-    __threadfence();  // this thread's partials are visible device-wide before its block takes a ticket
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicInc(ticket, gridDim.y - 1) == gridDim.y - 1;
-    __syncthreads();
-    if (last) __threadfence();  // the acquire side: the other blocks' partials are read after the ticket
-    return last;
-}
-
-// A shuffle tree over the warp: a fixed summation order; lane 0 gets the sum.
-__device__ __forceinline__ float warp_sum(float x) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) x += __shfl_down_sync(0xffffffffu, x, off);
-    return x;
-}
+// column) of outputs still spreads over every SM. Each block stores its partial sums in `work` (split-major:
+// work[y * M * N + i * N + j]); the last block of a column (or row) block to take its ticket adds the partials with
+// the whole block, in a fixed order, and writes C (one launch, the same bits every run; the cuda-samples
+// threadFenceReduction hand-off, as reduce7). `ticket` holds one zeroed counter per block of outputs; the last
+// arrival leaves it at 0 again, so the host keeps one set per stream. Unsplit launches never touch work or ticket
+// (the host passes null).
 
 // One warp's dot product of a row of A and b over [kb, ke), lanes striding along the row (coalesced); lane 0 gets it.
 template <int VEC>
@@ -574,29 +518,24 @@ __device__ __forceinline__ float row_dot(const float* __restrict__ a, const floa
     return warp_sum(sum);
 }
 
-// gemv_rows (N = 1): c[i] = A[i, :] . b, one warp per row (row_dot): deterministic unless split with atomics.
-// SPLIT: k_chunk is a multiple of 32 VEC; the ticket epilogue's partials are work[y * M + row], one counter per
-// block of 8 rows; the last block adds them as it read A: a warp per row, lanes striding over the splits (__ldcg: at
-// L2, where the other SMs' stores landed; L1 may hold lines of an earlier launch), a shuffle tree.
-// Minimum blocks per SM: 8 for the ticket epilogue, whose bookkeeping otherwise took 36 registers on sm_90 (6 blocks
-// per SM, so fewer k ranges than the atomic kernel's 32 registers and 8 blocks); 0 (no minimum) for the rest, which
-// keeps their code as it was (a minimum of 1 let ptxas take 48 registers).
-template <int VEC, bool SPLIT, int EPILOGUE = GEMV_TICKET>
-__global__ void __launch_bounds__(256, SPLIT && EPILOGUE == GEMV_TICKET ? 8 : 0)
+// gemv_rows (N = 1): c[i] = A[i, :] . b, one warp per row (row_dot), deterministic.
+// SPLIT: k_chunk is a multiple of 32 VEC; the partials are work[y * M + row], one counter per block of 8 rows; the
+// last block adds them as it read A: a warp per row, lanes striding over the splits (__ldcg: at L2, where the other
+// SMs' stores landed; L1 may hold lines of an earlier launch), a shuffle tree.
+// Minimum blocks per SM: 8 when split, whose bookkeeping otherwise took 36 registers on sm_90 (6 blocks per SM,
+// so fewer k ranges); 0 (no minimum) unsplit (a minimum of 1 let ptxas take 48 registers).
+template <int VEC, bool SPLIT>
+__global__ void __launch_bounds__(256, SPLIT ? 8 : 0)
     gemv_rows(float* __restrict__ c, const float* __restrict__ A, const float* __restrict__ b, float* __restrict__ work,
               unsigned* __restrict__ ticket, int M, int K, int k_chunk) {
-    constexpr bool TICKET = SPLIT && EPILOGUE == GEMV_TICKET;
     const int lane = threadIdx.x & 31;
     const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-    if (!TICKET && row >= M) return;  // whole warps leave together: the shuffles see full warps
+    if (!SPLIT && row >= M) return;  // whole warps leave together: the shuffles see full warps
     const int kb = SPLIT ? blockIdx.y * k_chunk : 0;
     const int ke = SPLIT ? min(K, kb + k_chunk) : K;
     float sum = row < M ? row_dot<VEC>(A + (long long)row * K, b, kb, ke, lane) : 0.0f;  // warp-uniform
-    if (!TICKET) {
-        if (lane == 0) {
-            if (SPLIT) atomicAdd(c + row, sum);
-            else c[row] = sum;
-        }
+    if (!SPLIT) {
+        if (lane == 0) c[row] = sum;
         return;
     }
     if (lane == 0 && row < M) work[(long long)blockIdx.y * M + row] = sum;
@@ -634,8 +573,8 @@ __device__ __forceinline__ void gemv_cols_step(float (&acc)[ROWS][VEC], const fl
 }
 
 // gemv_cols' block sums: the 8 warps' acc (each thread's VEC columns of the M rows) added through shared memory in
-// warp order, a fixed order, one row at a time, and stored into (ADD: atomically added into) dst's M x N rows.
-template <int VEC, int ROWS, bool ADD>
+// warp order, a fixed order, one row at a time, and stored into dst's M x N rows.
+template <int VEC, int ROWS>
 __device__ __forceinline__ void store_block_sums(float (&part)[8][32 * VEC], const float (&acc)[ROWS][VEC],
                                                  float* __restrict__ dst, int M, int N) {
     const int lane = threadIdx.x, r = threadIdx.y;
@@ -650,10 +589,7 @@ __device__ __forceinline__ void store_block_sums(float (&part)[8][32 * VEC], con
 #pragma unroll
             for (int w = 1; w < 8; ++w) s += part[w][t];
             const int j = blockIdx.x * 32 * VEC + t;
-            if (j < N) {
-                if (ADD) atomicAdd(dst + (long long)i * N + j, s);
-                else dst[(long long)i * N + j] = s;
-            }
+            if (j < N) dst[(long long)i * N + j] = s;
         }
         __syncthreads();  // part is rewritten for the next row
     }
@@ -662,7 +598,7 @@ __device__ __forceinline__ void store_block_sums(float (&part)[8][32 * VEC], con
 // Rows of B each gemv_cols thread loads before it uses the first (see the launch bounds below).
 constexpr int GEMV_DEPTH = 4;
 
-// The ticket epilogue's last gemv_cols block: acc = this thread's VEC columns of the M rows summed over the splits
+// The split epilogue's last gemv_cols block: acc = this thread's VEC columns of the M rows summed over the splits
 // r, r + 8, ... (warp r of 8, as the k rows), in split order. All U splits' loads are issued before the first add
 // (U x ROWS x VEC registers: 4 splits for up to 2 rows, 2 for more); past the last split or M they count as zeros,
 // which add nothing.
@@ -703,29 +639,27 @@ __device__ __forceinline__ void add_split_partials(float (&acc)[ROWS][VEC], cons
 // contiguous bytes), the 8 warps take every 8th row of the block's k range, and each element of B read
 // serves all M rows of A (B is read once: the skinny product stays memory-bound like M = 1); then the warps
 // add their partial sums through shared memory in a fixed order, one row of C at a time. SPLIT (see above): the
-// ticket epilogue's partials are work[(y * M + i) * N + j], one counter per column block; the last block adds them
+// partials are work[(y * M + i) * N + j], one counter per column block; the last block adds them
 // the way it read B: lanes along the columns, the 8 warps taking every 8th split, then the same shared-memory sums.
 // __launch_bounds__: without it ptxas kept ROWS = 8 at 72 registers by consuming each row of B right after its
 // load (one 512-byte read in flight per warp, the memory-level parallelism that left 8 x 8192 x 8192 at 0.74x of
 // cuBLAS). With a minimum of 2 blocks (8 rows), 3 (4 rows), 6 (1 row, float4) or 4 (the rest) per SM every float4
-// one keeps all GEMV_DEPTH rows in flight on sm_90 (tests/test_tools.py checks the SASS); NVRTC 13.5 did so with 4
-// blocks for 4 rows and 8 for the float4 1-row kernel, but NVRTC 13.0 kept only 2-3 rows in flight there;
-// 3 blocks for 8 rows capped it at 80 and serialized the loads again; 32 registers made sm_100 spill the scalar
-// 1-row kernel, and an earlier 48-register cap spilled gemv_cols<4, false, 4> there.
-// The scalar 1-row ticket kernel: with 4 blocks ptxas took 48-52 registers on sm_90 (4 blocks per SM, where the
-// atomic kernel took 31 and ran 8); a minimum of 8 keeps it at 31 there. From sm_100 on 32 registers spill (and the
-// atomic kernel takes 56 registers, 4 blocks), so 4 as the rest.
+// one keeps all GEMV_DEPTH rows in flight on sm_90 (tests/test_sass.py checks the SASS; NVRTC 13.0 kept only 2-3
+// rows in flight with 4 blocks for 4 rows and 8 for the float4 1-row kernel); 3 blocks for 8 rows capped it at 80
+// registers and serialized the loads; 32 registers made sm_100 spill the scalar 1-row kernel, and a 48-register cap
+// spilled gemv_cols<4, false, 4> there.
+// The scalar 1-row split kernel: with 4 blocks ptxas took 48-52 registers on sm_90; a minimum of 8 keeps it at 31
+// there. From sm_100 on 32 registers spill, so 4 as the rest.
 #if __CUDA_ARCH__ >= 1000
 constexpr int GEMV_SCALAR_TICKET_MINB = 4;
 #else
 constexpr int GEMV_SCALAR_TICKET_MINB = 8;
 #endif
-template <int VEC, bool SPLIT, int ROWS, int EPILOGUE = GEMV_TICKET>
+template <int VEC, bool SPLIT, int ROWS>
 __global__ void __launch_bounds__(256, ROWS == 8 ? 2 : ROWS == 4 ? 3 : (ROWS == 1 && VEC == 4 ? 6 :
-                                   ROWS == 1 && SPLIT && EPILOGUE == GEMV_TICKET ? GEMV_SCALAR_TICKET_MINB : 4))
+                                   ROWS == 1 && SPLIT ? GEMV_SCALAR_TICKET_MINB : 4))
     gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B,
               float* __restrict__ work, unsigned* __restrict__ ticket, int M, int N, int K, int k_chunk) {
-    constexpr bool TICKET = SPLIT && EPILOGUE == GEMV_TICKET;
     __shared__ float part[8][32 * VEC];
     const int lane = threadIdx.x, r = threadIdx.y;
     const int col = (blockIdx.x * 32 + lane) * VEC;
@@ -751,9 +685,9 @@ __global__ void __launch_bounds__(256, ROWS == 8 ? 2 : ROWS == 4 ? 3 : (ROWS == 
             gemv_cols_step<VEC, ROWS>(acc, y, a, M, K, k);
         }
     }
-    // the block's sums: into C, added into C, or this split's partials
-    store_block_sums<VEC, ROWS, SPLIT && !TICKET>(part, acc, TICKET ? work + (long long)blockIdx.y * M * N : c, M, N);
-    if (!TICKET || !last_split(ticket + blockIdx.x)) return;
+    // the block's sums: into C, or this split's partials
+    store_block_sums<VEC, ROWS>(part, acc, SPLIT ? work + (long long)blockIdx.y * M * N : c, M, N);
+    if (!SPLIT || !last_split(ticket + blockIdx.x)) return;
     add_split_partials<VEC, ROWS, ROWS <= 2 ? 4 : 2>(acc, work, M, N, col);
-    store_block_sums<VEC, ROWS, false>(part, acc, c, M, N);
+    store_block_sums<VEC, ROWS>(part, acc, c, M, N);
 }

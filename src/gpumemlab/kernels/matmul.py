@@ -9,7 +9,6 @@ timed on the device by ``tools/matmul_tune.py``, which stores the choice per dev
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from dataclasses import dataclass
 
@@ -179,17 +178,14 @@ class RBConfig:
             out.append("PIN is 0 or 1")
         return out
 
-    def spec(self, vec: int, split: bool = False, pad: bool = False) -> KernelSpec:
-        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue);
-        ``pad``: A and B read with pitches rounded up to 4 floats (padded copies, :func:`pad_pitch`), vec 4 only."""
+    def spec(self, vec: int, split: bool = False) -> KernelSpec:
+        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue)."""
         if vec not in (1, 4):
             raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
-        if pad and vec != 4:
-            raise ValueError("pad reads float4s: vec must be 4")
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         args = [self.bm, self.bn, self.bk, self.wm, self.wn, self.wniter, self.tm, self.tn, self.stages, vec,
-                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin, int(pad)]
-        while args[-1] == 0 and len(args) > 14:  # ORDER, PIN, PAD default to 0: keep older names (and caches) stable
+                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin]
+        while args[-1] == 0 and len(args) > 14:  # ORDER and PIN default to 0: keep older names (and caches) stable
             args.pop()
         return KernelSpec(SRC, f"register_blocked<{', '.join(map(str, args))}>")
 
@@ -232,41 +228,16 @@ DEFAULT = CANDIDATES[0]
 SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave SMs idle
 
 
-# --- padded operands: N or K not a multiple of 4 ------------------------------------------------------
-PAD_COPY = KernelSpec(SRC, "pad_pitch4")
-PAD_BLOCK = (32, 8)  # pad_pitch4's block: 8 rows x 32 float4s
-
-
-def pad_pitch(cols: int) -> int:
-    """The row pitch (floats) of a padded copy: ``cols`` rounded up to a multiple of 4 (16 bytes)."""
-    return (int(cols) + 3) // 4 * 4
-
-
-def pad_blocks(rows: int, cols: int) -> int:
-    """pad_pitch4's blocks for one rows x cols matrix (0 rows: none)."""
-    return math.ceil(pad_pitch(cols) // 4 / PAD_BLOCK[0]) * math.ceil(rows / PAD_BLOCK[1]) if rows else 0
-
-
 # --- matrix-vector products (M = 1 or N = 1): memory-bound, one parameterized pair of kernels ---------
-# How split k ranges are added (the kernels' EPILOGUE): "ticket", partials in a kept per-stream workspace added by the
-# last block of each block of outputs (one launch, deterministic); "atomic", atomicAdd into C zeroed by a memset first
-GEMV_EPILOGUES = ("ticket", "atomic")
+# Split k ranges are added by the last block of each block of outputs from partials in a kept per-stream workspace
+# (one launch, deterministic: matmul.cu, section 14)
 
-
-def _epilogue_arg(split: bool, epilogue: str) -> str:
-    """The trailing EPILOGUE template argument: none for the template's default (GEMV_TICKET) and for an unsplit
-    kernel (which has no epilogue to choose), ", 0" for GEMV_ATOMIC."""
-    if epilogue not in GEMV_EPILOGUES:
-        raise ValueError(f"gemv epilogue is one of {GEMV_EPILOGUES}, got {epilogue!r}")
-    return ", 0" if split and epilogue == "atomic" else ""
-
-
-def gemv_rows(vec: int, split: bool = False, epilogue: str = "ticket") -> KernelSpec:
+def gemv_rows(vec: int, split: bool = False) -> KernelSpec:
     """N = 1: one warp per row of A (``vec`` 4: float4 loads, K % 4 == 0 and aligned; 1: any K); ``split``: k ranges
-    per block row, added by ``epilogue``."""
+    per block row."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
-    return KernelSpec(SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}{_epilogue_arg(split, epilogue)}>")
+    return KernelSpec(SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}>")
 
 
 SKINNY_ROWS = (1, 2, 4, 8)  # gemv_cols instantiations: M up to 8 rows of A share each read of B
@@ -280,19 +251,17 @@ def skinny_rows(m: int) -> int:
     raise ValueError(f"gemv_cols takes M <= {SKINNY_ROWS[-1]}, got {m}")
 
 
-def gemv_cols(vec: int, split: bool, rows: int = 1, epilogue: str = "ticket") -> KernelSpec:
-    """M <= ``rows``: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row, added by
-    ``epilogue``."""
+def gemv_cols(vec: int, split: bool, rows: int = 1) -> KernelSpec:
+    """M <= ``rows``: 32 x 8 threads per VEC x 32 columns of B; ``split``: k ranges per block row."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
     if rows not in SKINNY_ROWS:
         raise ValueError(f"gemv_cols rows is one of {SKINNY_ROWS}")
-    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}{_epilogue_arg(split, epilogue)}>")
+    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}>")
 
 
-_GEMV_SPLITS = ((False, "ticket"), (True, "ticket"), (True, "atomic"))  # unsplit, then each split epilogue
-GEMV_KERNELS = ([gemv_rows(v, s, e) for v in (4, 1) for s, e in _GEMV_SPLITS]
-                + [gemv_cols(v, s, r, e) for v in (4, 1) for s, e in _GEMV_SPLITS for r in SKINNY_ROWS])
+GEMV_KERNELS = ([gemv_rows(v, s) for v in (4, 1) for s in (False, True)]
+                + [gemv_cols(v, s, r) for v in (4, 1) for s in (False, True) for r in SKINNY_ROWS])
 
 
 # --- the variant table: one row per rung (kernel, launch geometry, layout of B, reuse for the OP/B model) ---
@@ -364,5 +333,4 @@ TEACHING = LADDER[:-1]  # every rung but register_blocked: seconds per call at 8
 KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
            + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
-           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)]
-           + [cfg.spec(4, sp, pad=True) for cfg in CANDIDATES for sp in (False, True)] + [PAD_COPY] + GEMV_KERNELS)
+           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)] + GEMV_KERNELS)

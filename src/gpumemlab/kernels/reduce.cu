@@ -3,21 +3,11 @@
 // the library uses. Every kernel writes one partial per block; inputs of any length (out-of-range lanes add 0).
 // Indices are 64-bit. Every kernel requires blockDim.x == BLOCK (a power of two, >= 64).
 
-template <typename T> struct Vec16;  // the 16-byte vector of T
-template <> struct Vec16<float> { typedef float4 type; };
-template <> struct Vec16<double> { typedef double2 type; };
-template <> struct Vec16<int> { typedef int4 type; };
-template <> struct Vec16<long long> { typedef longlong2 type; };  // int32 sums' int64 partials, read by a later pass
+#include "common.cuh"
 
 template <typename Acc> __device__ __forceinline__ Acc hsum(float4 v) { return ((Acc)v.x + (Acc)v.y) + ((Acc)v.z + (Acc)v.w); }
 template <typename Acc> __device__ __forceinline__ Acc hsum(int4 v) { return ((Acc)v.x + (Acc)v.y) + ((Acc)v.z + (Acc)v.w); }
 template <typename Acc> __device__ __forceinline__ Acc hsum(double2 v) { return (Acc)v.x + (Acc)v.y; }
-
-template <typename T> __device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    return v;  // lane 0 holds the warp's sum
-}
 
 // Block-wide sum by warp shuffles; the result is valid in thread 0. Called once per kernel.
 template <typename T, int BLOCK> __device__ __forceinline__ T block_sum(T v) {

@@ -52,10 +52,9 @@ def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, 
 
 
 # Declared (compiled for every arch by CI): the kernels as first written, every tiled texture geometry, and the
-# exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode and the probe's
-# workloads), the default plans' kernels with the streaming hints (measured no faster on an H200:
-# docs/notes/sample2d.md; kept as a plan option for the probe) plus one tiled geometry of every other address mode
-# and filter. Other instantiations compile on use.
+# exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode), the default
+# plans' kernels with the streaming hints (Plan(streaming=True): measured no faster on an H200, docs/notes/sample2d.md)
+# plus one tiled geometry of every other address mode and filter. Other instantiations compile on use.
 KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
     sample_soft("clamp", lin, True) for lin in (False, True)] + [
     sample_tex_tiled(v, u) for v, u in GEOMETRIES] + [

@@ -150,81 +150,26 @@ template <typename T, typename V, int TILE, int SPAN = 8, int TR = TILE> struct 
     }
 };
 
-// the block's tile: static shared memory up to 48 KiB, dynamic above (a 128 x 128 float tile: the launch passes its
-// size and the kernel has opted in to it)
-template <typename V, int N>
-__device__ __forceinline__ V* vec_tile() {
-    if constexpr (N * sizeof(V) <= 48 * 1024) {
-        __shared__ V tile[N];
-        return tile;
-    } else {
-        extern __shared__ __align__(16) unsigned char dynamic_tile[];
-        return reinterpret_cast<V*>(dynamic_tile);
-    }
-}
-
-// Block order: which tile of the launch rectangle (gridDim.x tile columns x gridDim.y tile rows) a block moves.
-// Blocks are dispatched in linear order (blockIdx.x fastest; what the hardware does, not a guarantee), so the order
-// decides which tiles are resident together, and so which DRAM pages of `in` and `out` one wave touches.
-//   ORDER 0, rows (the default): block (x, y) moves tile (x, y). A wave is a few whole tile rows: `in` read in
-//     long runs of a few row bands, `out` written in TILE-element pieces of every one of its rows.
-//   ORDER 1, grouped by G (GEMM's GROUP_M rasterization): the rectangle in bands of G tile rows; within a band,
-//     consecutive blocks walk down a tile column (G tiles), then on to the next column. A wave of R blocks is
-//     G tile rows x R/G tile columns: runs of R/G tiles along `in`'s rows and of G tiles along `out`'s.
-//   ORDER 2, diagonal (Ruetsch & Micikevicius, partition camping): linear id L, tile row L % H, tile column
-//     (L / H + L % H) % W: consecutive blocks walk a diagonal, each wave spread over all row and column bands.
-// Each order is a bijection of the rectangle (one division or two per block); the grid-stride loop over tile rows
-// (gridDim.y < row tiles) applies after it, so every shape and grid the row order takes is covered the same way.
-template <int ORDER, int G>
-__device__ __forceinline__ void block_tile(unsigned& bx, unsigned& by) {
-    static_assert(ORDER >= 0 && ORDER <= 2 && G >= 1, "ORDER 0 (rows), 1 (grouped by G) or 2 (diagonal)");
-    if constexpr (ORDER == 0) {
-        bx = blockIdx.x;
-        by = blockIdx.y;
-    } else {
-        const unsigned W = gridDim.x, H = gridDim.y;
-        const unsigned L = blockIdx.y * W + blockIdx.x;
-        if constexpr (ORDER == 1) {
-            const unsigned per_band = G * W;
-            const unsigned band = L / per_band;
-            const unsigned first = band * G;
-            const unsigned band_rows = H - first < (unsigned)G ? H - first : (unsigned)G;  // the last band: fewer
-            const unsigned k = L - band * per_band;
-            by = first + k % band_rows;
-            bx = k / band_rows;
-        } else {
-            by = L % H;
-            bx = (L / H + by) % W;
-        }
-    }
-}
-
-// PIPE: a block that moves several tiles (gridDim.y < row tiles) fetches its next tile into registers before it
-// stores the current one, so that tile's loads are in flight during the stores. ORDER, G: the block order above.
-// SPAN: lanes per output row of a store instruction (VecTile::store).
-// TR: tile rows (default TILE), so that a store instruction can write longer output runs with the same tile width.
-template <typename T, typename V, int TILE, int MINB, bool PIPE = false, int ORDER = 0, int G = 1, int SPAN = 8,
-          int TR = TILE>
+// TILE x TR elements moved per block (TR: tile rows, default TILE, so that a store instruction can write longer output
+// runs with the same tile width); SPAN: lanes per output row of a store instruction (VecTile::store). A block moves
+// tile column blockIdx.x, tile rows blockIdx.y, blockIdx.y + gridDim.y, ... (a grid capped at 65535 rows of tiles).
+template <typename T, typename V, int TILE, int MINB, int SPAN = 8, int TR = TILE>
 __global__ void __launch_bounds__(256, MINB) transpose_vec(T* __restrict__ out, const T* __restrict__ in, int rows, int cols) {
     typedef VecTile<T, V, TILE, SPAN, TR> VT;
-    V* tile = vec_tile<V, TR * TILE / VT::W>();
+    static_assert(TR * TILE * sizeof(T) <= 48 * 1024, "the tile is static shared memory");
+    __shared__ V tile[TR * TILE / VT::W];
     const V* __restrict__ in_v = reinterpret_cast<const V*>(in);
     V* __restrict__ out_v = reinterpret_cast<V*>(out);
     const int tiles_y = (rows + TR - 1) / TR;
-    unsigned bx, by0;  // unsigned, like blockIdx: ORDER 0 compiles to the same code as blockIdx itself
-    block_tile<ORDER, G>(bx, by0);
-    const int col0 = bx * TILE;
+    const int col0 = blockIdx.x * TILE;
     const T* tile_e = reinterpret_cast<const T*>(tile);
     V buf[VT::LOADS];
-    if (PIPE && by0 < tiles_y) VT::fetch_at(buf, in_v, rows, cols, by0 * TR, col0);
-    for (int by = by0; by < tiles_y; by += gridDim.y) {
+    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
         const int row0 = by * TR;
         const bool interior = row0 + TR <= rows && col0 + TILE <= cols;
-        if (!PIPE) VT::fetch_at(buf, in_v, rows, cols, row0, col0);
+        VT::fetch_at(buf, in_v, rows, cols, row0, col0);
         VT::put(tile, buf);
         __syncthreads();
-        if (PIPE && by + (int)gridDim.y < tiles_y)
-            VT::fetch_at(buf, in_v, rows, cols, (by + gridDim.y) * TR, col0);
         if (interior) VT::template store<false>(out_v, tile_e, rows, cols, row0, col0);
         else VT::template store<true>(out_v, tile_e, rows, cols, row0, col0);
         __syncthreads();

@@ -34,15 +34,12 @@ VECTOR = {"float": ("float4", 4, 8), "double": ("double2", 2, 4), "int": ("int4"
 KERNEL_SPAN, LIBRARY_SPAN = 8, 16
 
 
-def vec_spec(ctype: str, tile: int, minb: int, pipe: bool = False, order: int = 0, group: int = 1,
-             span: int = KERNEL_SPAN, rows: int = 0) -> KernelSpec:
-    """transpose_vec's instantiation, trailing template defaults left out (ORDER and G spelled together)."""
-    tail = [str(pipe).lower(), str(order), str(group), str(span), str(rows or tile)]
-    defaults = ["false", "0", "1", str(KERNEL_SPAN), str(tile)]
+def vec_spec(ctype: str, tile: int, minb: int, span: int = KERNEL_SPAN, rows: int = 0) -> KernelSpec:
+    """transpose_vec's instantiation, trailing template defaults (SPAN 8, square tile) left out."""
+    tail = [str(span), str(rows or tile)]
+    defaults = [str(KERNEL_SPAN), str(tile)]
     while tail and tail[-1] == defaults[len(tail) - 1]:
         tail.pop()
-    if len(tail) == 2:
-        tail.append(str(group))
     return KernelSpec(SRC, f"transpose_vec<{', '.join([ctype, VECTOR[ctype][0], str(tile), str(minb)] + tail)}>")
 
 
@@ -169,136 +166,7 @@ LIBRARY_TALL = replace(LIBRARY_VECTORIZED, name="vectorized 64 wide x 128 rows, 
 TALL_CTYPES = ("float", "int")
 LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
 
-
-# transpose_vec's block orders (ORDER in transpose.cu): which tiles run together
-ORDER_ROWS, ORDER_GROUPED, ORDER_DIAGONAL = 0, 1, 2
-ORDER_NAMES = {ORDER_ROWS: "rows", ORDER_GROUPED: "grouped", ORDER_DIAGONAL: "diagonal"}
-STATIC_SHARED_MAX = 48 * 1024  # a larger tile is dynamic shared memory (the launch opts in and passes its size)
-
-
-@dataclass(frozen=True)
-class VecGeometry:
-    """One transpose_vec instantiation with its launch geometry, beyond the library's own: tile side, blocks per SM
-    (MINB), PIPE, block order (ORDER, G) and tile rows per block (``tiles_per_block``: gridDim.y = row tiles / that).
-    The default is the library's kernel and grid (:data:`LIBRARY_VECTORIZED`). ``tools/transpose_probe.py`` times
-    them; every one of :data:`PROBE_GEOMETRIES` is in the catalog, so every arch compiles it."""
-
-    tile: int = VEC_TILE
-    minb: int = 4
-    pipe: bool = False
-    order: int = ORDER_ROWS
-    group: int = 1
-    tiles_per_block: int = 1
-    span: int = LIBRARY_SPAN  # lanes per output row of a store instruction (8: 128-byte pieces, as first written)
-    rows: int = 0  # tile rows (0: the tile side): a taller tile writes longer output runs
-
-    def __post_init__(self):
-        if (self.tile not in (64, 128) or self.minb < 1 or self.tiles_per_block < 1 or self.span not in (8, 16, 32)
-                or self.tile_rows % 32 or self.tile_rows * 4 // 16 % self.span):
-            raise ValueError(f"transpose_vec: tile 64 or 128, minb and tiles_per_block >= 1, span 8, 16 or 32 "
-                             f"dividing the tile's float4s per row; got {self}")
-        if self.order not in ORDER_NAMES or (self.order == ORDER_GROUPED) != (self.group > 1) or self.group < 1:
-            raise ValueError(f"transpose_vec: order {tuple(ORDER_NAMES)} with group > 1 exactly for the grouped "
-                             f"order; got order={self.order} group={self.group}")
-
-    @property
-    def tile_rows(self) -> int:
-        return self.rows or self.tile
-
-    @property
-    def name(self) -> str:
-        order = ORDER_NAMES[self.order] + (f" G={self.group}" if self.order == ORDER_GROUPED else "")
-        rows = f"x{self.rows} rows" if self.rows else ""
-        return (f"tile={self.tile}{rows} minb={self.minb} pipe={int(self.pipe)} tiles/block={self.tiles_per_block} "
-                f"order={order}" + (f" span={self.span}" if self.span != LIBRARY_SPAN else ""))
-
-    def spec(self, ctype: str = "float") -> KernelSpec:
-        """The template instantiation, trailing defaults left out (the default is LIBRARY_VECTORIZED's spec)."""
-        return vec_spec(ctype, self.tile, self.minb, self.pipe, self.order, self.group, self.span, self.rows)
-
-    def grid(self, rows: int, cols: int) -> tuple[int, int]:
-        tiles_y = math.ceil(rows / self.tile_rows)
-        return (max(1, math.ceil(cols / self.tile)), max(1, min(math.ceil(tiles_y / self.tiles_per_block), MAX_GRID_Y)))
-
-    def shmem(self, ctype: str = "float") -> int:
-        """Dynamic shared memory bytes of the launch: the tile when it exceeds 48 KiB, else 0 (a static tile)."""
-        size = {"float": 4, "int": 4, "double": 8}[ctype]
-        nbytes = self.tile * self.tile_rows * size
-        return nbytes if nbytes > STATIC_SHARED_MAX else 0
-
-
-def block_tile(order: int, group: int, w: int, h: int, linear: int) -> tuple[int, int]:
-    """(tile column, tile row) that block ``linear`` (blockIdx.y * w + blockIdx.x) of a w x h launch moves: the
-    model of transpose.cu's block_tile, for the probe's wave footprints (the GPU tests check the kernel itself)."""
-    if order == ORDER_ROWS:
-        return linear % w, linear // w
-    if order == ORDER_GROUPED:
-        band, k = divmod(linear, group * w)
-        first = band * group
-        band_rows = min(h - first, group)
-        return k // band_rows, first + k % band_rows
-    y = linear % h
-    return (linear // h + y) % w, y
-
-
-def wave_footprint(geom: VecGeometry, rows: int, cols: int, resident: int, elem: int = 4) -> dict:
-    """What the first ``resident`` blocks (those running at once, if blocks start in linear order) touch: the
-    tile rows of ``in`` and of ``out`` (row bands), and the mean contiguous run, in bytes, along one row of ``in``
-    and of ``out`` (adjacent tiles in one band make one run). The block-order hypothesis: DRAM pages (~1-2 KiB)
-    are used whole when both runs are long."""
-    w, h = geom.grid(rows, cols)
-    tiles = [block_tile(geom.order, geom.group, w, h, i) for i in range(min(resident, w * h))]
-
-    def runs(by_band: dict, side: int) -> float:
-        lengths = []
-        for members in by_band.values():
-            members = sorted(members)
-            run = 1
-            for a, b in zip(members, members[1:]):
-                if b == a + 1:
-                    run += 1
-                else:
-                    lengths.append(run)
-                    run = 1
-            lengths.append(run)
-        return sum(lengths) / len(lengths) * side * elem
-
-    in_bands, out_bands = {}, {}
-    for x, y in tiles:
-        in_bands.setdefault(y, []).append(x)   # tile row y of `in`: its tiles x side by side along the rows
-        out_bands.setdefault(x, []).append(y)  # tile row x of `out` (= tile column x of `in`)
-    return dict(blocks=len(tiles), in_bands=len(in_bands), out_bands=len(out_bands),
-                in_run_bytes=runs(in_bands, geom.tile), out_run_bytes=runs(out_bands, geom.tile_rows))
-
-
-# tools/transpose_probe.py's geometries, float32 only. Session 23's: blocks per SM, PIPE, 128 x 128 tiles in
-# dynamic shared memory, tiles per block (its 128-tile PIPE variant at 2 blocks/SM spilled on sm_100/sm_120: that
-# one is at 1 block/SM here). The block orders (issue 11, DRAM page locality) at MINB 6: the remap's registers
-# would take the library's 39 (sm_90) to 47, 5 blocks per SM instead of 6, so the orders and their row-order
-# control get __launch_bounds__(256, 6): 40 registers, 6 blocks per SM on sm_80..sm_120 like the library.
-ORDER_MINB = 6
-ORDER_GROUPS = (2, 4, 8, 16, 32)
-# (measured with 8 lanes per output row of a store, as the library then had: kept so)
-_S8 = dict(span=KERNEL_SPAN)
-PROBE_SESSION23 = [VecGeometry(64, 4, **_S8), VecGeometry(64, 2, **_S8),
-                   VecGeometry(64, 4, True, tiles_per_block=2, **_S8), VecGeometry(128, 1, **_S8),
-                   VecGeometry(128, 2, **_S8), VecGeometry(128, 3, **_S8),
-                   VecGeometry(128, 1, True, tiles_per_block=4, **_S8), VecGeometry(128, 3, tiles_per_block=4, **_S8)]
-PROBE_ORDERS = ([VecGeometry(minb=ORDER_MINB, **_S8)]
-                + [VecGeometry(minb=ORDER_MINB, order=ORDER_GROUPED, group=g, **_S8) for g in ORDER_GROUPS]
-                + [VecGeometry(minb=ORDER_MINB, order=ORDER_DIAGONAL, **_S8)])
-# store spans (issue 11, session 25): the library before (8 lanes per output row: two 128-byte pieces) against its 16.
-# A 128-tile's 512-byte rows in one instruction need 1 block per SM to compile without spills on every arch, and lost
-# (82-86% of the copy), so they are not kept
-PROBE_SPANS = [VecGeometry(**_S8)]
-# 128 x 64 tiles (issue 11, session 25): 512-byte output rows, written by one store instruction each (span 32) or two
-PROBE_TALL = [VecGeometry(rows=128, minb=m, span=sp) for m in (3, 4) for sp in (16, 32)]
-# and 64 x 128 tiles: 512-byte input runs per load instruction, 256-byte output runs
-PROBE_TALL += [VecGeometry(128, m, rows=64) for m in (3, 4)]
-PROBE_GEOMETRIES = PROBE_SESSION23 + PROBE_ORDERS + PROBE_SPANS + PROBE_TALL
-
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [LIBRARY_TALL.spec(c) for c in TALL_CTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
-              for short in (True, False)]
-           + list(dict.fromkeys(g.spec("float") for g in PROBE_GEOMETRIES)))
+              for short in (True, False)])

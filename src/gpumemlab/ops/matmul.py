@@ -8,16 +8,13 @@ Edge cases follow NumPy: M == 0 or N == 0 gives an empty (M, N) result, K == 0 g
 ``variant="auto"`` runs ``register_blocked`` with the configuration tuned for this device
 (``kernels/tuned/matmul.json``, written by ``gpumemlab tune matmul``; an entry of the same chip
 under another name is borrowed) or a default one. When N or K is not a multiple of 4 (or an operand is not
-16-byte aligned), :func:`route` picks between the scalar-load kernel and padded copies of A and/or B read by
-the float4 kernel (:func:`pad_decision`); :func:`options` forces either for experiments and probes.
+16-byte aligned), :func:`route` takes the scalar-load kernel, its tiles checked by :func:`wave_choice`.
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from collections.abc import Callable
 
@@ -94,12 +91,6 @@ def _split_options(cfg: K.RBConfig, m: int, n: int, k: int, slots: int) -> list[
 
 
 SHAPES_PATH = KERNEL_DIR / "tuned" / "matmul_shapes.json"
-
-
-def _float4_shape(shape: str) -> bool:
-    """A measured shape whose operands the float4 kernel read (N and K multiples of 4)."""
-    _, n, k = (int(x) for x in shape.split("x"))
-    return n % 4 == 0 and k % 4 == 0
 
 
 @cache
@@ -228,15 +219,13 @@ def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, ma
 
 
 def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | None = None,
-           winners: dict | None = None, *, waves: bool | None = None, times: dict | None = None,
-           float4_only: bool = False) -> Choice:
+           winners: dict | None = None, *, waves: bool = False, times: dict | None = None) -> Choice:
     """The register_blocked configuration (and split-K factor) for an M x N x K product on this device.
 
     First the shape sweep of this device (``winners``, by default :func:`shape_table`'s unless ``entry`` is passed): the measured winner of the nearest
-    measured shape; with ``waves`` (default: :func:`options`' waves == "all") checked by :func:`wave_choice` against
+    measured shape; with ``waves`` (:func:`route` asks for unaligned shapes) checked by :func:`wave_choice` against
     the other measured configurations (``times``: the winners' medians, by default :func:`shape_times`' when the winners
-    are the table's; without times no check). ``float4_only``: only shapes the float4 kernel was measured on (for
-    the padded route, which runs it), unless there are none.
+    are the table's; without times no check).
     Else, with a tuned entry (:func:`tuned_entry`): the measured winner if this exact shape was
     tuned, else the least predicted time = waves x time per wave, where a wave is ``blocks_per_sm x SMs`` tiles
     (x splits) and a tile's time comes from the configuration's measured large-size rate. Without either: the
@@ -246,14 +235,10 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
         from ..gpu import runtime
 
         device = runtime.device_info()
-    if waves is None:
-        waves = _OPTIONS["waves"] == "all"
     if winners is None:  # an explicit tuned entry is asked about on its own (tests, table migrations)
         winners = {} if entry is not None else shape_table().get(device["name"], {})
         if times is None and entry is None:
             times = shape_times().get(device["name"], {})
-    if float4_only:
-        winners = {s: w for s, w in winners.items() if _float4_shape(s)} or winners
     if winners:
         got = None
         if waves and times:
@@ -289,166 +274,23 @@ def choose(m: int, n: int, k: int, device: dict | None = None, entry: dict | Non
     return Choice(K.DEFAULT)
 
 
-# ---------------------------------------------------------------- N or K unaligned: scalar loads or padded copies
+# ---------------------------------------------------------------- N or K unaligned: scalar loads
 
-ROUTES = ("auto", "direct", "pad")  # options(route=...): the decision below, always the loads as given, always padded
-WAVES = ("unaligned", "all", "off")  # options(waves=...): where wave_choice checks the nearest winner
-# Default "direct": on the H200 (docs/notes/matmul.md, unaligned shapes) the padded route never beat the
-# scalar-load kernel with the wave check, whose tiles, not its loads, were what the unaligned shapes had lost; "auto"
-# (the copy-share model below) stays for other GPUs and for sweeps
-_OPTIONS = {"route": "direct", "waves": "unaligned"}
-# options(gemv=...): how the matrix-vector kernels add split k ranges (GEMV_EPILOGUES): "ticket" (default: one launch,
-# partials in a kept per-stream workspace added by the last block to arrive, deterministic) or "atomic" (a memset of
-# C, then atomicAdd: two launches). Kept apart from _OPTIONS, the tile routes' record (describe)
-_GEMV = {"epilogue": "ticket"}
-# route="auto" pads when the copies' ideal DRAM time is at most this share of the product's ideal FP32 time (an
-# assumption of the model, not a measurement: on the H200 the padded multiply ran no faster than the scalar one)
-PAD_MAX_COPY_SHARE = 0.10
-
-
-GEMV_EPILOGUES = K.GEMV_EPILOGUES  # options(gemv=...)
-
-
-@contextmanager
-def options(route: str | None = None, waves: str | None = None, gemv: str | None = None):
-    """Process-wide choices of :func:`matmul` for the block (experiments, probes): ``route`` "auto" (the model of
-    :func:`pad_decision`), "direct" (N, K as given: scalar loads when unaligned) or "pad" (padded copies whenever N or
-    K is unaligned); ``waves``: where :func:`wave_choice` checks the nearest shape's winner: "unaligned" (the scalar
-    and padded routes), "all" or "off" (the winner as is, the chooser before the wave model); ``gemv``: how the
-    matrix-vector kernels add split k ranges, "ticket" or "atomic" (:func:`gemv_launch`)."""
-    if route is not None and route not in ROUTES:
-        raise UsageError(f"matmul: route {route!r}; expected one of {', '.join(ROUTES)}")
-    if waves is not None and waves not in WAVES:
-        raise UsageError(f"matmul: waves {waves!r}; expected one of {', '.join(WAVES)}")
-    if gemv is not None and gemv not in GEMV_EPILOGUES:
-        raise UsageError(f"matmul: gemv {gemv!r}; expected one of {', '.join(GEMV_EPILOGUES)}")
-    before, gemv_before = dict(_OPTIONS), dict(_GEMV)
-    if route is not None:
-        _OPTIONS["route"] = route
-    if waves is not None:
-        _OPTIONS["waves"] = waves
-    if gemv is not None:
-        _GEMV["epilogue"] = gemv
-    try:
-        yield dict(_OPTIONS)
-    finally:
-        _OPTIONS.update(before)
-        _GEMV.update(gemv_before)
-
-
-@dataclass(frozen=True)
-class PadGeometry:
-    """Padded copies for M x N x K: A (M x K) into pitch ``lda``, B (K x N) into pitch ``ldb`` (multiples of 4
-    floats, extra columns zero), each copied only when its pitch grows or it is not 16-byte aligned."""
-
-    m: int
-    n: int
-    k: int
-    lda: int
-    ldb: int
-    copy_a: bool
-    copy_b: bool
-
-    @property
-    def needed(self) -> bool:
-        return self.copy_a or self.copy_b
-
-    @property
-    def copy_bytes(self) -> int:
-        """DRAM bytes the copies move: each copied operand read once and written at its padded pitch."""
-        return 4 * ((self.m * (self.k + self.lda) if self.copy_a else 0)
-                    + (self.k * (self.n + self.ldb) if self.copy_b else 0))
-
-    @property
-    def rows(self) -> tuple[int, int]:
-        """pad_pitch4's (rows of A, rows of B): 0 for an operand read in place."""
-        return (self.m if self.copy_a else 0), (self.k if self.copy_b else 0)
-
-    @property
-    def blocks(self) -> int:
-        ra, rb = self.rows
-        return K.pad_blocks(ra, self.k) + K.pad_blocks(rb, self.n)
-
-
-def pad_geometry(m: int, n: int, k: int, a_aligned: bool = True, b_aligned: bool = True) -> PadGeometry:
-    lda, ldb = K.pad_pitch(k), K.pad_pitch(n)
-    return PadGeometry(m, n, k, lda, ldb, lda != k or not a_aligned, ldb != n or not b_aligned)
-
-
-@dataclass(frozen=True)
-class PadDecision:
-    """Whether ``route="auto"`` pads, and the model's numbers: copy bytes over theoretical DRAM bandwidth against
-    2 M N K over the FP32 peak (both from device attributes)."""
-
-    pad: bool
-    reason: str
-    copy_bytes: int = 0
-    flops: float = 0.0
-    copy_s: float | None = None
-    gemm_s: float | None = None
-
-    @property
-    def share(self) -> float | None:
-        return self.copy_s / self.gemm_s if self.copy_s is not None and self.gemm_s else None
-
-
-def _device_peaks(device: dict) -> tuple[float | None, float | None]:
-    """(FP32 peak in GFLOP/s, theoretical DRAM GB/s) from device attributes (model.peaks, as the suite's ceilings);
-    None where an attribute or the lane count is missing."""
-    from ..model.peaks import fp32_peak_gflops, theoretical_dram_gbps
-
-    try:
-        return fp32_peak_gflops(device), theoretical_dram_gbps(device)
-    except (KeyError, TypeError):
-        return None, None
-
-
-def pad_decision(m: int, n: int, k: int, device: dict, aligned: bool = True) -> PadDecision:
-    geom = pad_geometry(m, n, k, aligned, aligned)
-    flops = 2.0 * m * n * k
-    if not geom.needed:
-        return PadDecision(False, "float4 loads without copies", 0, flops)
-    peak, dram = _device_peaks(device)
-    if not peak or not dram:
-        return PadDecision(False, "no FP32 peak or DRAM bandwidth for this device", geom.copy_bytes, flops)
-    copy_s, gemm_s = geom.copy_bytes / (dram * 1e9), flops / (peak * 1e9)
-    pad = copy_s <= PAD_MAX_COPY_SHARE * gemm_s
-    why = (f"copies {copy_s / gemm_s:.3f} of the ideal product time "
-           f"({'<=' if pad else '>'} {PAD_MAX_COPY_SHARE})")
-    return PadDecision(pad, why, geom.copy_bytes, flops, copy_s, gemm_s)
-
+# An unaligned N or K runs the scalar-load kernel with the wave check: on the H200 padded copies read by the float4
+# kernel never beat it, the unaligned shapes had lost on their tiles, not their loads (docs/notes/matmul.md,
+# unaligned shapes)
 
 @dataclass(frozen=True)
 class Route:
-    """How ``variant="auto"`` runs M x N x K: ``kind`` "gemv", "float4" (aligned), "scalar" (vec 1 loads) or "pad"
-    (copies, then the float4 kernel with padded pitches); the tile choice, the pad geometry and the decision."""
+    """How ``variant="auto"`` runs M x N x K: ``kind`` "gemv", "float4" (aligned) or "scalar" (vec 1 loads), and the
+    tile choice."""
 
     kind: str
     choice: Choice | None = None
-    geometry: PadGeometry | None = None
-    decision: PadDecision | None = None
-
-    def as_dict(self) -> dict:
-        """A JSON-ready record of the decision (probes and experiments write it next to their timings)."""
-        out = dict(kind=self.kind)
-        if self.choice is not None:
-            out.update(config=self.choice.config.name, splits=self.choice.splits)
-        if self.geometry is not None:
-            out["pad"] = dict(asdict(self.geometry), copy_bytes=self.geometry.copy_bytes)
-        if self.decision is not None:
-            out["decision"] = dict(asdict(self.decision), share=self.decision.share)
-        return out
 
 
-def route(m: int, n: int, k: int, aligned: bool = True, device: dict | None = None, mode: str | None = None,
-          waves: str | None = None) -> Route:
-    """The route of ``variant="auto"`` (``mode``/``waves``: default :func:`options`' settings). ``aligned``: A, B and
-    C all 16-byte aligned (otherwise the padded route copies both operands)."""
-    mode = _OPTIONS["route"] if mode is None else mode
-    waves = _OPTIONS["waves"] if waves is None else waves
-    if mode not in ROUTES or waves not in WAVES:
-        raise UsageError(f"matmul: route {mode!r}, waves {waves!r}; expected one of {', '.join(ROUTES)} and "
-                         f"one of {', '.join(WAVES)}")
+def route(m: int, n: int, k: int, aligned: bool = True, device: dict | None = None) -> Route:
+    """The route of ``variant="auto"``. ``aligned``: A, B and C all 16-byte aligned."""
     if is_gemv(m, n):
         return Route("gemv")
     if device is None:
@@ -456,69 +298,8 @@ def route(m: int, n: int, k: int, aligned: bool = True, device: dict | None = No
 
         device = runtime.device_info()
     if aligned and n % 4 == 0 and k % 4 == 0:
-        return Route("float4", choose(m, n, k, device, waves=waves == "all"))
-    decision = pad_decision(m, n, k, device, aligned)
-    unaligned_waves = waves != "off"
-    if mode == "pad" or (mode == "auto" and decision.pad):
-        return Route("pad", choose(m, n, k, device, waves=unaligned_waves, float4_only=True),
-                     pad_geometry(m, n, k, aligned, aligned), decision)
-    return Route("scalar", choose(m, n, k, device, waves=unaligned_waves), None, decision)
-
-
-def describe(m: int, n: int, k: int, aligned: bool = True, device: dict | None = None) -> dict:
-    """:func:`route` as a record, with the options in force (what a probe writes next to its timings)."""
-    return dict(route(m, n, k, aligned, device).as_dict(), options=dict(_OPTIONS))
-
-
-SCRATCH_KEEP = 4  # padded operand sets kept (per device, stream and shape); older ones go back to CuPy's pool
-_SCRATCH: OrderedDict = OrderedDict()
-
-
-def pad_scratch(geom: PadGeometry):
-    """(A copy or None, B copy or None) for ``geom`` on the current device and stream, kept between calls: calls on
-    one stream are ordered, so one set serves them all; another stream gets its own set."""
-    from ..gpu import runtime
-
-    _, _, current, device = runtime._launch_api()
-    key = (device(), current().ptr, geom)
-    got = _SCRATCH.get(key)
-    if got is None:
-        import cupy
-
-        got = (cupy.empty((geom.m, geom.lda), cupy.float32) if geom.copy_a else None,
-               cupy.empty((geom.k, geom.ldb), cupy.float32) if geom.copy_b else None)
-        _SCRATCH[key] = got
-        while len(_SCRATCH) > SCRATCH_KEEP:
-            _SCRATCH.popitem(last=False)  # CuPy's pool reuses a block only on the stream it was allocated on
-    else:
-        _SCRATCH.move_to_end(key)
-    return got
-
-
-def release_scratch() -> None:
-    """Drop the kept padded copies and GEMV workspaces (their memory returns to CuPy's pool)."""
-    _SCRATCH.clear()
-    W._workspace.cache_clear()
-
-
-class _PadRun:
-    """The padded route's per-call work: pad_pitch4 into the kept scratch, then the GEMM launch on the copies."""
-
-    __slots__ = ("geom", "copy")
-
-    def __init__(self, geom: PadGeometry):
-        from ..gpu import runtime
-
-        self.geom = geom
-        ra, rb = geom.rows
-        self.copy = runtime.Launcher(runtime.get_kernel(K.PAD_COPY), (geom.blocks,), K.PAD_BLOCK, 4,
-                                     ra, geom.k, rb, geom.n)
-
-    def __call__(self, gemm, out, a, b) -> None:
-        sa, sb = pad_scratch(self.geom)
-        sa, sb = (a if sa is None else sa), (b if sb is None else sb)
-        self.copy(sa, a, sb, b)  # an operand read in place has 0 rows: its pointers are never dereferenced
-        gemm(out, sa, sb)
+        return Route("float4", choose(m, n, k, device))
+    return Route("scalar", choose(m, n, k, device, waves=True))
 
 
 # ---------------------------------------------------------------- plans (what the timer runs)
@@ -535,7 +316,6 @@ class Plan:
     vec: int | None = None
     splits: int = 1
     keep: tuple = ()  # scratch and prepared operands the launches use
-    epilogue: str | None = None  # gemv with split k ranges: how they are added ("ticket" or "atomic")
 
 
 def _grid2d(variant: str, nx: int, ny: int, block: tuple[int, int], per_x: int = 1) -> tuple[int, int]:
@@ -559,47 +339,29 @@ def column_major(b):
 
 
 def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int | None = None,
-                          splits: int | None = None, pad: bool = False) -> Plan:
-    """``pad``: copy A and/or B into padded scratch first (part "pad", in ``run``) and read them by float4 (any
-    N, K); the scratch is the plan's own."""
+                          splits: int | None = None) -> Plan:
+    """The register-blocked kernel on these operands: ``config`` (None: :func:`route`'s choice), ``vec`` 4 (N, K
+    multiples of 4, 16-byte aligned) or 1, ``splits`` split-K slices added into C (zeroed first)."""
     from ..gpu import runtime
 
     m, k = a.shape
     n = b.shape[1]
+    fast = n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out)
     if config is None:
-        unaligned = pad or not (n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out))  # as route() decides
-        waves = _OPTIONS["waves"] == "all" or (_OPTIONS["waves"] == "unaligned" and unaligned)
-        choice = choose(m, n, k, waves=waves, float4_only=pad)
+        choice = choose(m, n, k, waves=not fast)  # as route() decides
         config, splits = choice.config, (choice.splits if splits is None else splits)
     cfg = config
-    geom = pad_geometry(m, n, k, _aligned16(a), _aligned16(b)) if pad else None
-    if geom is not None and not geom.needed:
-        geom = None  # nothing to pad: the plain float4 kernel
-    fast = geom is not None or (n % 4 == 0 and k % 4 == 0 and _aligned16(a, b, out))
     vec = vec or (4 if fast else 1)
     if vec == 4 and not fast:
         raise UsageError("register_blocked vec=4 needs N % 4 == 0, K % 4 == 0 and 16-byte aligned arrays")
     chunk, splits = split_chunk(k, cfg.bk, splits or 1)
-    spec = cfg.spec(vec, split=splits > 1, pad=geom is not None)
+    spec = cfg.spec(vec, split=splits > 1)
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
     grid, threads, smem = (_tiles(cfg, m, n), splits), cfg.threads, cfg.smem_bytes
-    pa, pb, keep, parts = a, b, (), {}
-    if geom is not None:
-        import cupy
-
-        sa = cupy.empty((m, geom.lda), cupy.float32) if geom.copy_a else None
-        sb = cupy.empty((k, geom.ldb), cupy.float32) if geom.copy_b else None
-        pa, pb, keep = (a if sa is None else sa), (b if sb is None else sb), (sa, sb)
-        ckernel, (ra, rb) = runtime.get_kernel(K.PAD_COPY), geom.rows
-
-        def pad_copy():  # an operand read in place has 0 rows: its pointers are never dereferenced
-            runtime.launch(ckernel, (geom.blocks,), K.PAD_BLOCK, pa, a, pb, b, ra, k, rb, n)
-
-        parts["pad"] = pad_copy
 
     def launch():  # on CuPy's current stream, like everything else around it
-        runtime.launch(kernel, grid, threads, out, pa, pb, m, n, k, chunk, shmem=smem)
+        runtime.launch(kernel, grid, threads, out, a, b, m, n, k, chunk, shmem=smem)
 
     def zero_then_launch():  # split-K partial tiles are added into C
         import cupy
@@ -607,16 +369,7 @@ def register_blocked_plan(a, b, out, config: K.RBConfig | None = None, vec: int 
         cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
         launch()
 
-    multiply = zero_then_launch if splits > 1 else launch
-    if geom is None:
-        return Plan("register_blocked", multiply, config=cfg, vec=vec, splits=splits)
-
-    def both():
-        parts["pad"]()
-        multiply()
-
-    parts["multiply"] = multiply
-    return Plan("register_blocked", both, parts=parts, config=cfg, vec=vec, splits=splits, keep=keep)
+    return Plan("register_blocked", zero_then_launch if splits > 1 else launch, config=cfg, vec=vec, splits=splits)
 
 
 GEMV_MIN_DEPTH = 64     # rows of B per split at least: shorter slices spend more on the epilogue than they save
@@ -638,8 +391,8 @@ def gemv_splits(n: int, k: int, vec: int, slots: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class GemvLaunch:
     """One launch of the memory-bound path; ``scalars`` follow the ``c, a, b, work, ticket`` pointers. ``splits > 1``:
-    the k ranges are added by ``epilogue`` (None: one range), "atomic" (C zeroed first: :attr:`zero_first`) or
-    "ticket" (a workspace of :attr:`workspace` partials and tickets); ``outputs``: M x N."""
+    the k ranges are added by the last block of each block of outputs from a workspace of :attr:`workspace` partials
+    and tickets; ``outputs``: M x N."""
 
     spec: KernelSpec
     grid: tuple
@@ -647,35 +400,19 @@ class GemvLaunch:
     scalars: tuple
     vec: int
     splits: int = 1
-    epilogue: str | None = None
     outputs: int = 0
 
     @property
-    def zero_first(self) -> bool:
-        """A memset of C before the kernel (the atomic epilogue adds into C)."""
-        return self.epilogue == "atomic"
-
-    @property
     def workspace(self) -> tuple[int, int] | None:
-        """(partial floats, tickets) of the ticket epilogue: each split's partial of each output, one ticket per block
-        of outputs (grid x); None for the other launches."""
-        return (self.splits * self.outputs, self.grid[0]) if self.epilogue == "ticket" else None
+        """(partial floats, tickets) of a split launch: each split's partial of each output, one ticket per block of
+        outputs (grid x); None for an unsplit one."""
+        return (self.splits * self.outputs, self.grid[0]) if self.splits > 1 else None
 
 
-def _gemv(spec_of, grid: tuple, block: tuple, scalars: tuple, vec: int, splits: int, epilogue: str,
-          outputs: int) -> GemvLaunch:
-    """The launch, its kernel ``spec_of(split, epilogue)``; the epilogue is kept only when K is split."""
-    split = splits > 1
-    return GemvLaunch(spec_of(split, epilogue), grid, block, scalars, vec, splits, epilogue if split else None, outputs)
-
-
-def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: int | None = None,
-                epilogue: str | None = None) -> GemvLaunch:
+def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: int | None = None) -> GemvLaunch:
     """N = 1 (``gemv_rows``: A times a column vector) or M <= 8 (``gemv_cols``: a few rows of A share each read
     of B). ``aligned``: A, B and C are 16-byte aligned. ``blocks_per_sm``: resident blocks per SM of the split kernel
-    (None: the driver's occupancy answer for it; 2 for 8 rows, whose registers allow no more). ``epilogue``: how split
-    k ranges are added, "ticket" or "atomic" (None: :func:`options`' gemv)."""
-    epilogue = _GEMV["epilogue"] if epilogue is None else epilogue
+    (None: the driver's occupancy answer for it; 2 for 8 rows, whose registers allow no more)."""
     if n == 1:
         vec = 4 if k % 4 == 0 and aligned else 1
         row_blocks = math.ceil(m / 8)
@@ -684,21 +421,20 @@ def gemv_launch(m: int, n: int, k: int, aligned: bool, sms: int, blocks_per_sm: 
             if blocks_per_sm is None:
                 from ..gpu import runtime
 
-                blocks_per_sm = runtime.max_active_blocks(K.gemv_rows(vec, True, epilogue), GEMV_THREADS)
+                blocks_per_sm = runtime.max_active_blocks(K.gemv_rows(vec, True), GEMV_THREADS)
             want = min(sms * max(1, blocks_per_sm) // row_blocks, k // GEMV_ROWS_MIN_DEPTH)
             chunk, splits = split_chunk(k, 32 * vec, want)
-        return _gemv(lambda s, e: K.gemv_rows(vec, s, e), (row_blocks, splits), (256, 1), (m, k, chunk), vec, splits,
-                     epilogue, m)
+        return GemvLaunch(K.gemv_rows(vec, splits > 1), (row_blocks, splits), (256, 1), (m, k, chunk), vec, splits, m)
     if m > K.SKINNY_ROWS[-1]:
         raise UsageError(f"matmul: the gemv path needs M <= {K.SKINNY_ROWS[-1]} or N == 1; got M={m}, N={n}")
     vec, rows = (4 if n % 4 == 0 and aligned else 1), K.skinny_rows(m)
     if blocks_per_sm is None:
         from ..gpu import runtime
 
-        blocks_per_sm = runtime.max_active_blocks(K.gemv_cols(vec, True, rows, epilogue), GEMV_THREADS)
+        blocks_per_sm = runtime.max_active_blocks(K.gemv_cols(vec, True, rows), GEMV_THREADS)
     chunk, splits = gemv_splits(n, k, vec, sms * max(1, blocks_per_sm))
-    return _gemv(lambda s, e: K.gemv_cols(vec, s, rows, e), (math.ceil(n / (32 * vec)), splits), (32, 8),
-                 (m, n, k, chunk), vec, splits, epilogue, m * n)
+    return GemvLaunch(K.gemv_cols(vec, splits > 1, rows), (math.ceil(n / (32 * vec)), splits), (32, 8),
+                      (m, n, k, chunk), vec, splits, m * n)
 
 
 def is_gemv(m: int, n: int) -> bool:
@@ -706,10 +442,10 @@ def is_gemv(m: int, n: int) -> bool:
     return n == 1 or m <= K.SKINNY_ROWS[-1]
 
 
-# ---------------------------------------------------------------- the ticket epilogue's workspace
+# ---------------------------------------------------------------- the split epilogue's workspace
 
 def gemv_workspace(partials: int, tickets: int):
-    """(float32 partials, zeroed uint32 tickets) for the ticket epilogue on CuPy's current stream and device
+    """(float32 partials, zeroed uint32 tickets) for a split GEMV on CuPy's current stream and device
     (:func:`._workspace.ticket_workspace`). Size: splits x M x N partials, and the splits never make more blocks than
     the GPU holds at once, so at most SMs x resident blocks x 32 VEC x M floats (about 1 MiB on an H100 for 8 rows)."""
     return W.ticket_workspace(partials, tickets)
@@ -717,42 +453,37 @@ def gemv_workspace(partials: int, tickets: int):
 
 class GemvRun:
     """A :class:`GemvLaunch` prepared once (:class:`runtime.Launcher`); ``run(out, a, b)`` on CuPy's current stream
-    also zeroes C first (atomic epilogue) or passes this stream's workspace (ticket epilogue)."""
+    passes this stream's workspace to a split launch."""
 
-    __slots__ = ("launch", "zero", "workspace")
+    __slots__ = ("launch", "workspace")
 
     def __init__(self, g: GemvLaunch):
         from ..gpu import runtime
 
-        self.zero, self.workspace = g.zero_first, g.workspace
+        self.workspace = g.workspace
         if self.workspace is None:  # work and ticket are never read: null pointers, prepared with the scalars
             self.launch = runtime.Launcher(g.spec, g.grid, g.block, 3, np.uint64(0), np.uint64(0), *g.scalars)
         else:
             self.launch = runtime.Launcher(g.spec, g.grid, g.block, 5, *g.scalars)
 
     def __call__(self, out, a, b) -> None:
-        if self.workspace is not None:
+        if self.workspace is None:
+            self.launch(out, a, b)
+        else:
             self.launch(out, a, b, *gemv_workspace(*self.workspace))
-            return
-        if self.zero:  # split k ranges are added into C
-            from ._checks import cupy_module
-
-            cupy = cupy_module()
-            cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
-        self.launch(out, a, b)
 
 
-def gemv_plan(a, b, out, sms: int | None = None, epilogue: str | None = None) -> Plan:
-    """The plan of :func:`gemv_launch` for these operands (``epilogue``: as there)."""
+def gemv_plan(a, b, out, sms: int | None = None) -> Plan:
+    """The plan of :func:`gemv_launch` for these operands."""
     from ..gpu import runtime
 
     m, k = a.shape
     n = b.shape[1]
     if sms is None:
         sms = int(runtime.device_info()["sm_count"])
-    g = gemv_launch(m, n, k, _aligned16(a, b) if n == 1 else _aligned16(a, b, out), sms, epilogue=epilogue)
+    g = gemv_launch(m, n, k, _aligned16(a, b) if n == 1 else _aligned16(a, b, out), sms)
     run = GemvRun(g)
-    return Plan("gemv", lambda: run(out, a, b), vec=g.vec, splits=g.splits, epilogue=g.epilogue)
+    return Plan("gemv", lambda: run(out, a, b), vec=g.vec, splits=g.splits)
 
 
 _SMEM_SET: set = set()
@@ -781,7 +512,7 @@ def plan(variant: str, a, b, out, config: K.RBConfig | None = None) -> Plan:
         if b is not None and is_gemv(a.shape[0], b.shape[1]):
             return gemv_plan(a, b, out)  # a matrix-vector (or few-row) product: memory-bound, no tile to fill
         r = route(a.shape[0], b.shape[1], a.shape[1], _aligned16(a, b, out))
-        return register_blocked_plan(a, b, out, r.choice.config, splits=r.choice.splits, pad=r.kind == "pad")
+        return register_blocked_plan(a, b, out, r.choice.config, splits=r.choice.splits)
     v = VARIANTS.get(variant)
     if v is None:
         raise UsageError(f"matmul: unknown variant {variant!r}; expected one of {', '.join(MATMUL_VARIANTS + AAT_VARIANTS)}")
@@ -858,27 +589,24 @@ _FLOAT32 = (np.float32,)
 
 
 @lru_cache(maxsize=4096)
-def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, mode: str = "auto",
-                 waves: str = "unaligned", gemv: str = "ticket"):
-    """(prepared launch of ``out, a, b``, whether C is zeroed first, padded-route runner or None) for variant "auto",
-    once per shape, alignment class, device and :func:`options`; each call then only writes its pointers. N = 1 or
-    M <= 8: the GEMV kernels (:class:`GemvRun`, which zeroes C itself where its epilogue needs it); otherwise
-    :func:`route`'s choice with the steps of :func:`register_blocked_plan` (vector width, K chunk, kernel,
+def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str):
+    """(prepared launch of ``out, a, b``, whether C is zeroed first) for variant "auto", once per shape, alignment
+    class and device; each call then only writes its pointers. N = 1 or M <= 8: the GEMV kernels (:class:`GemvRun`);
+    otherwise :func:`route`'s choice with the steps of :func:`register_blocked_plan` (vector width, K chunk, kernel,
     shared-memory opt-in)."""
     from ..gpu import runtime
 
     if is_gemv(m, n):  # memory-bound: a warp per row of A (N = 1), or columns of B shared by M <= 8 rows
-        g = gemv_launch(m, n, k, aligned, int(runtime.device_info()["sm_count"]), epilogue=gemv)
-        return GemvRun(g), False, None
-    r = route(m, n, k, aligned, mode=mode, waves=waves)
+        return GemvRun(gemv_launch(m, n, k, aligned, int(runtime.device_info()["sm_count"]))), False
+    r = route(m, n, k, aligned)
     cfg = r.choice.config
     chunk, splits = split_chunk(k, cfg.bk, r.choice.splits)
-    spec = cfg.spec(1 if r.kind == "scalar" else 4, split=splits > 1, pad=r.kind == "pad")
+    spec = cfg.spec(1 if r.kind == "scalar" else 4, split=splits > 1)
     kernel = runtime.get_kernel(spec)
     _allow_smem(kernel, spec, cfg.smem_bytes)
     launch = runtime.Launcher(kernel, (_tiles(cfg, m, n), splits), cfg.threads, 3, m, n, k, chunk,
                               shmem=cfg.smem_bytes)
-    return launch, splits > 1, (_PadRun(r.geometry) if r.kind == "pad" else None)
+    return launch, splits > 1
 
 
 @on_arrays_device
@@ -909,15 +637,11 @@ def matmul(a, b, out=None, variant: str = "auto"):
         from ..gpu import runtime
 
         aligned = (a.data.ptr | b.data.ptr | out.data.ptr) % 16 == 0
-        launch, zero, pad = _auto_launch(m, n, k, aligned, runtime.device_info()["name"], _OPTIONS["route"],
-                                         _OPTIONS["waves"], _GEMV["epilogue"])
+        launch, zero = _auto_launch(m, n, k, aligned, runtime.device_info()["name"])
         if zero:  # split-K partial tiles are added into C
             cupy = cupy_module()
             cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
-        if pad is None:
-            launch(out, a, b)
-        else:  # N or K unaligned: padded copies of A and/or B, then the float4 kernel on them
-            pad(launch, out, a, b)
+        launch(out, a, b)
     else:
         plan(variant, a, b, out).run()
     return out

@@ -81,7 +81,7 @@ def load(path) -> dict:
     except RecursionError:
         raise UsageError(f"{path} is not a tuned table (nested too deeply to be one)") from None
     if isinstance(data, dict) and "format" not in data and "devices" in data:
-        from .legacy import from_format0  # the matmul tuner's earlier files (docs/notes/matmul-runs)
+        from .legacy import from_format0  # the matmul tuner's format-0 files (tests/data/tune-format0)
 
         data = from_format0(data, source=str(path))
     bad = problems(data)
