@@ -86,7 +86,7 @@ def _without_cuda(*argv: str) -> subprocess.CompletedProcess:
     ["analyze", "a[threadIdx.x]", "--decl", "float a[]", "--json"],
     ["occupancy", "--threads", "256", "--regs", "64", "--cc", "9.0"],
     ["intensity", "tiled", "--tile", "32", "--device", "H100"],
-    ["compare", "docs/results/nvidia-h100-80gb-hbm3/results.json", "docs/results/nvidia-h200/results.json"],
+    ["compare", "tests/data/runs/nvidia-h100-80gb-hbm3/results.json", "tests/data/runs/nvidia-h200/results.json"],
     ["list"],
 ])
 def test_light_install_commands_work_without_cuda(argv):
@@ -97,7 +97,7 @@ def test_light_install_commands_work_without_cuda(argv):
 
 def test_light_install_report_renders_every_format(tmp_path):
     for fmt in ("md", "csv"):  # md writes report.html too
-        proc = _without_cuda("report", "docs/results/nvidia-h200/results.json", "--out", str(tmp_path), "--format", fmt)
+        proc = _without_cuda("report", "tests/data/runs/nvidia-h200/results.json", "--out", str(tmp_path), "--format", fmt)
         assert proc.returncode == 0, proc.stderr[-2000:]
     assert {"report.md", "report.csv", "report.html", "results.json"} <= {p.name for p in tmp_path.iterdir()}
 

@@ -1,4 +1,4 @@
-"""`gpumemlab report --format md|csv|html` on the committed H200 run (read, never written)."""
+"""`gpumemlab report --format md|csv|html` on a run cut from the committed H200 run (read, never written)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-H200 = ROOT / "docs/results/nvidia-h200/results.json"
+H200 = ROOT / "tests/data/runs/nvidia-h200/results.json"  # cut from a real run by tests/data/make_runs.py
 
 
 @pytest.fixture(scope="module")
@@ -133,10 +133,10 @@ def test_html_is_self_contained_and_every_finding_links_to_records(html_report, 
         assert href.startswith("#") and href[1:] in page.ids, href
     findings = sum(len(info.get("findings") or []) for info in h200_doc["experiments"].values())
     assert text.count('<li class="finding">') == findings
-    # a finding names "float4 x1": it links to that variant's first vector_copy record
+    # a finding names "float x1": it links to that variant's first vector_copy record
     first = next(i for i, r in enumerate(r for r in h200_doc["results"] if r["experiment"] == "vector_copy")
-                 if r["variant"] == "float4 x1")
-    assert f'<a href="#rec-vector_copy-{first}">float4 x1</a>' in text
+                 if r["variant"] == "float x1")
+    assert f'<a href="#rec-vector_copy-{first}">float x1</a>' in text
 
 
 # ----------------------------------------------------------------------------- a real browser
