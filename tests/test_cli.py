@@ -35,7 +35,7 @@ def test_list_names_every_experiment_with_its_seed(capsys):
         assert listed[name]["seed"] and listed[name]["seed_claim"]
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_90"])  # .ci/run runs this command for every supported arch
 def test_kernels_compile_without_spills(capsys, arch):
     code, out, err = run(capsys, "kernels", "--arch", arch, "--json")
     assert code == 0, err

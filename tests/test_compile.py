@@ -89,7 +89,7 @@ def test_parse_arch_rejects(bad):
         C.parse_arch(bad)
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("arch", ["sm_90"])  # one arch: the catalog is the CPU suite's longest compile
 def test_cubin_usage_matches_the_ptxas_report_for_the_catalog(arch):
     from gpumemlab.gpu.cubin import usage_from_cubin
     from gpumemlab.kernels import all_specs

@@ -16,15 +16,14 @@ from gpumemlab.ops import reduce as ops_reduce
 from gpumemlab.ops import transpose as ops_transpose
 
 FAMILIES = (reduce, transpose, divergence, intrinsics, register_pressure)
-ARCHS = ("sm_80", "sm_90")
+ARCHS = ("sm_90",)  # .ci/run builds every family for every supported arch
 
 
 @pytest.fixture(scope="module", params=ARCHS)
 def compiled(request):
     specs = [s for fam in FAMILIES for s in fam.KERNELS if runs_on(s, request.param)]  # transpose_bulk: sm_90+
-    # a fresh compile: a cached entry written by a compiler that printed no ptxas report has no usage
-    result = compile_specs(specs, request.param, use_cache=False)
-    missing = [s.label for s, (_, u) in result.items() if u is None]
+    result = compile_specs(specs, request.param)
+    missing = [s.label for s, (_, u) in result.items() if u is None or u.from_cubin]  # spills known only from ptxas
     assert not missing, f"no ptxas report for {missing}"
     return request.param, result
 

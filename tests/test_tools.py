@@ -62,7 +62,7 @@ def test_gemv_cols_keeps_gemv_depth_rows_of_b_in_flight():
     depth = int(re.search(r"constexpr int GEMV_DEPTH = (\d+);", source_text("matmul.cu")).group(1))
     names = [f"gemv_cols<4, {split}, {rows}>" for split in ("false", "true") for rows in (1, 2, 4, 8)]
     for arch, kernels in (("sm_90", names), ("sm_80", names[-1:]), ("sm_120", names[-1:])):
-        mod = compile_group("matmul.cu", kernels, arch, use_cache=False)
+        mod = compile_group("matmul.cu", kernels, arch)
         for name in kernels:
             code = s.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name])
             flights = [f for _, t, _, f in s.load_cover(s.main_loop(code, containing=r"LDG.*\.128"), "LDG")

@@ -12,6 +12,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -113,19 +115,30 @@ def parse_ptxas_log(log: str) -> dict[str, dict]:
     return out
 
 
+_CACHE_ENV = dict(lock=threading.Lock(), users=0, old=None)  # compiles in threads share one setting
+
+
 @contextmanager
 def _nvrtc_cache_disabled():
     """NVRTC's own compute cache skips ptxas, and with it the -v report, for code it has seen
-    (cuda-python issue 1124); we cache cubins ourselves, so turn it off while compiling."""
-    old = os.environ.get("CUDA_CACHE_DISABLE")
-    os.environ["CUDA_CACHE_DISABLE"] = "1"
+    (cuda-python issue 1124); we cache cubins ourselves, so turn it off while compiling (until the last of
+    the threads compiling at once is done)."""
+    env = _CACHE_ENV
+    with env["lock"]:
+        if env["users"] == 0:
+            env["old"] = os.environ.get("CUDA_CACHE_DISABLE")
+            os.environ["CUDA_CACHE_DISABLE"] = "1"
+        env["users"] += 1
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("CUDA_CACHE_DISABLE", None)
-        else:
-            os.environ["CUDA_CACHE_DISABLE"] = old
+        with env["lock"]:
+            env["users"] -= 1
+            if env["users"] == 0:
+                if env["old"] is None:
+                    os.environ.pop("CUDA_CACHE_DISABLE", None)
+                else:
+                    os.environ["CUDA_CACHE_DISABLE"] = env["old"]
 
 
 def _text(x) -> str:
@@ -231,16 +244,29 @@ def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
     return groups
 
 
+CHUNK = 32  # name expressions per NVRTC program: a large family compiles in parallel parts, each cached on its own
+
+
 def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
-    """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch."""
+    """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch.
+
+    Each group of specs sharing source, options and defines is built in parts of at most CHUNK kernels, the
+    parts in threads (NVRTC releases the GIL while it compiles)."""
     for s in specs:
         if not runs_on(s, arch):
             raise ArchError(f"{s.label} needs sm_{s.min_sm} or newer; not built for {arch}")
+    parts = [(key, members[i:i + CHUNK]) for key, members in group_specs(specs).items()
+             for i in range(0, len(members), CHUNK)]
+
+    def build(part):
+        (source, options, defines), members = part
+        return members, compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
+
     out = {}
-    for (source, options, defines), members in group_specs(specs).items():
-        mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
-        for m in members:
-            out[m] = (mod, mod.usage.get(m.name))
+    with ThreadPoolExecutor(max_workers=max(1, min(len(parts), os.cpu_count() or 1))) as pool:
+        for members, mod in pool.map(build, parts):
+            for m in members:
+                out[m] = (mod, mod.usage.get(m.name))
     return out
 
 
