@@ -88,15 +88,16 @@ def test_indexed_copy_ilp_matches_numpy(cp, unroll, offset, stride):
 
 
 def test_read_sum_partials(cp):
-    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.bench.verify import random_nonzero, sum_bound
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import copy as K
 
     n_vec = 12_345
     host = random_nonzero(n_vec * 4, np.float32)
-    partial = cp.full(3 * 64, np.nan, dtype=cp.float32)
+    partial = cp.full(3 * 64, np.nan, dtype=cp.float32)  # poisoned: an unwritten partial makes the total NaN
     runtime.launch(K.read_sum(4), 3, 64, partial, cp.asarray(host), np.int64(n_vec))
-    assert float(partial.get().astype(np.float64).sum()) == pytest.approx(host.astype(np.float64).sum(), rel=1e-5, abs=1e-2)
+    total = float(partial.get().astype(np.float64).sum())
+    assert abs(total - host.astype(np.float64).sum()) <= sum_bound(host)  # gamma_(n-1) sum |x|, any order
 
 
 def test_increment_patterns_touch_each_element_once(cp):
