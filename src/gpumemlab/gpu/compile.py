@@ -262,12 +262,12 @@ def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) ->
         (source, options, defines), members = part
         return members, compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
 
-    out = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(len(parts), os.cpu_count() or 1))) as pool:
-        for members, mod in pool.map(build, parts):
-            for m in members:
-                out[m] = (mod, mod.usage.get(m.name))
-    return out
+    if len(parts) > 1:
+        with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
+            built = list(pool.map(build, parts))
+    else:  # one kernel (the runtime's own loads): no threads
+        built = [build(p) for p in parts]
+    return {m: (mod, mod.usage.get(m.name)) for members, mod in built for m in members}
 
 
 def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:
