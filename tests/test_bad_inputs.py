@@ -220,7 +220,10 @@ def test_report_to_a_file_out_is_refused(run_cli, tmp_path):
 def test_a_failed_render_leaves_no_partial_report(run_cli, tmp_path, monkeypatch):
     import gpumemlab.report.write as write
 
-    shutil.copy(EXAMPLE, tmp_path / "results.json")
+    doc = _example()  # one experiment: its plot is drawn before the render fails
+    doc["results"] = [r for r in doc["results"] if r["experiment"] == "offset_copy"]
+    doc["experiments"] = {"offset_copy": doc["experiments"]["offset_copy"]}
+    (tmp_path / "results.json").write_text(json.dumps(doc))
     out = tmp_path / "out"
 
     def broken(res, plots):

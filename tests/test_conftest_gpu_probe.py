@@ -3,6 +3,7 @@ other exception errors them, GPUMEMLAB_REQUIRE_GPU=1 turns the skip into a failu
 
 import importlib.abc
 import importlib.util
+import runpy
 import sys
 from pathlib import Path
 
@@ -186,8 +187,7 @@ BROKEN = {  # what the machine has -> (probe state, words of the message)
 def test_the_real_initialization_skips_only_a_missing_gpu(fresh_runtime, case):
     """probe_gpu (tests/conftest.py) over the real runtime._init: a broken stack is "broken" (the GPU tests error),
     only a missing package, driver or GPU is "none" (they skip)."""
-    from conftest import probe_gpu
-
+    probe_gpu = runpy.run_path(str(Path(__file__).parent / "conftest.py"))["probe_gpu"]  # tests/conftest.py itself
     pytest.importorskip("cuda.bindings")
     breaks, want, words = BROKEN[case]
     breaks(fresh_runtime)
