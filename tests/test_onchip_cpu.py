@@ -180,12 +180,14 @@ def test_kernel_tables_reject_missing_instantiations():
     assert texture.sample_soft("mirror", True).name == "sample_soft<2, 1, 0>"
 
 
-@pytest.mark.parametrize("arch", ["sm_90"])  # every arch: .ci/run (gpumemlab kernels --arch)
+@pytest.mark.parametrize("arch", ["sm_90"])  # every kernel, every arch: .ci/run (gpumemlab kernels --arch)
 def test_onchip_kernels_compile_without_spills(arch):
+    from kernel_sample import per_template
+
     from gpumemlab.gpu.compile import compile_specs
     from gpumemlab.kernels import constant, l2, texture
 
-    specs = constant.KERNELS + l2.KERNELS + texture.KERNELS
+    specs = constant.KERNELS + l2.KERNELS + per_template(texture.KERNELS)
     for spec, (_mod, usage) in compile_specs(specs, arch).items():
         assert usage is not None and usage.spill_store_bytes in (0, None) and usage.local_bytes == 0, spec.label
 
