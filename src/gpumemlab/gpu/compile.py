@@ -257,6 +257,9 @@ def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True) ->
             raise ArchError(f"{s.label} needs sm_{s.min_sm} or newer; not built for {arch}")
     parts = [(key, members[i:i + CHUNK]) for key, members in group_specs(specs).items()
              for i in range(0, len(members), CHUNK)]
+    if len(parts) > 1:  # import before the threads do: cuda.core's first import is not thread-safe
+        nvrtc_version()
+        from cuda.core import Program  # noqa: F401
 
     def build(part):
         (source, options, defines), members = part
