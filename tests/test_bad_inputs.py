@@ -14,7 +14,7 @@ import gpumemlab
 from gpumemlab.errors import GpumemlabError, InputTypeError, NoDeviceError, ResultsError, UsageError
 from gpumemlab.gpu.runtime import has_device
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "results" / "nvidia-h200" / "results.json"
+EXAMPLE = Path(__file__).resolve().parent / "data" / "runs" / "nvidia-h200" / "results.json"  # cut from a real run
 A = ("a[threadIdx.x]", "--decl", "float a[]")  # a valid analyze access
 
 CLI_CASES = [
@@ -181,10 +181,10 @@ REPORT_CASES = [  # (file contents, words of the one line)
     (lambda: _edit(lambda d: d.update(meta=[])), "field 'meta' is array"),
     (lambda: _edit(lambda d: d["results"].__setitem__(3, "x")), "record 3: expected an object, got string"),
     (lambda: _edit(lambda d: d["results"][5].update(gbps="fast")),
-     "record 5 (vector_copy / float4 x1): field 'gbps' is string 'fast', expected number or null"),
+     "record 5 (offset_copy / 4 loads in flight): field 'gbps' is string 'fast', expected number or null"),
     (lambda: _edit(lambda d: d["results"][0].pop("variant")), "record 0 (vector_copy / ?): missing field 'variant'"),
     (lambda: _edit(lambda d: d["results"][2].update(verified=1)), "field 'verified' is integer 1, expected boolean"),
-    (lambda: _edit(lambda d: d["results"][7]["time_s"].pop("median")), "record 7 (offset_copy / seed kernel) time_s: "
+    (lambda: _edit(lambda d: d["results"][7]["time_s"].pop("median")), "record 7 (stride_copy / 8 loads in flight) time_s: "
                                                                        "missing field 'median'"),
     (lambda: _edit(lambda d: d["results"][1].update(time_s=None)), "field 'time_s' is null, expected object"),
     (lambda: _edit(lambda d: d["results"][1].update(params=[1])), "field 'params' is array"),
@@ -220,7 +220,10 @@ def test_report_to_a_file_out_is_refused(run_cli, tmp_path):
 def test_a_failed_render_leaves_no_partial_report(run_cli, tmp_path, monkeypatch):
     import gpumemlab.report.write as write
 
-    shutil.copy(EXAMPLE, tmp_path / "results.json")
+    doc = _example()  # one experiment: its plot is drawn before the render fails
+    doc["results"] = [r for r in doc["results"] if r["experiment"] == "offset_copy"]
+    doc["experiments"] = {"offset_copy": doc["experiments"]["offset_copy"]}
+    (tmp_path / "results.json").write_text(json.dumps(doc))
     out = tmp_path / "out"
 
     def broken(res, plots):

@@ -82,3 +82,68 @@ def test_a_ceiling_raised_by_a_record_that_no_longer_qualifies_comes_back_down()
     noisy.flags = ["noisy"]  # an older file raised by a flagged record, read again
     assert raise_ceilings(c, [noisy]) is True
     assert c == ceilings() and noisy.pct_of_ceiling == 500.0
+
+
+# ---------------------------------------------------------------- plausible from both sides
+
+def measured(copy=900.0, read=950.0, sgemm=40000.0) -> dict:
+    """Ceilings as measure_ceilings writes them, against a 1000 GB/s, 50 TFLOP/s datasheet."""
+    return {"dram_theoretical_gbps": dict(value=1000.0, unit="GB/s"), "fp32_peak_gflops": dict(value=50000.0,
+                                                                                                unit="GFLOP/s"),
+            "copy_gbps": dict(value=copy, unit="GB/s"), "read_gbps": dict(value=read, unit="GB/s"),
+            "sgemm_cublas_gflops": dict(value=sgemm, unit="GFLOP/s")}
+
+
+@pytest.mark.parametrize("values, problems", [
+    (dict(), []),
+    (dict(copy=500.0, read=1050.0, sgemm=15000.0), []),                              # every bound itself passes
+    (dict(copy=499.0), ["copy_gbps measured 499 GB/s is 0.499x dram_theoretical_gbps (1000), outside 0.5-1.05x"]),
+    (dict(copy=1051.0), ["copy_gbps measured 1051 GB/s is 1.051x dram_theoretical_gbps (1000), outside 0.5-1.05x"]),
+    (dict(copy=1800.0), ["copy_gbps measured 1800 GB/s is 1.800x dram_theoretical_gbps (1000), outside 0.5-1.05x"]),
+    (dict(read=450.0), ["read_gbps measured 450 GB/s is 0.450x dram_theoretical_gbps (1000), outside 0.5-1.05x"]),
+    (dict(sgemm=14000.0),
+     ["sgemm_cublas_gflops measured 1.4e+04 GFLOP/s is 0.280x fp32_peak_gflops (5e+04), outside 0.3-1.05x"]),
+    (dict(sgemm=60000.0),
+     ["sgemm_cublas_gflops measured 6e+04 GFLOP/s is 1.200x fp32_peak_gflops (5e+04), outside 0.3-1.05x"]),
+])
+def test_measured_ceilings_are_checked_from_both_sides(values, problems):
+    from gpumemlab.suite.ceilings import implausible_ceilings
+
+    assert implausible_ceilings(measured(**values)) == problems
+
+
+def test_a_halved_copy_ceiling_raised_by_a_record_is_still_caught():
+    """A copy ceiling measured at half its value is raised to a plausible record's; the measured value is kept
+    (measured_as) and checked, so the raise does not hide it."""
+    from gpumemlab.suite.ceilings import implausible_ceilings
+
+    c = measured(copy=450.0)
+    assert raise_ceilings(c, [rec("copy", 900.0, ceiling="copy_gbps")]) is True
+    assert (c["copy_gbps"]["value"], c["copy_gbps"]["measured_as"]) == (900.0, 450.0)
+    assert implausible_ceilings(c) == [
+        "copy_gbps measured 450 GB/s is 0.450x dram_theoretical_gbps (1000), outside 0.5-1.05x"]
+    c = measured(copy=900.0)  # a plausible ceiling raised too far
+    raise_ceilings(c, [rec("copy", 1100.0, ceiling="copy_gbps")])
+    assert implausible_ceilings(c) == [
+        "copy_gbps raised 1100 GB/s is 1.100x dram_theoretical_gbps (1000), outside 0.5-1.05x"]
+
+
+def test_a_run_without_a_datasheet_figure_is_not_judged():
+    from gpumemlab.suite.ceilings import implausible_ceilings
+
+    c = measured(copy=1.0, sgemm=1.0)
+    del c["dram_theoretical_gbps"], c["fp32_peak_gflops"]
+    assert implausible_ceilings(c) == []
+
+
+@pytest.mark.parametrize("run", ["nvidia-h100-80gb-hbm3", "nvidia-h200"])
+def test_the_fixture_runs_ceilings_are_plausible(run):
+    """Real ceilings (cut from committed runs, tests/data/runs), raised ones included."""
+    import json
+    from pathlib import Path
+
+    from gpumemlab.suite.ceilings import implausible_ceilings
+
+    doc = json.loads((Path(__file__).parent / "data" / "runs" / run / "results.json").read_text())
+    assert any("measured_as" in c for c in doc["ceilings"].values())
+    assert implausible_ceilings(doc["ceilings"]) == []

@@ -35,8 +35,20 @@ def test_list_names_every_experiment_with_its_seed(capsys):
         assert listed[name]["seed"] and listed[name]["seed_claim"]
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_kernels_compile_without_spills(capsys, arch):
+@pytest.fixture
+def copy_families(monkeypatch):
+    """`gpumemlab kernels` over the copy and coalescing families only: .ci/run runs it over every family for every
+    supported arch (the suite's longest compile), this checks what the command reports."""
+    import gpumemlab.kernels as kernels
+    from gpumemlab.kernels import coalescing, copy
+
+    specs = list(dict.fromkeys(copy.KERNELS + coalescing.KERNELS))
+    monkeypatch.setattr(kernels, "all_specs", lambda: specs)
+    return specs
+
+
+@pytest.mark.parametrize("arch", ["sm_90"])
+def test_kernels_compile_without_spills(capsys, copy_families, arch):
     code, out, err = run(capsys, "kernels", "--arch", arch, "--json")
     assert code == 0, err
     rows = json.loads(out)
@@ -45,9 +57,32 @@ def test_kernels_compile_without_spills(capsys, arch):
     assert {"offset_copy", "stride_copy", "copy_vec<float4, 4>", "increment<4>", "aos_shared<256>"} <= names
     shared = next(r for r in rows if r["kernel"] == "aos_shared<256>")
     assert shared["shared_bytes"] == 3 * 256 * 4  # float s[3 * BLOCK]
+    assert len(rows) == len(copy_families)
     for r in rows:
         if not r["spills_expected"]:
             assert r["spill_store_bytes"] == 0 and r["spill_load_bytes"] == 0, r["kernel"]
+
+
+@pytest.mark.parametrize("spill, frame, words", [
+    (8, 16, "offset_copy"), (0, 16, "offset_copy (16 B stack frame)"), (None, 0, "offset_copy (spills unknown"),
+])
+def test_kernels_fails_on_an_unintended_spill_or_stack_frame(capsys, monkeypatch, copy_families, spill, frame, words):
+    import gpumemlab.gpu.compile as C
+
+    real = C.compile_specs
+
+    def with_one_bad(specs, arch):
+        out = real(specs, arch)
+        spec = next(s for s in specs if s.label == "offset_copy")
+        mod, u = out[spec]
+        out[spec] = (mod, C.ResourceUsage(**dict(u.to_dict(), spill_store_bytes=spill, spill_load_bytes=spill,
+                                                   local_bytes=frame)))
+        return out
+    monkeypatch.setattr(C, "compile_specs", with_one_bad)
+    code, _, err = run(capsys, "kernels", "--arch", "sm_90")
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith(
+        f"gpumemlab kernels: unexpected register spills, stack frames or missing reports for sm_90: {words}")
 
 
 def test_bad_arch_is_one_line_exit_2(capsys):

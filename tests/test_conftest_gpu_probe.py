@@ -1,11 +1,15 @@
 """The GPU probe of tests/conftest.py, run on a tiny test file: only NoDeviceError skips the GPU tests, any
 other exception errors them, GPUMEMLAB_REQUIRE_GPU=1 turns the skip into a failure, and the probe runs once."""
 
+import importlib.abc
+import importlib.util
+import runpy
+import sys
 from pathlib import Path
 
 import pytest
 
-from gpumemlab.errors import NoDeviceError
+from gpumemlab.errors import CudaStackError, NoDeviceError
 from gpumemlab.gpu import runtime
 
 pytest_plugins = ["pytester"]
@@ -101,3 +105,108 @@ def test_cpu_only_runs_do_not_probe(project):
     run, calls = project
     run(RuntimeError("must not be called"), tests="def test_cpu():\n    pass\n").assert_outcomes(passed=1)
     assert calls == []
+
+
+# ---------------------------------------------------------------- the real initialization, broken on purpose
+
+@pytest.fixture
+def fresh_runtime(monkeypatch):
+    """gpu/runtime with its cached initialization cleared before and after (the real _init runs)."""
+    runtime._init.cache_clear()
+    runtime._device.cache_clear()
+    yield monkeypatch
+    monkeypatch.undo()
+    runtime._init.cache_clear()
+    runtime._device.cache_clear()
+
+
+class _BrokenImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``name`` (installed) but fails while importing it, as a wheel missing its shared library does."""
+
+    def __init__(self, name: str, error: Exception):
+        self.name, self.error = name, error
+
+    def find_spec(self, fullname, path=None, target=None):
+        return importlib.util.spec_from_loader(fullname, self) if fullname == self.name else None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        raise self.error
+
+
+def _installed_but_broken(mp, name: str, error: Exception):
+    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        mp.delitem(sys.modules, mod)
+    mp.setattr(sys, "meta_path", [_BrokenImport(name, error)] + sys.meta_path)
+
+
+def _cuinit_returns(mp, name: str):
+    from cuda.bindings import driver
+
+    mp.setattr(driver, "cuInit", lambda flags: (getattr(driver.CUresult, name),))
+
+
+def _cuinit_raises(mp, error: Exception):
+    from cuda.bindings import driver
+
+    def fail(flags):
+        raise error
+    mp.setattr(driver, "cuInit", fail)
+
+
+BROKEN = {  # what the machine has -> (probe state, words of the message)
+    "cuda.core fails to import": (
+        lambda mp: _installed_but_broken(mp, "cuda.core", ImportError("libnvrtc.so.13: cannot open shared object file")),
+        "broken", "the CUDA Python packages are installed but fail to import (ImportError: libnvrtc.so.13"),
+    "cuda.bindings imports a missing module": (
+        lambda mp: _installed_but_broken(mp, "cuda.bindings", ModuleNotFoundError("No module named 'cuda.pathfinder'",
+                                                                                  name="cuda.pathfinder")),
+        "broken", "the CUDA Python packages are installed but fail to import (No module named 'cuda.pathfinder')"),
+    "cuInit: driver/library mismatch": (
+        lambda mp: _cuinit_returns(mp, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
+        "broken", "cuInit failed: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (a driver or GPU problem, not a missing GPU)"),
+    "cuInit: unknown error": (
+        lambda mp: _cuinit_returns(mp, "CUDA_ERROR_UNKNOWN"), "broken", "cuInit failed: CUDA_ERROR_UNKNOWN"),
+    "cuInit: no device": (
+        lambda mp: _cuinit_returns(mp, "CUDA_ERROR_NO_DEVICE"), "none", "no CUDA device: cuInit says CUDA_ERROR_NO_DEVICE"),
+    "cuInit: the toolkit's stub libcuda": (
+        lambda mp: _cuinit_returns(mp, "CUDA_ERROR_STUB_LIBRARY"), "none", "cuInit says CUDA_ERROR_STUB_LIBRARY"),
+    "no libcuda.so": (
+        lambda mp: _cuinit_raises(mp, RuntimeError("Failed to dlopen libcuda.so.1")), "none",
+        "no CUDA device: no NVIDIA driver (Failed to dlopen libcuda.so.1)"),
+    "cuda.core not installed": (
+        lambda mp: _installed_but_broken(mp, "cuda.core", ModuleNotFoundError("No module named 'cuda.core'",
+                                                                              name="cuda.core")),
+        "none", "no CUDA device: cannot import the CUDA Python packages (No module named 'cuda.core')"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_the_real_initialization_skips_only_a_missing_gpu(fresh_runtime, case):
+    """probe_gpu (tests/conftest.py) over the real runtime._init: a broken stack is "broken" (the GPU tests error),
+    only a missing package, driver or GPU is "none" (they skip)."""
+    probe_gpu = runpy.run_path(str(Path(__file__).parent / "conftest.py"))["probe_gpu"]  # tests/conftest.py itself
+    pytest.importorskip("cuda.bindings")
+    breaks, want, words = BROKEN[case]
+    breaks(fresh_runtime)
+    state, detail = probe_gpu()
+    assert state == want, detail
+    assert words in str(detail)
+    if want == "broken":
+        assert isinstance(detail, CudaStackError) and not isinstance(detail, NoDeviceError)
+
+
+def test_the_gpu_tests_error_on_a_broken_stack_without_any_variable(pytester, fresh_runtime):
+    """This repository's conftest over the real initialization (no stand-in for ensure_device); the other cases
+    of BROKEN reach the same probe (test above)."""
+    pytest.importorskip("cuda.bindings")
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini("[pytest]\nmarkers =\n    gpu: needs a CUDA GPU\n")
+    fresh_runtime.delenv("GPUMEMLAB_REQUIRE_GPU", raising=False)
+    BROKEN["cuInit: driver/library mismatch"][0](fresh_runtime)
+    pytester.makepyfile(test_tiny=TESTS)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(["*probing the GPU failed (not a missing GPU): CudaStackError*"])

@@ -4,6 +4,7 @@ license, and commands that need CUDA ending in one line when its packages are mi
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import subprocess
 import sys
@@ -86,7 +87,7 @@ def _without_cuda(*argv: str) -> subprocess.CompletedProcess:
     ["analyze", "a[threadIdx.x]", "--decl", "float a[]", "--json"],
     ["occupancy", "--threads", "256", "--regs", "64", "--cc", "9.0"],
     ["intensity", "tiled", "--tile", "32", "--device", "H100"],
-    ["compare", "docs/results/nvidia-h100-80gb-hbm3/results.json", "docs/results/nvidia-h200/results.json"],
+    ["compare", "tests/data/runs/nvidia-h100-80gb-hbm3/results.json", "tests/data/runs/nvidia-h200/results.json"],
     ["list"],
 ])
 def test_light_install_commands_work_without_cuda(argv):
@@ -96,10 +97,21 @@ def test_light_install_commands_work_without_cuda(argv):
 
 
 def test_light_install_report_renders_every_format(tmp_path):
+    """A run of three experiments (a line plot, a bar plot, a timeline) cut from the fixture: every format and
+    kind of plot without drawing thirty."""
+    doc = json.loads((ROOT / "tests/data/runs/nvidia-h200/results.json").read_text())
+    keep = {"offset_copy", "vector_copy", "stream_overlap"}
+    doc["results"] = [r for r in doc["results"] if r["experiment"] in keep]
+    doc["experiments"] = {n: e for n, e in doc["experiments"].items() if n in keep}
+    run = tmp_path / "run" / "results.json"
+    run.parent.mkdir()
+    run.write_text(json.dumps(doc))
+    out = tmp_path / "out"
     for fmt in ("md", "csv"):  # md writes report.html too
-        proc = _without_cuda("report", "docs/results/nvidia-h200/results.json", "--out", str(tmp_path), "--format", fmt)
+        proc = _without_cuda("report", str(run), "--out", str(out), "--format", fmt)
         assert proc.returncode == 0, proc.stderr[-2000:]
-    assert {"report.md", "report.csv", "report.html", "results.json"} <= {p.name for p in tmp_path.iterdir()}
+    assert {"report.md", "report.csv", "report.html", "results.json", "offset_copy.png", "vector_copy.png",
+            "stream_overlap.png"} <= {p.name for p in out.iterdir()}
 
 
 @pytest.mark.parametrize("argv", [["bench"], ["device"], ["run", "offset_copy"], ["kernels", "--arch", "sm_90"]])

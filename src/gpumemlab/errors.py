@@ -5,7 +5,8 @@ exits with the class's ``exit_code``:
 
 * 2, the user can act on it (the default) - :class:`UsageError` (a bad value, argument, path or array;
   subclasses :class:`InputTypeError`, :class:`ArchError`, :class:`ResultsError`), :class:`NoDeviceError`
-  (no usable GPU for a command that needs one) and environment problems such as missing tools;
+  (no usable GPU for a command that needs one), :class:`CudaStackError` (an installed CUDA stack that is
+  broken) and environment problems such as missing tools;
 * 1, a run failed - :class:`CompileError`, :class:`VerificationError`, and a suite run in which an
   experiment failed (its error is recorded in results.json, the other experiments still run).
 
@@ -24,6 +25,12 @@ class GpumemlabError(Exception):
 
 class NoDeviceError(GpumemlabError):
     """No usable CUDA device (no driver, no GPU, or the runtime refused)."""
+
+
+class CudaStackError(GpumemlabError):
+    """The CUDA packages or the driver are there but broken: an installed package fails to import, or cuInit
+    fails for another reason than "no device" (not a NoDeviceError: a broken GPU machine must not pass for a
+    machine without a GPU)."""
 
 
 class UsageError(GpumemlabError, ValueError):

@@ -137,6 +137,22 @@ def test_nan_never_passes(cp):
         ref.check(out, "wrong values")
 
 
+def test_one_wrong_corner_element_is_caught(cp):
+    """One product term missing from the corner of a 1000x777x1023 product: about 2e-6 of ||A|| ||B|| (the norm
+    check passes it); the elementwise gamma_k |A||B| bound (about 0.06 there, the term at least 0.25) does not."""
+    from gpumemlab.errors import VerificationError
+    from gpumemlab.experiments._matmul import TOL, Reference
+
+    a, b = operands(cp, 1000, 777, 1023)
+    ref = Reference(a, b)
+    out = (a.astype(cp.float64) @ b.astype(cp.float64)).astype(cp.float32)
+    ref.check(out, "the float64 product rounded to float32")
+    out[999, 776] -= a[999, 500] * b[500, 776]
+    assert ref.errors(out)[0] < TOL
+    with pytest.raises(VerificationError, match=r"1 of 777000 elements beyond gamma_k \|A\|\|B\|; first at \(999, 776\)"):
+        ref.check(out, "one term missing")
+
+
 def test_tf32_level_error_is_rejected(cp):
     """Inputs rounded to TF32 (10-bit mantissa) pass the loose 1e-5 norm at 4096 but not the FP32 guard."""
     from gpumemlab.errors import VerificationError
@@ -335,11 +351,13 @@ def test_split_gemv_back_to_back(cp, m, n, k):
     Reference(a, b).check(out, f"gemv {m}x{n}x{k}")
     a2, b2 = operands(cp, m, n, k, seed=7)
     a[...], b[...] = a2, b2
-    poison(out)
-    p.run()
-    p.run()
-    Reference(a, b).check(out, f"gemv {m}x{n}x{k}, back to back")
+    ref = Reference(a, b)
+    for i in range(2):  # back to back: the second launch needs the tickets the first left at 0; out poisoned each time
+        poison(out)
+        p.run()
+        ref.check(out, f"gemv {m}x{n}x{k}, back to back, launch {i}")
     first = out.copy()
+    poison(out)
     p.run()
     assert bool(cp.array_equal(first, out))  # the partials are added in k order: the same bits every run
     g = ops.gemv_launch(m, n, k, True, runtime_sms())

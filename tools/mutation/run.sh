@@ -5,7 +5,8 @@
 #
 #   tools/mutation/run.sh [OUTFILE]     # default OUTFILE: docs/notes/mutation-model.txt
 #
-# Environment: PYTHON (default python3), MAX_CHILDREN (default: CPU count), HYPOTHESIS_SCALE
+# Environment: PYTHON (default python3), MAX_CHILDREN (default: CPU count), ONLY (space-separated files to
+# mutate, e.g. "src/gpumemlab/model/expr.py"; default: all of model/), HYPOTHESIS_SCALE
 # (default 0.1: the property tests run a tenth of their examples for each mutant), KEEP=1 keeps
 # the work directory (to inspect survivors with `mutmut show NAME` there).
 set -euo pipefail
@@ -25,6 +26,9 @@ cp -r "$repo/tests/model" "$work/proj/tests/"
 cp "$repo/tests/conftest.py" "$work/proj/tests/"  # the run_cli fixture of tests/model/test_model_cli.py
 find "$work/proj" -name __pycache__ -prune -exec rm -rf {} +
 cp "$repo/tools/mutation/setup.cfg" "$work/proj/setup.cfg"
+if [[ -n ${ONLY:-} ]]; then  # mutmut's only_mutate: a bounded run (each line a glob of files)
+    sed -i "/^\[equivalent\]/i only_mutate =\n$(printf '    %s\\n' $ONLY)" "$work/proj/setup.cfg"
+fi
 
 cd "$work/proj"
 # PYTHONPATH=src: child processes of the tests (the purity check) import the copy mutmut runs in
@@ -38,7 +42,7 @@ tail -c 2000 "$work/run.log" | tr '\r' '\n' | grep -v '^\s*$' | tail -5 > "$work
 # Score = killed / (total - the equivalent mutants listed in setup.cfg). "timeout" counts as killed (the mutant
 # hangs); "no tests" (no test reaches the function) counts as not killed.
 "$work/venv/bin/python" - "$work/results.txt" "$work/tail.txt" "$(( $(date +%s) - start ))" \
-    "$repo/tools/mutation/setup.cfg" > "$out" <<'PY'
+    "$repo/tools/mutation/setup.cfg" "${ONLY:-}" > "$out" <<'PY'
 import collections, configparser, re, sys
 results, tail, seconds = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
 cfg = configparser.ConfigParser(delimiters=("=",), interpolation=None)
@@ -61,7 +65,7 @@ for line in results.splitlines():
             survivors.append(line.strip())
 total = sum(status.values())
 killed = status["killed"] + status["timeout"]
-print("mutmut 3 over src/gpumemlab/model/, tests/model")
+print(f"mutmut 3 over {sys.argv[5] or 'src/gpumemlab/model/'}, tests/model")
 print("mutmut's own last progress line:")
 print(tail.strip())
 print(f"per status: {dict(status)}   (equivalent, left out: {len(excluded)}, listed in setup.cfg [equivalent])")

@@ -92,6 +92,41 @@ def _index(flat: int, shape) -> tuple:
     return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
 
 
+# ---------------------------------------------------------------- per-element error bounds (Higham, "Accuracy and
+# Stability of Numerical Algorithms", 2nd ed., 3.1 and 4.2): any order of n floating-point operations on the terms
+
+def gamma(n: int, dtype) -> float:
+    """gamma_n = n u / (1 - n u), u = eps / 2 of ``dtype``: the relative error of n roundings."""
+    nu = n * float(np.finfo(dtype).eps) / 2
+    if nu >= 1:
+        raise ValueError(f"gamma({n}) undefined for {np.dtype(dtype).name}: n u >= 1")
+    return nu / (1 - nu)
+
+
+def matmul_bound(a, b, dtype=np.float32, xp=np):
+    """|C - A B| <= gamma_k |A| |B| elementwise, for C = A B (k = A's columns) computed in ``dtype`` in any order
+    of its k products and additions (split-K, atomics, FMA included): the bound, in float64 (``xp``: numpy or
+    cupy, the module of ``a`` and ``b``)."""
+    k = a.shape[-1]
+    return gamma(max(k, 1), dtype) * (xp.abs(a.astype(xp.float64)) @ xp.abs(b.astype(xp.float64)))
+
+
+def sum_bound(x, axis=None, dtype=np.float32, mean: bool = False, xp=np):
+    """|s - sum x| <= gamma_(n-1) sum |x| for s a sum of n terms of ``dtype`` in any order (a tree, splits, atomics);
+    one more rounding for a mean's division, whose bound is then divided by n. Float64, shaped like the sum."""
+    a = xp.abs(xp.asarray(x).astype(xp.float64))
+    n = a.size if axis is None else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
+    total = a.sum(axis=axis)
+    if mean:
+        return gamma(max(n, 1), dtype) * total / max(n, 1)
+    return gamma(max(n - 1, 1), dtype) * total
+
+
+def check_within(actual, expected, bound, *, what: str) -> None:
+    """check_close with one absolute bound per element (``bound`` broadcast against ``expected``); NaN fails."""
+    check_close(actual, expected, what=what, atol=to_host(bound))
+
+
 def device_random_nonzero(shape, dtype, seed: int = 0):
     """Like :func:`random_nonzero`, generated on the GPU (for working sets of gigabytes)."""
     import cupy

@@ -289,6 +289,8 @@ def cmd_kernels(args) -> int:
             bad.append(f"{spec.label} (spills unknown: no ptxas report, {u.local_bytes} B stack frame)")
         elif (u.spill_store_bytes or u.spill_load_bytes) and not spec.spills_expected:
             bad.append(spec.label)
+        elif u.local_bytes and not spec.spills_expected:  # a local array or a stack the kernel did not mean to have
+            bad.append(f"{spec.label} ({u.local_bytes} B stack frame)")
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
@@ -304,8 +306,8 @@ def cmd_kernels(args) -> int:
         print(f"gpumemlab kernels: skipped {len(names)} variant(s) that need sm_{need} or newer on {arch}: "
               f"{', '.join(names)}", file=sys.stderr)
     if bad:
-        print(f"gpumemlab kernels: unexpected register spills or missing reports for {arch}: {', '.join(bad)}",
-              file=sys.stderr)
+        print(f"gpumemlab kernels: unexpected register spills, stack frames or missing reports for {arch}: "
+              f"{', '.join(bad)}", file=sys.stderr)
         return 1
     return 0
 

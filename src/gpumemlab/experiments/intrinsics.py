@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench.verify import to_host
+from ..bench.verify import poison, to_host
+from ..errors import VerificationError
 from ..gpu import runtime
 from ..kernels import blocks_for
 from ..kernels import intrinsics as K
@@ -49,9 +50,13 @@ def accuracy(f: K.MathFunction, fast: bool, points: int, seed: int) -> dict:
 
     x, y = inputs(f, points, seed + 7)
     out = cupy.empty(points, np.float32)
+    poison(out)
     runtime.launch(f.spec(fast), blocks_for(points, K.BLOCK), K.BLOCK, out, cupy.asarray(x), cupy.asarray(y),
                    0.0, 1, np.int64(points))
     got = to_host(out).astype(np.float64)
+    unwritten = int(np.count_nonzero(~np.isfinite(got)))
+    if unwritten:  # NaN (the poison) would also make every error statistic below NaN, never a number to compare
+        raise VerificationError(f"{f.label(fast)}: {unwritten} of {points} outputs not finite (unwritten or wrong)")
     ref = reference(f, x, y)
     ulp = ulp_error(got, ref)
     absolute = np.abs(got - ref)

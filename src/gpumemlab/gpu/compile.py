@@ -12,6 +12,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -113,19 +115,30 @@ def parse_ptxas_log(log: str) -> dict[str, dict]:
     return out
 
 
+_CACHE_ENV = dict(lock=threading.Lock(), users=0, old=None)  # compiles in threads share one setting
+
+
 @contextmanager
 def _nvrtc_cache_disabled():
     """NVRTC's own compute cache skips ptxas, and with it the -v report, for code it has seen
-    (cuda-python issue 1124); we cache cubins ourselves, so turn it off while compiling."""
-    old = os.environ.get("CUDA_CACHE_DISABLE")
-    os.environ["CUDA_CACHE_DISABLE"] = "1"
+    (cuda-python issue 1124); we cache cubins ourselves, so turn it off while compiling (until the last of
+    the threads compiling at once is done)."""
+    env = _CACHE_ENV
+    with env["lock"]:
+        if env["users"] == 0:
+            env["old"] = os.environ.get("CUDA_CACHE_DISABLE")
+            os.environ["CUDA_CACHE_DISABLE"] = "1"
+        env["users"] += 1
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("CUDA_CACHE_DISABLE", None)
-        else:
-            os.environ["CUDA_CACHE_DISABLE"] = old
+        with env["lock"]:
+            env["users"] -= 1
+            if env["users"] == 0:
+                if env["old"] is None:
+                    os.environ.pop("CUDA_CACHE_DISABLE", None)
+                else:
+                    os.environ["CUDA_CACHE_DISABLE"] = env["old"]
 
 
 def _text(x) -> str:
@@ -231,25 +244,40 @@ def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
     return groups
 
 
+CHUNK = 32  # name expressions per NVRTC program: a large family compiles in parallel parts, each cached on its own
+
+
 def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True,
                   progress: bool = False) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
     """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch. ``progress``:
-    say on stderr which source is compiling and how far along (a cold cache takes about a minute per arch)."""
+    say on stderr which source is compiling and how far along (a cold cache takes about a minute per arch).
+
+    Each group of specs sharing source, options and defines is built in parts of at most CHUNK kernels, the
+    parts in threads (NVRTC releases the GIL while it compiles)."""
     from .._progress import StepLine
 
     for s in specs:
         if not runs_on(s, arch):
             raise ArchError(f"{s.label} needs sm_{s.min_sm} or newer; not built for {arch}")
-    out = {}
-    groups = group_specs(specs)
-    with StepLine(f"compiling {len(specs)} kernels for {arch} with NVRTC (cached after the first time)", len(groups),
-                  "sources", min_total=2 if progress else len(groups) + 1, logs=True) as line:
-        for (source, options, defines), members in groups.items():
+    parts = [(key, members[i:i + CHUNK]) for key, members in group_specs(specs).items()
+             for i in range(0, len(members), CHUNK)]
+    if len(parts) > 1:  # import before the threads do: cuda.core's first import is not thread-safe
+        nvrtc_version()
+        from cuda.core import Program  # noqa: F401
+
+    with StepLine(f"compiling {len(specs)} kernels for {arch} with NVRTC (cached after the first time)", len(parts),
+                  "parts", min_total=2 if progress else len(parts) + 1, logs=True) as line:
+        def build(part):
+            (source, options, defines), members = part
             line.step(f"{source} ({len(members)} kernels)")
-            mod = compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
-            for m in members:
-                out[m] = (mod, mod.usage.get(m.name))
-    return out
+            return members, compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
+
+        if len(parts) > 1:
+            with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
+                built = list(pool.map(build, parts))
+        else:  # one kernel (the runtime's own loads): no threads
+            built = [build(p) for p in parts]
+    return {m: (mod, mod.usage.get(m.name)) for members, mod in built for m in members}
 
 
 def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:

@@ -14,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from ..errors import NoDeviceError, UsageError
+from ..errors import CudaStackError, NoDeviceError, UsageError
 from ..kernels import KernelSpec
 from . import compile as _compile
 from .compile import INSTALL_HINT
@@ -32,21 +32,33 @@ def _check(result, what: str):
     return values[0] if len(values) == 1 else tuple(values)
 
 
+CUDA_PACKAGES = ("cuda", "cuda.bindings", "cuda.core")  # a ModuleNotFoundError naming one: not installed
+# cuInit results that mean "no GPU here" (the stub libcuda of a CUDA toolkit: no real driver); any other is an error
+NO_DEVICE = ("CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_STUB_LIBRARY")
+
+
 @cache
 def _init() -> int:
     """cuInit and the device count; NoDeviceError with one line when the packages, the driver or a GPU is missing."""
     try:
         from cuda.bindings import driver
         from cuda.core import Device  # noqa: F401 - its absence is the same one-line error
-    except Exception as exc:  # missing wheels or libraries
+    except ModuleNotFoundError as exc:
+        if exc.name not in CUDA_PACKAGES:  # installed, but something it imports is missing
+            raise CudaStackError(f"the CUDA Python packages are installed but fail to import ({exc})") from exc
         raise NoDeviceError(f"no CUDA device: cannot import the CUDA Python packages ({exc}); {INSTALL_HINT}") from None
+    except Exception as exc:  # noqa: BLE001 - a broken wheel or library: an error, not "no GPU"
+        raise CudaStackError(f"the CUDA Python packages are installed but fail to import "
+                             f"({type(exc).__name__}: {exc})") from exc
     try:
         err, = driver.cuInit(0)
     except Exception as exc:  # libcuda.so not found
         raise NoDeviceError(f"no CUDA device: no NVIDIA driver ({exc})") from None
+    name = getattr(err, "name", str(err))  # the CUresult's name, read without another driver call
+    if name in NO_DEVICE:
+        raise NoDeviceError(f"no CUDA device: cuInit says {name}")
     if int(err) != 0:
-        name = driver.cuGetErrorName(err)[1]
-        raise NoDeviceError(f"no CUDA device: cuInit failed ({name.decode() if isinstance(name, bytes) else err})")
+        raise CudaStackError(f"cuInit failed: {name} (a driver or GPU problem, not a missing GPU)")
     err, count = driver.cuDeviceGetCount()
     if int(err) != 0 or count == 0:
         raise NoDeviceError("no CUDA device: the driver reports no GPU")
@@ -63,8 +75,12 @@ def current_ordinal() -> int:
     _init()
     try:
         import cupy
-    except ImportError:  # the analyzer's light install: only device 0 is reachable
-        return 0
+    except ModuleNotFoundError as exc:
+        if exc.name != "cupy":
+            raise CudaStackError(f"CuPy is installed but fails to import ({exc})") from exc
+        return 0  # the analyzer's light install: only device 0 is reachable
+    except Exception as exc:  # noqa: BLE001 - installed but broken (a missing CUDA library): an error
+        raise CudaStackError(f"CuPy is installed but fails to import ({type(exc).__name__}: {exc})") from exc
     return int(cupy.cuda.runtime.getDevice())
 
 

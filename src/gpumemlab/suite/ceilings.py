@@ -127,6 +127,30 @@ def _cublas_sgemm(stream, size: int, cfg: TimerConfig):
     return gflop_per_s(2 * size**3, t), "GFLOP/s", f"cuBLAS SGEMM {size}^3, FP32 (TF32 off)"
 
 
+# A measured ceiling as a fraction of its datasheet figure (both count every byte moved, read+write for a copy):
+# below the low end the measurement went wrong (a copy that moves half its bytes, a throttled GPU), above the high
+# end the datasheet formula or the byte count did.
+PLAUSIBLE = {"copy_gbps": ("dram_theoretical_gbps", 0.5, 1.05), "read_gbps": ("dram_theoretical_gbps", 0.5, 1.05),
+             "sgemm_cublas_gflops": ("fp32_peak_gflops", 0.3, 1.05)}
+
+
+def implausible_ceilings(ceilings: dict) -> list[str]:
+    """One line per measured ceiling outside its PLAUSIBLE fraction of the datasheet figure. A ceiling a record
+    raised is checked twice: as measured (``measured_as``, which a record can hide) and as raised."""
+    out = []
+    for name, (peak_name, lo, hi) in PLAUSIBLE.items():
+        c, peak = ceilings.get(name), (ceilings.get(peak_name) or {}).get("value")
+        if not c or not peak:
+            continue
+        values = [("measured", c.get("measured_as", c["value"]))] + ([("raised", c["value"])] if "measured_as" in c
+                                                                        else [])
+        for what, value in values:
+            if not lo <= value / peak <= hi:
+                out.append(f"{name} {what} {value:.4g} {c.get('unit', '')} is {value / peak:.3f}x {peak_name} "
+                           f"({peak:.4g}), outside {lo}-{hi}x")
+    return out
+
+
 def raise_ceilings(ceilings: dict, records: list) -> bool:
     """A ceiling is the best this run measured: a verified record with no doubt flagged about its median (noisy,
     throttled, ...) above the one it is compared with raises it (the entry then names that record under ``set_by``;
