@@ -71,8 +71,8 @@ def test_kernels_fails_on_an_unintended_spill_or_stack_frame(capsys, monkeypatch
 
     real = C.compile_specs
 
-    def with_one_bad(specs, arch):
-        out = real(specs, arch)
+    def with_one_bad(specs, arch, **kw):
+        out = real(specs, arch, **kw)
         spec = next(s for s in specs if s.label == "offset_copy")
         mod, u = out[spec]
         out[spec] = (mod, C.ResourceUsage(**dict(u.to_dict(), spill_store_bytes=spill, spill_load_bytes=spill,
