@@ -38,7 +38,7 @@ def chain(nbytes: int, seed_value: int):
 
     stride = K.LINE_BYTES // 4
     slots = max(2, nbytes // K.LINE_BYTES)
-    order = cupy.random.default_rng(seed_value).permutation(slots).astype(cupy.uint32)
+    order = cupy.random.RandomState(seed_value).permutation(slots).astype(cupy.uint32)
     nxt = cupy.zeros(slots * stride, cupy.uint32)
     nxt[order * stride] = cupy.roll(order, -1) * stride
     return nxt, slots, order
