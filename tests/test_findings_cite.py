@@ -35,7 +35,7 @@ from gpumemlab.experiments import registry
 from gpumemlab.experiments._cite import (Finding, Num, claim, constant, count, field, geomean, join, log2, q, record_key,
                                          sentence)
 
-COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
+COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz"
 TOKEN = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")
 POWER = re.compile(r"(?<![A-Za-z_\d.,])(\d[\d,]*(?:\.\d+)?)\^(\d+(?:\.\d+)?)")
 NAMES = re.compile(r"\bseed \d{3}\b|\b[123]-D\b")  # "seed 000" (a seed file), "1-D" (a dimension): names
@@ -155,7 +155,7 @@ def test_committed_run_findings_quote_only_the_run_and_the_claims():
     assert {"offset_copy", "stride_copy", "coalescing_patterns"} <= {n for n, (cited, _) in found.items() if cited}
 
 
-@pytest.mark.parametrize("path", sorted(p for p in COMMITTED.parents[2].rglob("results.json") if p != COMMITTED),
+@pytest.mark.parametrize("path", sorted(p for p in COMMITTED.parents[2].rglob("results.json.xz") if p != COMMITTED),
                          ids=lambda p: p.parent.name)
 def test_every_other_committed_run_is_quoted_honestly(path):
     """The other runs under docs/ (another GPU, a note's run) reach branches the main run does not."""

@@ -16,7 +16,7 @@ from gpumemlab.ops import l2 as ops
 from gpumemlab.tune import table
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = sorted((ROOT / "docs" / "results").glob("*/results.json"))
+RUNS = sorted((ROOT / "docs" / "results").glob("*/results.json.xz"))
 MIB = 1 << 20
 
 
@@ -57,7 +57,7 @@ def test_each_decision_follows_the_records_of_its_run(tool, installed):
     ranges, and the tuned hitRatio only where it won beyond the noise."""
     for name, e in installed["devices"].items():
         path = ROOT / e["command"].split()[-1]
-        recs = [r for r in json.loads(path.read_text())["results"] if r["experiment"] == "l2_persist"]
+        recs = [r.to_dict() for r in RunResults.load(path).results if r.experiment == "l2_persist"]
         t = {(r["variant"], r["params"]["region_over_set_aside"]): r for r in recs}
         assert len(e["decisions"]) == len({f for v, f in t if v == ops.TUNED})
         for shape, d in e["decisions"].items():
@@ -95,7 +95,7 @@ def test_the_experiment_records_and_states_the_choice_per_ratio(installed):
     from gpumemlab.experiments import registry
 
     exp = registry()["l2_persist"]
-    recs = [r for r in RunResults.load(ROOT / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json").results
+    recs = [r for r in RunResults.load(ROOT / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz").results
             if r.experiment == "l2_persist"]
     exp.derive(recs, None)
     decisions = installed["devices"]["NVIDIA H100 80GB HBM3"]["decisions"]

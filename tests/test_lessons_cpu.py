@@ -138,7 +138,7 @@ def test_committed_occupancy_sweep_analyzer_matches_driver():
     from gpumemlab.bench.records import RunResults
     from gpumemlab.model import occupancy
 
-    res = RunResults.load(Path(__file__).resolve().parents[1] / "docs/results/nvidia-h100-80gb-hbm3/results.json")
+    res = RunResults.load(Path(__file__).resolve().parents[1] / "docs/results/nvidia-h100-80gb-hbm3/results.json.xz")
     recs = [r for r in res.results if r.experiment == "occupancy_sweep"]
     assert {r.model["driver_blocks_per_sm"] for r in recs} == {1, 2, 3, 4, 6, 8}
     for r in recs:

@@ -340,13 +340,13 @@ def test_persist_l2_errors_below_cc_80_and_on_bad_nesting(monkeypatch):
 def test_hit_ratio_rule_agrees_with_the_committed_h100_run():
     """persist_l2 picks hit_ratio 1.0 up to HIT1_UP_TO x the set-aside: in the committed l2_persist run, above the
     set-aside and up to that bound, hitRatio 1.0 is never slower than the seed's tuned ratio beyond its p90."""
-    import json
     from pathlib import Path
 
+    from gpumemlab.bench.records import RunResults
     from gpumemlab.ops.l2 import HIT1_UP_TO
 
-    run = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
-    recs = [r for r in json.loads(run.read_text())["results"] if r["experiment"] == "l2_persist"]
+    run = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz"
+    recs = [r.to_dict() for r in RunResults.load(run).results if r.experiment == "l2_persist"]
     t = {(r["variant"], r["params"]["region_over_set_aside"]): r["time_s"] for r in recs}
     above = sorted(f for v, f in t if v == "tuned hit_ratio" and 1.0 < f <= HIT1_UP_TO)
     assert above, "the committed run has no region above the set-aside"

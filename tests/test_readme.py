@@ -50,7 +50,7 @@ def test_coverage_lists_seed_sections_per_seed_and_outside_works_apart():
     assert lines[-1] == "Outside works cited next to the seeds (kept apart from seed claims): M. Harris, 'Reduction' (`a`)."
 
 
-SOURCE = "docs/results/nvidia-h200/results.json"  # the run README.md's headlines come from
+SOURCE = "docs/results/nvidia-h200/results.json.xz"  # the run README.md's headlines come from
 
 
 def test_readme_headlines_and_the_full_table_are_the_committed_run_s():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import html
-import json
 import os
 import re
 from pathlib import Path
@@ -20,7 +19,7 @@ from gpumemlab.report import html as html_report
 from gpumemlab.report.markdown import render
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = ROOT / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json"
+COMMITTED = ROOT / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz"
 LINE = "- Seed hardware: "
 
 
@@ -42,7 +41,7 @@ def seed_text() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def doc() -> dict:
-    return json.loads(COMMITTED.read_text())
+    return RunResults.load(COMMITTED).to_dict()
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """persist_l2's measured hitRatio table: from the l2_persist records of committed runs, per device.
 
-    python3 tools/l2_table.py docs/results/DEVICE/results.json ...            # markdown, one table per run
-    python3 tools/l2_table.py --install docs/results/DEVICE/results.json ...  # also into the package's
+    python3 tools/l2_table.py docs/results/DEVICE/results.json.xz ...            # markdown, one table per run
+    python3 tools/l2_table.py --install docs/results/DEVICE/results.json.xz ...  # also into the package's
                                                                               # kernels/tuned/l2_persist.json
 
 Per persisting-region / set-aside ratio the run measured (the table's "shape"): both windows of the experiment

@@ -10,8 +10,8 @@ real-looking run (compare, report, bad-input handling) read these, so a new GPU 
 docs/results/ changes none of them.
 
 The committed fixtures were made with
-    python tests/data/make_runs.py docs/results/nvidia-h100-80gb-hbm3/results.json tests/data/runs/nvidia-h100-80gb-hbm3 \
-        docs/results/nvidia-h200/results.json tests/data/runs/nvidia-h200
+    python tests/data/make_runs.py docs/results/nvidia-h100-80gb-hbm3/results.json.xz tests/data/runs/nvidia-h100-80gb-hbm3 \
+        docs/results/nvidia-h200/results.json.xz tests/data/runs/nvidia-h200
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from gpumemlab.experiments import registry
 
 pytestmark = pytest.mark.gpu
 
-COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "results" / "nvidia-h200" / "results.json"
+COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "results" / "nvidia-h200" / "results.json.xz"
 # sweeps trimmed to the points their findings compare (the kernels are the same at every point)
 TRIMMED = {"offset_copy": dict(offsets=[0, 1, 8]), "stride_copy": dict(strides=[1, 2, 8])}
 

@@ -117,7 +117,8 @@ def ceiling_how(c: dict, meta: dict) -> str:
     if not c.get("set_by"):
         return c.get("how", "")
     s = c["set_by"]
-    return (f"raised by {s['experiment']} / {s['variant']} ({fmt_params(s.get('params') or {})}), run "
+    params = fmt_params(s.get("params") or {})
+    return (f"raised by {s['experiment']} / {s['variant']}{f' ({params})' if params != '-' else ''}, run "
             f"{run_of(s['experiment'], meta)}; the ceiling's own measurement, {c.get('how', '?')}, "
             f"gave {fmt_num(c.get('measured_as'))} {c.get('unit', '')}")
 

@@ -1,6 +1,6 @@
 """The repository's generated tables (never typed by hand), from the experiment registry and one committed run.
 
-    python -m gpumemlab.report.readme [docs/results/DEVICE/results.json]     # from the repository root
+    python -m gpumemlab.report.readme [docs/results/DEVICE/results.json.xz]     # from the repository root
 
 Always rewrites the coverage section of docs/results/README.md (which seed sections the suite's experiments
 reproduce). With a run, also README.md's headline table (one number per experiment, linked to its section of
@@ -147,7 +147,7 @@ def update(path: str | None = None, root: Path = Path(".")) -> list[Path]:
 
 def main(argv: list[str]) -> int:
     if len(argv) > 1 or (argv and argv[0].startswith("-")):
-        print("usage: python -m gpumemlab.report.readme [docs/results/DEVICE/results.json]", file=sys.stderr)
+        print("usage: python -m gpumemlab.report.readme [docs/results/DEVICE/results.json.xz]", file=sys.stderr)
         return 2
     try:
         for p in update(*argv):
