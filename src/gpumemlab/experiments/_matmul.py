@@ -3,6 +3,8 @@ baseline, one Case per ladder rung (from the variant table), and the derived rat
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..bench.timer import TimerConfig, time_gpu
 from ..errors import VerificationError
 from ..kernels import matmul as K
@@ -53,7 +55,7 @@ class Reference:
         over = cupy.abs(out.astype(cupy.float64) - self.c64) > self.bound
         nover = int(cupy.count_nonzero(over))
         if nover:
-            i, j = (int(v) for v in cupy.unravel_index(int(cupy.argmax(over.ravel())), over.shape))
+            i, j = (int(v) for v in np.unravel_index(int(cupy.argmax(over.ravel())), over.shape))  # CuPy's takes arrays
             raise VerificationError(f"{what}: {nover} of {out.size} elements beyond gamma_k |A||B|; first at "
                                     f"({i}, {j}): got {float(out[i, j])!r}, expected {float(self.c64[i, j])!r} "
                                     f"+- {float(self.bound[i, j]):.3g}")

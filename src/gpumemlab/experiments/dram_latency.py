@@ -1,10 +1,12 @@
 """The latency ladder (seed 000): one thread chasing a chain of dependent loads through working sets from L1-sized
 to many times L2, then Little's law: the bytes the GPU must keep in flight to reach its copy bandwidth.
 
-The chain is a random cycle with one link per 128-byte line (every load touches a new line), built on the GPU; L2 is
-flushed before every sample, so the DRAM-sized chains are cold. A load waits for the one before it, so time / loads
-is the load-to-use latency of the level that holds the chain (including address translation, which the largest
-sets also pay). Sizes come from the device's L2 size, never typed in.
+The chain is a random cycle with one link per 128-byte line (every load touches a new line), built on the GPU. L2 is
+not flushed between samples: a chain that fits a level is resident there after the warm-up pass and each sample
+measures that level, while a chain many times L2 misses on nearly every load (a flush would make every chain of
+``steps`` lines or more cold, hiding L2). A load waits for the one before it, so time / loads is the load-to-use
+latency of the level that holds the chain (address translation included, which the largest sets also pay). Sizes
+come from the device's L2 size, never typed in.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ def cases(session, params):
                 rec.extra["ns_per_load"] = rec.time_s["median"] / steps * 1e9
 
             params_ = dict(kib=nbytes // KIB, steps=steps, lines=slots, over_l2=round(nbytes / session.l2_bytes, 3))
-            yield Case(load, run, check, params=params_, ceiling=None, after=after, extra=dict(load=load))
+            yield Case(load, run, check, params=params_, ceiling=None, after=after, extra=dict(load=load),
+                       cold_l2=False)
 
 
 def derive(records, session):
