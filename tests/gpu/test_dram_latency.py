@@ -41,11 +41,16 @@ def test_the_chase_ends_where_the_host_says(cp, load):
     from gpumemlab.kernels.latency import CHASE
 
     nxt, slots, order = chain(1 << 20, 9)
-    out = cp.full(1, 0xFFFFFFFF, cp.uint32)
+    out, origin = cp.full(1, 0xFFFFFFFF, cp.uint32), cp.zeros(1, cp.uint32)
+    kernel = runtime.get_kernel(CHASE[load])
     for steps in (1, slots - 1, slots, 3 * slots + 7):
         out.fill(0xFFFFFFFF)
-        runtime.launch(runtime.get_kernel(CHASE[load]), 1, 1, out, nxt, np.int32(steps))
+        runtime.launch(kernel, 1, 1, out, nxt, origin, np.int32(steps))
         assert int(out.get()[0]) == expected_end(order, steps)
+    out.fill(0)  # start == out: two launches of 100 steps stand where one of 200 does
+    for _ in range(2):
+        runtime.launch(kernel, 1, 1, out, nxt, out, np.int32(100))
+    assert int(out.get()[0]) == expected_end(order, 200)
 
 
 def test_a_dram_sized_chain_is_slower_per_load_than_an_l1_sized_one(cp):
@@ -53,15 +58,16 @@ def test_a_dram_sized_chain_is_slower_per_load_than_an_l1_sized_one(cp):
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels.latency import CHASE
 
-    out = cp.empty(1, cp.uint32)
+    out = cp.zeros(1, cp.uint32)
     kernel = runtime.get_kernel(CHASE["ld.global.ca"])
     times = {}
     for nbytes in (16 << 10, 4 * runtime.device_info()["l2_bytes"]):
         nxt, _, _ = chain(nbytes, 3)
+        out.fill(0)
         start, end = cp.cuda.Event(), cp.cuda.Event()
-        runtime.launch(kernel, 1, 1, out, nxt, np.int32(4096))  # warm the small chain into L1
+        runtime.launch(kernel, 1, 1, out, nxt, out, np.int32(4096))  # warm the small chain into L1
         start.record()
-        runtime.launch(kernel, 1, 1, out, nxt, np.int32(4096))
+        runtime.launch(kernel, 1, 1, out, nxt, out, np.int32(4096))  # the large one goes on to lines not yet read
         end.record()
         end.synchronize()
         times[nbytes] = cp.cuda.get_elapsed_time(start, end)

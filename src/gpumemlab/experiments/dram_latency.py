@@ -1,10 +1,11 @@
 """The latency ladder (seed 000): one thread chasing a chain of dependent loads through working sets from L1-sized
 to many times L2, then Little's law: the bytes the GPU must keep in flight to reach its copy bandwidth.
 
-The chain is a random cycle with one link per 128-byte line (every load touches a new line), built on the GPU. L2 is
-not flushed between samples: a chain that fits a level is resident there after the warm-up pass and each sample
-measures that level, while a chain many times L2 misses on nearly every load (a flush would make every chain of
-``steps`` lines or more cold, hiding L2). A load waits for the one before it, so time / loads is the load-to-use
+The chain is a random cycle with one link per 128-byte line (every load touches a new line), built on the GPU; each
+sample continues from where the last one stopped. L2 is not flushed between samples: a chain that fits a level is
+resident there once the samples have walked it, and each later sample measures that level, while a chain many times
+L2 keeps reaching lines not loaded lately and misses on nearly every load (a flush would make every chain cold,
+hiding L2; restarting each sample at the same link would make every chain the first ``steps`` lines). A load waits for the one before it, so time / loads is the load-to-use
 latency of the level that holds the chain (address translation included, which the largest sets also pay). Sizes
 come from the device's L2 size, never typed in.
 """
@@ -59,7 +60,8 @@ def cases(session, params):
     sizes = working_sets(session.l2_bytes, params)
     if session.quick:
         sizes = sizes[:2] + sizes[-1:]
-    out = cupy.empty(1, cupy.uint32)
+    out = cupy.zeros(1, cupy.uint32)  # where the chase stands: each sample starts there
+    origin = cupy.zeros(1, cupy.uint32)  # the check starts at link 0
     for nbytes in sizes:
         nbytes = min(nbytes, session.fit_elements(nbytes // 4, 4, "dram_latency") * 4)
         nxt, slots, order = chain(nbytes, session.seed)
@@ -69,14 +71,15 @@ def cases(session, params):
             kernel = runtime.get_kernel(spec)
 
             def run(kernel=kernel, nxt=nxt):
-                runtime.launch(kernel, 1, 1, out, nxt, np.int32(steps))
+                runtime.launch(kernel, 1, 1, out, nxt, out, np.int32(steps))
 
-            def check(run=run, want=want, load=load):
+            def check(kernel=kernel, nxt=nxt, want=want, load=load):
                 out.fill(0xFFFFFFFF)
-                run()
+                runtime.launch(kernel, 1, 1, out, nxt, origin, np.int32(steps))
                 got = int(out.get()[0])
                 if got != want:
                     raise VerificationError(f"chase {load}: ended at index {got}, expected {want}")
+                out.fill(0)  # the timed samples start from link 0 and go on from there
 
             def after(rec, steps=steps):
                 rec.extra["ns_per_load"] = rec.time_s["median"] / steps * 1e9
