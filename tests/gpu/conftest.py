@@ -11,3 +11,16 @@ def session():
     measure_ceilings(s, quick=True)
     yield s
     s.close()
+
+
+@pytest.fixture(scope="module")
+def two_gpus():
+    """CuPy, on a machine with at least two GPUs (the test skips with fewer)."""
+    import cupy
+
+    from gpumemlab.gpu import runtime
+
+    runtime.ensure_device()
+    if runtime.device_count() < 2:
+        pytest.skip(f"needs two GPUs: this machine has {runtime.device_count()}")
+    return cupy

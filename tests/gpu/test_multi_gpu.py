@@ -16,15 +16,8 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(scope="module")
-def cp():
-    import cupy
-
-    from gpumemlab.gpu import runtime
-
-    runtime.ensure_device()
-    if runtime.device_count() < 2:
-        pytest.skip(f"needs two GPUs: this machine has {runtime.device_count()}")
-    return cupy
+def cp(two_gpus):
+    return two_gpus
 
 
 def held(cp):
