@@ -207,8 +207,8 @@ def test_report_html_renders_in_chromium_without_console_errors(browser_page, ht
     header.click()
     assert page.locator("#records-offset_copy").evaluate(read % col) == medians[::-1]
     # a finding's link lands on its record
-    page.locator("#exp-vector_copy .finding a", has_text="float4 x1").first.click()
-    assert page.evaluate("document.querySelector(':target').cells[0].textContent") == "float4 x1"
+    page.locator("#exp-vector_copy .finding a", has_text="float x1").first.click()
+    assert page.evaluate("document.querySelector(':target').cells[0].textContent") == "float x1"
     assert [m for m in messages if m.startswith(("error", "pageerror", "warning"))] == []
 
 
