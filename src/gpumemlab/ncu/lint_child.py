@@ -65,7 +65,7 @@ def child_main(plan_path: str, status_path: str) -> int:
         _write_json(spath, status)
         keep: list = []
         try:
-            if k["shmem"] > 48 * 1024:
+            if k["shmem"] > runtime.DEFAULT_DYNAMIC_SMEM:
                 runtime.set_max_dynamic_shared(kernels[k["name"]], k["shmem"])
             runtime.launch(kernels[k["name"]], tuple(k["grid"]), tuple(k["block"]), *arguments(cupy, k["args"], keep),
                            shmem=k["shmem"])
