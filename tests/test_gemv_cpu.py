@@ -8,7 +8,7 @@ import pytest
 
 from gpumemlab.kernels import matmul as K
 from gpumemlab.ops import _workspace as W
-from gpumemlab.ops import matmul as ops
+from gpumemlab.ops.matmul import gemv as ops
 
 SMS = 132  # an H100 / H200
 

@@ -148,87 +148,36 @@ def test_ladder_variants_are_declared():
                  "coarsened_2", "coarsened_4", "coarsened_8", "aat_simple", "aat_shared", "aat_padded",
                  "register_blocked"):
         assert name in K.VARIANTS
-    assert set(ops.AAT_VARIANTS) == {"aat_simple", "aat_shared", "aat_padded"}
+    assert set(K.AAT_VARIANTS) == {"aat_simple", "aat_shared", "aat_padded"}
     assert "auto" in ops.MATMUL_VARIANTS and "aat_simple" not in ops.MATMUL_VARIANTS
     specs = {v.spec for v in K.VARIANTS.values() if v.spec is not None}
     assert specs <= set(K.KERNELS)
 
 
-H100 = dict(name="NVIDIA H100 80GB HBM3", sm_count=132)
-
-
-def choose_config(*shape, **kw):
-    from gpumemlab.ops.matmul import choose
-
-    return choose(*shape, **kw).config
-
-
-def test_choose_config_without_a_tuned_entry():
-    assert choose_config(4096, 4096, 4096, device=H100, entry={}) == K.DEFAULT
-    assert choose_config(512, 512, 512, device=H100, entry={}) == K.SMALL  # 8 tiles of 128x256 for 132 SMs
-
-
-def test_choose_config_uses_the_tuned_entry():
-    big, small = K.CANDIDATES[0], K.SMALL
-    entry = {"shapes": {"1024x1024x1024": {"winner": K.CANDIDATES[2].name}},
-             "configs": [{"name": big.name, "rate_gflops": 40000.0, "blocks_per_sm": 2},
-                         {"name": small.name, "rate_gflops": 25000.0, "blocks_per_sm": 4}]}
-    assert choose_config(1024, 1024, 1024, device=H100, entry=entry) == K.CANDIDATES[2]  # tuned shape: its winner
-    assert choose_config(8192, 8192, 8192, device=H100, entry=entry) == big  # many waves: the faster rate wins
-    assert choose_config(256, 256, 4096, device=H100, entry=entry) == small  # 4 big tiles would idle the GPU
-    stale = {"configs": [{"name": "gone", "rate_gflops": 1.0, "blocks_per_sm": 1}]}
-    assert choose_config(4096, 4096, 4096, device=H100, entry=stale) == K.DEFAULT
-
-
-def test_choose_split_k_only_for_problems_that_cannot_fill_the_gpu():
-    from gpumemlab.ops.matmul import choose
-
-    cfg = K.CANDIDATES[1]
-    entry = {"configs": [{"name": cfg.name, "rate_gflops": 40000.0, "blocks_per_sm": 2}]}
-    assert choose(8192, 8192, 8192, device=H100, entry=entry).splits == 1
-    small = choose(1024, 1024, 1024, device=H100, entry=entry)  # 64 tiles for 264 slots
-    assert small.config == cfg and small.splits == 4
-    assert choose(1024, 1024, 512, device=H100, entry=entry).splits == 2  # slices stay >= 256 deep
-    tuned = dict(entry, shapes={"1024x1024x1024": {"winner": cfg.name, "splits": 3}})
-    assert choose(1024, 1024, 1024, device=H100, entry=tuned).splits == 3
-
-
 def test_split_chunk_never_leaves_an_empty_split():
-    from gpumemlab.ops.matmul import split_chunk
-
-    assert split_chunk(1000, 8, 3) == (336, 3)
-    assert split_chunk(20, 8, 8) == (8, 3)
+    assert K.split_chunk(1000, 8, 3) == (336, 3)
+    assert K.split_chunk(20, 8, 8) == (8, 3)
     for k in (1, 7, 8, 9, 64, 1000, 1023, 4096):
         for bk in (8, 16):
             for s in (1, 2, 3, 4, 8, 100):
-                chunk, eff = split_chunk(k, bk, s)
+                chunk, eff = K.split_chunk(k, bk, s)
                 assert chunk % bk == 0 and 1 <= eff <= s and (eff - 1) * chunk < k <= eff * chunk
 
 
-def test_tuned_entry_is_borrowed_only_from_the_same_chip(monkeypatch):
-    from gpumemlab.ops import matmul as ops
-
-    table = {"GPU A": {"device": {"cc": [9, 0], "sm_count": 132}, "configs": []}}
-    monkeypatch.setattr(ops, "tuned_table", lambda: table)
-    assert ops.tuned_entry({"name": "GPU A", "cc": [9, 0], "sm_count": 132}) is table["GPU A"]
-    assert ops.tuned_entry({"name": "GPU B", "cc": [9, 0], "sm_count": 132})["borrowed_from"] == "GPU A"
-    assert ops.tuned_entry({"name": "GPU C", "cc": [9, 0], "sm_count": 114}) is None
-    assert ops.tuned_entry({"name": "GPU D", "cc": [8, 0], "sm_count": 132}) is None
+def test_register_blocked_launch_recipe():
+    g = K.rb_launch(K.SMALL, 1000, 300, 1000, 1, 3)  # 64 x 64 tiles: 16 x 5; 3 slices of 336 rows
+    assert g.grid == (80, 3) and g.scalars == (1000, 300, 1000, 336) and g.splits == 3
+    assert g.spec == K.SMALL.spec(1, split=True) and g.threads == K.SMALL.threads and g.smem == K.SMALL.smem_bytes
+    assert K.rb_launch(K.DEFAULT, 4096, 4096, 4096, 4).spec == K.DEFAULT.spec(4)
 
 
-def test_tuned_json_is_well_formed():
-    from gpumemlab.ops.matmul import TUNED_PATH, tuned_table
-
-    if not TUNED_PATH.exists():
-        pytest.skip("no tuned entries yet")
-    known = {c.name for c in K.CANDIDATES}
-    assert tuned_table()
-    for device, entry in tuned_table().items():
-        assert entry["configs"], device
-        for c in entry["configs"]:
-            assert c["name"] in known and c["rate_gflops"] > 0 and c["blocks_per_sm"] >= 1
-        for shape, s in entry["shapes"].items():
-            assert s["winner"] in known and s.get("splits", 1) >= 1, (device, shape)
+def test_every_ladder_recipe_names_arguments_the_launcher_knows():
+    for v in K.VARIANTS.values():
+        if v.spec is not None:
+            assert set(v.args) <= {"out", "a", "b", "m", "n", "k"} and v.args[:2] == ("out", "a"), v.name
+    assert K.VARIANTS["aat_simple"].args == ("out", "a", "m")
+    assert K.VARIANTS["simple_multiply"].args == ("out", "a", "b", "n")
+    assert K.VARIANTS["tiled_16"].args == ("out", "a", "b", "m", "n", "k")
 
 
 # ---------------------------------------------------------------- public API errors (before any GPU work)
@@ -255,6 +204,18 @@ def test_matmul_rejects_unknown_variants(variant):
     a = np.ones((4, 4), np.float32)
     with pytest.raises(ValueError, match="unknown variant"):
         gpumemlab.matmul(a, a, variant=variant)
+
+
+def test_matmul_config_is_an_explicit_choice_for_the_tiled_variants():
+    import gpumemlab
+    from gpumemlab.ops.matmul import Choice
+
+    a = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match="^matmul: config must be a gpumemlab.ops.matmul.Choice, not str$"):
+        gpumemlab.matmul(a, a, config=K.DEFAULT.name)
+    with pytest.raises(ValueError, match="^matmul: config applies to variant 'auto' or 'register_blocked', not "
+                                         "'tiled_16'$"):
+        gpumemlab.matmul(a, a, variant="tiled_16", config=Choice(K.DEFAULT))
 
 
 def test_matmul_error_messages_are_one_line():

@@ -3,29 +3,26 @@
 import pytest
 
 from gpumemlab.kernels import matmul as K
-from gpumemlab.ops import matmul as ops
-
-# a made-up GPU: 100 SMs of cc 9.0 (no tuned entry borrows for it), 2 GHz, 4 TB/s (2 GHz x 1000 bytes x 2)
-GPU = dict(name="test GPU", sm_count=100, cc=[9, 0], sm_clock_khz=2_000_000, memory_clock_khz=2_000_000,
-           memory_bus_width_bits=8000)
+from gpumemlab.ops.matmul import choice as ops
 
 SKINNY = K.RBConfig.from_name("32x128x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1")
 MID = K.RBConfig.from_name("64x128x8_w32x64_i2_t4x4_s3_a0_b3_o2_p1")
 
 
 def test_routes_by_shape_and_alignment():
-    assert ops.route(1, 100, 100, device=GPU).kind == "gemv" and ops.route(100, 1, 7, device=GPU).kind == "gemv"
-    assert ops.route(64, 128, 32, device=GPU).kind == "float4"
-    assert ops.route(64, 128, 32, aligned=False, device=GPU).kind == "scalar"
-    assert ops.route(4095, 4097, 1023, device=GPU).kind == "scalar"
-    assert ops.route(129, 4096, 1025, device=GPU).kind == "scalar"  # K unaligned alone
+    # a made-up GPU of 100 SMs without a tuned entry
+    assert ops.route(1, 100, 100, True, None, 100).kind == "gemv" and ops.route(100, 1, 7, True, None, 100).kind == "gemv"
+    assert ops.route(64, 128, 32, True, None, 100).kind == "float4"
+    assert ops.route(64, 128, 32, False, None, 100).kind == "scalar"
+    assert ops.route(4095, 4097, 1023, True, None, 100).kind == "scalar"
+    assert ops.route(129, 4096, 1025, True, None, 100).kind == "scalar"  # K unaligned alone
 
 
 def test_only_the_scalar_route_asks_for_the_wave_check(monkeypatch):
     asked = []
-    monkeypatch.setattr(ops, "choose", lambda m, n, k, device, waves=False: asked.append(waves) or "choice")
-    assert ops.route(64, 128, 32, device=GPU).choice == "choice"
-    ops.route(4095, 4097, 1023, device=GPU)
+    monkeypatch.setattr(ops, "choose", lambda m, n, k, entry, sms, waves=False: asked.append(waves) or "choice")
+    assert ops.route(64, 128, 32, True, None, 100).choice == "choice"
+    ops.route(4095, 4097, 1023, True, None, 100)
     assert asked == [False, True]
 
 
@@ -57,9 +54,9 @@ def test_wave_choice_leaves_a_winner_whose_tiles_spill_into_another_wave():
     assert predicted[ops.Choice(MID, 4)] == pytest.approx(176e-6 * 5 * 264 / base)
     assert got == ops.Choice(MID, 4)
     # the same through choose, and without the check the nearest winner as before
-    assert ops.choose(1023, 1025, 1027, GPU | dict(sm_count=132), winners=WINNERS, times=times, waves=True) == got
-    assert ops.choose(1023, 1025, 1027, GPU | dict(sm_count=132), winners=WINNERS, times=times, waves=False) == plain
-    assert ops.choose(1023, 1025, 1027, GPU | dict(sm_count=132), winners=WINNERS, waves=True) == plain  # no times
+    assert ops.pick(1023, 1025, 1027, WINNERS, times, 132, waves=True) == got
+    assert ops.pick(1023, 1025, 1027, WINNERS, times, 132, waves=False) == plain
+    assert ops.pick(1023, 1025, 1027, WINNERS, {}, 132, waves=True) == plain  # no times
 
 
 def test_wave_choice_keeps_the_nearest_winner_unless_clearly_beaten():

@@ -1,17 +1,14 @@
 """The shape zoo, the nearest-measured-shape chooser and the matrix-vector split rule (no GPU needed)."""
 
-import json
-
 import pytest
 
 from gpumemlab.kernels import matmul as K
-from gpumemlab.ops import matmul as ops
-
-H100 = dict(name="NVIDIA H100 80GB HBM3", sm_count=132)
+from gpumemlab.ops.matmul import choice as C
+from gpumemlab.ops.matmul import gemv as G
 
 
 def test_zoo_covers_every_family_of_shapes():
-    from gpumemlab.experiments._zoo import GROUPS, ZOO
+    from gpumemlab.tune.matmul import GROUPS, ZOO
 
     assert len(ZOO) >= 40
     assert len({(m, n, k) for _, m, n, k in ZOO}) == len(ZOO)  # no shape twice
@@ -26,53 +23,45 @@ def test_zoo_covers_every_family_of_shapes():
 def test_gemv_splits_fill_the_resident_slots_once_with_slices_at_least_64_deep():
     slots = 132 * 8  # an H100 with 8 resident blocks per SM (the one-row kernel)
     # 32 float4 column blocks of 1 x 4096 x 4096: 1056 // 32 -> 33 wanted, chunk rounded to 128 rows -> 32 splits
-    assert ops.gemv_splits(4096, 4096, 4, slots) == (128, 32)
-    assert ops.gemv_splits(16384, 16384, 4, slots) == (2048, 8)     # 128 x 8 = 1024 blocks; 9 would need 1152
-    assert ops.gemv_splits(200_000, 4096, 4, slots) == (4096, 1)  # 1563 column blocks already fill the GPU
-    assert ops.gemv_splits(100_000, 4096, 4, slots) == (4096, 1)  # 782: a second k range would start a second wave
-    assert ops.gemv_splits(8, 100, 1, slots) == (104, 1)          # 100 rows: no slice of 64 to spare
-    assert ops.gemv_splits(8192, 8192, 4, 132 * 2) == (2048, 4)   # eight rows: 2 blocks per SM, 64 x 4 = 256 of 264
-    chunk, splits = ops.gemv_splits(1001, 3000, 1, slots)
+    assert G.gemv_splits(4096, 4096, 4, slots) == (128, 32)
+    assert G.gemv_splits(16384, 16384, 4, slots) == (2048, 8)     # 128 x 8 = 1024 blocks; 9 would need 1152
+    assert G.gemv_splits(200_000, 4096, 4, slots) == (4096, 1)  # 1563 column blocks already fill the GPU
+    assert G.gemv_splits(100_000, 4096, 4, slots) == (4096, 1)  # 782: a second k range would start a second wave
+    assert G.gemv_splits(8, 100, 1, slots) == (104, 1)          # 100 rows: no slice of 64 to spare
+    assert G.gemv_splits(8192, 8192, 4, 132 * 2) == (2048, 4)   # eight rows: 2 blocks per SM, 64 x 4 = 256 of 264
+    chunk, splits = G.gemv_splits(1001, 3000, 1, slots)
     assert chunk % 8 == 0 and (splits - 1) * chunk < 3000 <= splits * chunk
 
 
 def test_nearest_measured_shape_gives_its_winner_and_keeps_the_slice_depth():
     big, small = K.CANDIDATES[0].name, K.SMALL.name
     winners = {"1024x1024x1024": (small, 1), "256x256x8192": (big, 8), "8192x8192x8192": (big, 1)}
-    assert ops.choose(1000, 1000, 1000, device=H100, winners=winners) == ops.Choice(K.SMALL, 1)
-    assert ops.choose(8000, 8200, 8100, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 1)
+
+    def pick(m, n, k):
+        return C.pick(m, n, k, winners, {}, 132)
+
+    assert pick(1000, 1000, 1000) == C.Choice(K.SMALL, 1)
+    assert pick(8000, 8200, 8100) == C.Choice(K.CANDIDATES[0], 1)
     # 256 x 256 x 16384: the winner's 1024-deep slices -> 16 splits; half the depth -> 4
-    assert ops.choose(256, 256, 16384, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 16)
-    assert ops.choose(256, 256, 4096, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 4)
+    assert pick(256, 256, 16384) == C.Choice(K.CANDIDATES[0], 16)
+    assert pick(256, 256, 4096) == C.Choice(K.CANDIDATES[0], 4)
     # 128 slices of 1024 at K = 131072; 512 at K = 524288, capped at the largest factor the sweep measures
-    assert ops.choose(256, 256, 131072, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 128)
-    assert ops.choose(256, 256, 1 << 19, device=H100, winners=winners) == ops.Choice(K.CANDIDATES[0], 256)
+    assert pick(256, 256, 131072) == C.Choice(K.CANDIDATES[0], 128)
+    assert pick(256, 256, 1 << 19) == C.Choice(K.CANDIDATES[0], 256)
     assert K.SPLIT_FACTORS[-1] == 256
-    assert ops.nearest_measured(64, 64, 64, {"1x1x1": ("gone", 1)}) is None
+    assert C.nearest_measured(64, 64, 64, {"1x1x1": ("gone", 1)}) is None
     # size alone decides, whether the shape loads by float4 or scalar
     both = dict(winners, **{"999x1001x1003": (big, 2)})
-    assert ops.nearest_measured(1023, 1025, 1027, both) == ops.Choice(K.SMALL, 1)
-    assert ops.nearest_measured(1001, 999, 1002, both) == ops.Choice(K.CANDIDATES[0], 2)
+    assert C.nearest_measured(1023, 1025, 1027, both) == C.Choice(K.SMALL, 1)
+    assert C.nearest_measured(1001, 999, 1002, both) == C.Choice(K.CANDIDATES[0], 2)
 
 
-def test_an_explicit_entry_ignores_the_shape_table():
-    # the shape table of this device must not answer for a caller that asks about a tuned entry
-    assert ops.choose(512, 512, 512, device=H100, entry={}).config == K.SMALL
-    assert ops.choose(4096, 4096, 4096, device=H100, entry={}, winners={}).config == K.DEFAULT
-
-
-def test_shape_table_file_is_well_formed():
-    ops.shape_table.cache_clear()
-    if not ops.SHAPES_PATH.exists():
-        assert ops.shape_table() == {}
-        return
-    data = json.loads(ops.SHAPES_PATH.read_text())
-    names = {c.name for c in K.CANDIDATES}
-    for dev, e in data["devices"].items():
-        assert e["command"].startswith("python3 tools/matmul_zoo.py")
-        for shape, w in e["winners"].items():
-            assert w["config"] in names and w["splits"] >= 1, (dev, shape)
-    assert set(ops.shape_table()) == set(data["devices"])
+def test_without_an_entry_the_default_tiles_or_the_small_ones_when_they_leave_sms_idle():
+    assert C.choose(4096, 4096, 4096, None, 132) == C.Choice(K.DEFAULT)
+    assert C.choose(512, 512, 512, None, 132) == C.Choice(K.SMALL)  # 8 tiles of 128x256 for 132 SMs
+    assert C.choose(512, 512, 512, {"chosen": {}}, 132) == C.Choice(K.SMALL)
+    stale = {"chosen": {"64x64x64": dict(name="x", params=dict(config="gone", splits=1), round="screen")}}
+    assert C.choose(4096, 4096, 4096, stale, 132) == C.Choice(K.DEFAULT)  # a config that is no candidate any more
 
 
 def test_gemv_kernels_are_in_the_catalog():
@@ -86,23 +75,23 @@ def test_gemv_kernels_are_in_the_catalog():
 
 
 def test_gemv_launch_sends_few_rows_to_gemv_cols_and_one_column_to_gemv_rows():
-    g = ops.gemv_launch(8, 8192, 8192, True, 132, blocks_per_sm=2)
+    g = G.gemv_launch(8, 8192, 8192, True, 132, blocks_per_sm=2)
     assert g.spec == K.gemv_cols(4, True, 8) and g.scalars == (8, 8192, 8192, 2048)
     assert g.grid == (64, 4) and g.splits == 4  # 64 column blocks x 4 k ranges fill 256 of the 264 slots
-    g = ops.gemv_launch(2, 8192, 8192, True, 132, blocks_per_sm=8)
+    g = G.gemv_launch(2, 8192, 8192, True, 132, blocks_per_sm=8)
     assert g.spec == K.gemv_cols(4, True, 2) and g.grid == (64, 16)  # 1024 of 1056 slots
-    g = ops.gemv_launch(3, 1001, 37, True, 132, blocks_per_sm=4)
+    g = G.gemv_launch(3, 1001, 37, True, 132, blocks_per_sm=4)
     assert g.spec == K.gemv_cols(1, False, 4) and g.vec == 1  # N not a multiple of 4; K too short to split
-    g = ops.gemv_launch(4096, 1, 4096, True, 132, blocks_per_sm=8)
+    g = G.gemv_launch(4096, 1, 4096, True, 132, blocks_per_sm=8)
     assert g.spec == K.gemv_rows(4) and g.grid == (512, 1) and g.scalars == (4096, 4096, 4096)  # ~4 blocks per SM
-    g = ops.gemv_launch(1024, 1, 8192, True, 132, blocks_per_sm=8)  # 128 row blocks: K split 8 ways, 1024-deep
+    g = G.gemv_launch(1024, 1, 8192, True, 132, blocks_per_sm=8)  # 128 row blocks: K split 8 ways, 1024-deep
     assert g.spec == K.gemv_rows(4, True) and g.grid == (128, 8) and g.scalars == (1024, 8192, 1024)
-    g = ops.gemv_launch(100, 1, 5003, True, 132, blocks_per_sm=8)  # scalar loads; at most 4 ranges of >= 1024
+    g = G.gemv_launch(100, 1, 5003, True, 132, blocks_per_sm=8)  # scalar loads; at most 4 ranges of >= 1024
     assert g.spec == K.gemv_rows(1, True) and g.grid == (13, 4) and g.scalars == (100, 5003, 1280)
-    assert ops.gemv_launch(333, 1, 1000, True, 132, blocks_per_sm=8).splits == 1  # too short to split
-    assert ops.is_gemv(8, 4096) and ops.is_gemv(4096, 1) and not ops.is_gemv(9, 4096)
+    assert G.gemv_launch(333, 1, 1000, True, 132, blocks_per_sm=8).splits == 1  # too short to split
+    assert C.is_gemv(8, 4096) and C.is_gemv(4096, 1) and not C.is_gemv(9, 4096)
     with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
-        ops.gemv_launch(9, 3, 4, True, 132, blocks_per_sm=8)
+        G.gemv_launch(9, 3, 4, True, 132, blocks_per_sm=8)
 
 
 def test_matmul_shapes_experiment_is_registered():
@@ -110,30 +99,3 @@ def test_matmul_shapes_experiment_is_registered():
 
     exp = registry()["matmul_shapes"]
     assert exp.group_by == ("shape",) and exp.plot.y == "ratio_to_cublas"
-
-
-def test_installing_a_sweep_of_some_groups_keeps_the_other_shapes_winners(tmp_path, monkeypatch, capsys):
-    from tool_modules import load_tool
-
-    zoo = load_tool("matmul_zoo")
-    table = tmp_path / "matmul_shapes.json"
-    big, small = K.CANDIDATES[0].name, K.SMALL.name
-    table.write_text(json.dumps(dict(format=1, about="x", devices={"GPU": dict(
-        winners={"1x2x3": dict(config=big, splits=1), "4x5x6": dict(config=big, splits=2)}, occupancy={big: 1})})))
-    monkeypatch.setattr(ops, "SHAPES_PATH", table)
-    skinny = "128x32x16_w32x32_i1_t4x4_s2_a0_b4_o2_p1"  # a point of the space that is no candidate
-    sweep = dict(device=dict(name="GPU", sm_count=132), occupancy={small: 4}, groups=["tall_skinny"], shapes=[
-        dict(group="tall_skinny", shape="4x5x6", cublas_kernel_s=[1e-3],
-             sweep_median_s={f"{small}/1": 2e-3, f"{skinny}/2": 1e-3})])
-    path = tmp_path / "sweep.json"
-    path.write_text(json.dumps(sweep))
-    assert zoo.install(str(path)) == 0
-    got = json.loads(table.read_text())["devices"]["GPU"]
-    assert got["winners"]["1x2x3"] == dict(config=big, splits=1)  # not swept: kept
-    assert got["winners"]["4x5x6"]["config"] == skinny and got["winners"]["4x5x6"]["splits"] == 2
-    assert got["occupancy"] == {big: 1, small: 4}
-    assert f"not in kernels/matmul.py's CANDIDATES yet: {skinny}" in capsys.readouterr().err
-    sweep["groups"] = []  # a full sweep replaces the device's entry
-    path.write_text(json.dumps(sweep))
-    zoo.install(str(path))
-    assert set(json.loads(table.read_text())["devices"]["GPU"]["winners"]) == {"4x5x6"}

@@ -47,7 +47,7 @@ def test_license_is_pep_639_mit_with_the_file():
 def test_every_data_file_matches_a_package_data_pattern():
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["gpumemlab"]
     files = _data_files()
-    assert "kernels/matmul.cu" in files and "kernels/tuned/matmul.json" in files
+    assert "kernels/sgemm.cu" in files and "kernels/tuned/matmul.json" in files
     assert [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
 
 

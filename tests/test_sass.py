@@ -50,10 +50,10 @@ def test_gemv_cols_keeps_gemv_depth_rows_of_b_in_flight():
     nvdisasm = sass.find_nvdisasm()
     if nvdisasm is None:
         pytest.skip("no nvdisasm (the test extra installs nvidia-cuda-nvdisasm)")
-    depth = int(re.search(r"constexpr int GEMV_DEPTH = (\d+);", source_text("matmul.cu")).group(1))
+    depth = int(re.search(r"constexpr int GEMV_DEPTH = (\d+);", source_text("gemv.cu")).group(1))
     names = [f"gemv_cols<4, {split}, {rows}>" for split in ("false", "true") for rows in (1, 2, 4, 8)]
     for arch, kernels in (("sm_90", names), ("sm_80", names[-1:]), ("sm_120", names[-1:])):
-        mod = compile_group("matmul.cu", kernels, arch, use_cache=False)
+        mod = compile_group("gemv.cu", kernels, arch, use_cache=False)
         for name in kernels:
             code = sass.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name])
             flights = [f for _, t, _, f in sass.load_cover(sass.main_loop(code, containing=r"LDG.*\.128"), "LDG")

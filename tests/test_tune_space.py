@@ -7,7 +7,9 @@ import pytest
 from gpumemlab.errors import UsageError
 from gpumemlab.kernels import matmul as KM
 from gpumemlab.kernels import reduce as KR
-from gpumemlab.tune import families as F
+from gpumemlab.tune import families
+from gpumemlab.tune import matmul as M
+from gpumemlab.tune import reduce as R
 from gpumemlab.tune.space import Space, evaluate
 
 
@@ -62,60 +64,71 @@ def test_a_parameter_without_values_or_a_shadowing_derived_value_is_refused():
 
 # ---------------------------------------------------------------- the families' spaces
 
-def test_matmul_split_k_restriction_is_the_choosers():
-    from gpumemlab.ops import matmul as ops
-
+def test_matmul_split_k_factors_fill_at_most_four_waves_with_slices_at_least_128_deep():
     for occ in (1, 2, 5):
         for shape in ("1024x1024x1024", "512x512x4096", "1024x1024x512", "256x256x256", "8192x8192x8192",
-                      "4096x1000x8192", "100x3000x2000"):
-            ctx = F.MATMUL.context(shape, dict(sm_count=132, occupancy=lambda name: occ))
+                      "4096x1000x8192", "100x3000x2000", "64x64x65536"):
+            ctx = M.MATMUL.context(shape, dict(sm_count=132, occupancy=lambda name: occ))
             m, n, k = (int(x) for x in shape.split("x"))
             got = {}
-            for p in F.MATMUL.space.points(ctx):
+            for p in M.MATMUL.space.points(ctx):
                 got.setdefault(p.params["config"], []).append(p.params["splits"])
                 assert p.derived["blocks_per_sm"] == occ
-            assert got == {c.name: ops._split_options(c, m, n, k, occ * 132) for c in KM.CANDIDATES}, (occ, shape)
+            want = {c.name: [s for s in KM.SPLIT_FACTORS if s == 1 or (
+                k // s >= 128 and math.ceil(m / c.bm) * math.ceil(n / c.bn) * s <= 4 * occ * 132
+                and KM.split_chunk(k, c.bk, s)[1] == s)] for c in KM.CANDIDATES}
+            assert got == want, (occ, shape)
 
 
-def test_matmul_split_chunk_is_the_librarys():
-    from gpumemlab.ops.matmul import split_chunk
+def test_the_matmul_shape_set_is_the_zoo_less_the_held_out_gemv_and_largest_shapes():
+    assert len(M.SHAPES) == 34 and "1000x1000x1000" not in M.SHAPES and "4096x1x4096" not in M.SHAPES
+    assert "4096x4096x4096" in M.SHAPES and "6144x6144x6144" not in M.SHAPES and "8x8192x8192" in M.SHAPES
 
-    for k in (1, 7, 8, 9, 64, 1000, 1023, 4096):
-        for bk in (8, 16):
-            for s in (1, 2, 3, 4, 6, 8):
-                assert F.split_chunk(k, bk, s) == split_chunk(k, bk, s)
+
+def test_every_installed_matmul_winner_is_a_point_of_the_space_a_retune_screens():
+    from gpumemlab.tune import table
+
+    for dev, e in table.read_devices(KM.__file__.replace("matmul.py", "tuned/matmul.json"), "matmul").items():
+        for shape, c in e["chosen"].items():
+            if shape not in M.SHAPES:
+                continue
+            occ = {p["params"]["config"]: p["derived"]["blocks_per_sm"] for p in e["points"]
+                   if p["derived"].get("blocks_per_sm")}
+            ctx = M.MATMUL.context(shape, dict(sm_count=e["device"]["sm_count"], occupancy=lambda n: occ[n]))
+            assert c["name"] in {p.name for p in M.MATMUL.space.points(ctx)}, (dev, shape)
 
 
 def test_reduce_space_is_tuning_times_waves_with_the_librarys_grid():
     from gpumemlab.ops import reduce as ops_reduce
 
     n = 1 << 26
-    pts = list(F.REDUCE.space.points(F.REDUCE.context("2^26", dict(sm_count=132, occupancy=lambda c: 3))))
+    pts = list(R.REDUCE.space.points(R.REDUCE.context("2^26", dict(sm_count=132, occupancy=lambda c: 3))))
     assert len(pts) == len(KR.TUNING) * len(KR.TUNING_WAVES) == 96
-    configs = [F._vec_config(p.params) for p in pts]
+    configs = [R._vec_config(p.params) for p in pts]
     assert set(configs) == {c.with_waves(w) for c in KR.TUNING for w in KR.TUNING_WAVES}
     for p, cfg in zip(pts, configs):
         assert p.derived["grid"] == ops_reduce.plan(n, 4, 132, 3, cfg).grid
         assert p.derived["tiles"] == math.ceil(n / (4 * cfg.block * cfg.unroll))
-    assert len({F.REDUCE.label(p.params) for p in pts}) == 96  # table rows: one label per point
-    assert F.REDUCE.reference in [p.params for p in pts]
+    assert len({R.REDUCE.label(p.params) for p in pts}) == 96  # table rows: one label per point
+    assert R.REDUCE.reference in [p.params for p in pts]
 
 
-@pytest.mark.parametrize("family, text, canonical", [(F.MATMUL, " 4096X1000x8192", "4096x1000x8192"),
-                                                     (F.REDUCE, "2^28", "2^28"), (F.REDUCE, "1048576", "2^20"),
-                                                     (F.REDUCE, "1000003", "1000003")])
+@pytest.mark.parametrize("family, text, canonical", [(M.MATMUL, " 4096X1000x8192", "4096x1000x8192"),
+                                                     (R.REDUCE, "2^28", "2^28"), (R.REDUCE, "1048576", "2^20"),
+                                                     (R.REDUCE, "1000003", "1000003")])
 def test_shapes_are_canonical(family, text, canonical):
     assert family.parse_shape(text) == canonical
 
 
-@pytest.mark.parametrize("family, text", [(F.MATMUL, "4x4"), (F.MATMUL, "0x4x4"), (F.MATMUL, "axbxc"),
-                                          (F.REDUCE, "0"), (F.REDUCE, "2^x"), (F.REDUCE, "-5")])
+@pytest.mark.parametrize("family, text", [(M.MATMUL, "4x4"), (M.MATMUL, "0x4x4"), (M.MATMUL, "axbxc"),
+                                          (R.REDUCE, "0"), (R.REDUCE, "2^x"), (R.REDUCE, "-5")])
 def test_bad_shapes_are_refused(family, text):
     with pytest.raises(UsageError, match=f"{family.name}"):
         family.parse_shape(text)
 
 
-def test_families_are_the_clis():
-    from gpumemlab.cli.tune import FAMILIES
-
-    assert FAMILIES == tuple(F.FAMILIES)
+def test_the_registry_names_each_family_once_and_refuses_others():
+    assert {n: families.get(n).name for n in families.MODULES} == {"matmul": "matmul", "reduce": "reduce"}
+    assert families.get("matmul") is M.FAMILY and not R.FAMILY.installs
+    with pytest.raises(UsageError, match="unknown tuning family 'gemm'; expected one of matmul, reduce"):
+        families.get("gemm")

@@ -1,5 +1,6 @@
-"""Tuned-table format 1: schema of the committed files, the format-0 conversion (same matmul choices), install,
-markdown, and the engine's cache (a rerun measures nothing twice)."""
+"""Tuned-table format 1: schema of the committed files, the one-off conversion of the two matmul tables into one
+(same numbers, same choices), same-chip borrowing, install, markdown, and the engine's cache (a rerun measures
+nothing twice)."""
 
 import json
 import subprocess
@@ -8,21 +9,17 @@ from pathlib import Path
 import pytest
 
 from gpumemlab.kernels import KERNEL_DIR
-from gpumemlab.ops import matmul as ops
-from gpumemlab.tune import engine, legacy, table
+from gpumemlab.ops.matmul import choice as C
+from gpumemlab.tune import engine, table
 from gpumemlab.tune.space import Point
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNED = KERNEL_DIR / "tuned"
-RUNS = sorted((ROOT / "tests" / "data" / "tune-format0").glob("*.json"))
-PROBE = [(m, n, k) for m in (256, 1000, 4096, 8192) for n in (256, 1000, 4096) for k in (512, 4096, 8192)]
+BEFORE = json.loads((ROOT / "tests" / "data" / "matmul_routes_before.json").read_text())
+MERGED_AT = "8762da5"  # the last commit with kernels/tuned/matmul_shapes.json beside matmul.json
 
 
-SHAPE_SWEEPS = {"matmul_shapes.json"}  # tools/matmul_zoo.py's winners per shape, not `gpumemlab tune` tables
-
-
-@pytest.mark.parametrize("path", sorted(p for p in TUNED.glob("*.json") if p.name not in SHAPE_SWEEPS),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(TUNED.glob("*.json")), ids=lambda p: p.name)
 def test_committed_tuned_files_are_valid(path):
     data = json.loads(path.read_text())
     assert table.problems(data) == []
@@ -30,75 +27,70 @@ def test_committed_tuned_files_are_valid(path):
     for dev, e in data["devices"].items():
         assert e["chosen"], dev
         for shape, c in e["chosen"].items():  # the chosen point is the fastest of its round at that shape
-            pool = [p for p in e["points"] if p["shape"] == shape and p["round"] == c["round"] and p["verified"]]
+            pool = [p for p in e["points"] if p["shape"] == shape and p["round"] == c["round"] and p["verified"]
+                    and p.get("source") == e["points"][0].get("source")]  # converted entries: of the same origin
             assert c["name"] == max(pool, key=lambda p: p[data["metric"]])["name"], (dev, shape)
 
 
-def test_the_shape_sweep_table_names_known_configurations_and_the_chooser_returns_its_winners():
-    from gpumemlab.kernels import matmul as K
+def test_every_committed_table_is_one_the_library_reads():
+    from gpumemlab.tune import families
 
-    data = json.loads((TUNED / "matmul_shapes.json").read_text())
-    known = {c.name for c in K.CANDIDATES}
-    loaded = ops.shape_table()
-    assert set(loaded) == set(data["devices"]) and data["devices"]
-    for dev, e in data["devices"].items():
-        assert e["winners"] and set(loaded[dev]) == set(e["winners"]), dev
-        for shape, w in e["winners"].items():
-            assert w["config"] in known and 1 <= w["splits"] <= ops.SWEEP_SPLITS[-1], (dev, shape)
-            m, n, k = (int(x) for x in shape.split("x"))
-            got = ops.choose(m, n, k, device=e["device"], winners=loaded[dev])  # a measured shape: its own winner
-            assert (got.config.name, got.splits) == (w["config"], w["splits"]), (dev, shape)
+    assert {p.stem for p in TUNED.glob("*.json")} <= {n for n in families.MODULES if families.get(n).installs} | \
+        {"l2_persist"}
 
 
-def test_the_matmul_table_gives_the_chooser_the_recorded_choice_for_every_tuned_shape():
-    for dev, e in table.load(TUNED / "matmul.json")["devices"].items():
-        view = ops.tuned_table()[dev]
-        device = dict(e["device"])
-        for shape, c in e["chosen"].items():
-            got = ops.choose(*table.parse_mnk(shape), device=device, entry=view)
-            assert (got.config.name, got.splits) == (c["params"]["config"], c["params"]["splits"]), (dev, shape)
+@pytest.mark.parametrize("dev", sorted(BEFORE["devices"]))
+def test_the_merged_table_routes_every_shape_as_the_two_tables_did(dev):
+    """Every shape of the old tables, the zoo and a probe set, aligned and not: the route (kind, tiles, split-K
+    factor) from the one table is the one the library took with the shape sweep's table shadowing the tuned one."""
+    want = BEFORE["devices"][dev]
+    device = want["device"]
+    entry = C.tuned_entry(device)
+    assert entry is not None and "borrowed_from" not in entry
+    assert len(want["routes"]) >= 250
+    for key, (kind, config, splits) in want["routes"].items():
+        shape, alignment = key.split("/")
+        r = C.route(*table.parse_mnk(shape), alignment == "aligned", entry, device["sm_count"])
+        got = [r.kind, r.choice.config.name if r.choice else None, r.choice.splits if r.choice else None]
+        assert got == [kind, config, splits], (dev, key)
 
 
-def _same_choices(old_entry: dict, new_entry: dict) -> None:
-    view = table.matmul_view(new_entry)
-    device = dict(old_entry["device"])
-    for m, n, k in [table.parse_mnk(s) for s in old_entry["shapes"]] + PROBE:
-        assert ops.choose(m, n, k, device, old_entry) == ops.choose(m, n, k, device, view), (m, n, k)
+def test_a_gpu_of_the_same_chip_borrows_an_entry_and_another_chip_gets_none():
+    devices = table.read_devices(TUNED / "matmul.json", "matmul")
+    first = sorted(devices)[0]
+    twin = dict(name="NVIDIA H100 SXM5 80GB", cc=devices[first]["device"]["cc"],
+                sm_count=devices[first]["device"]["sm_count"])
+    assert C.tuned_entry(twin)["borrowed_from"] == first
+    assert C.tuned_entry(dict(twin, sm_count=114)) is None
+    assert C.tuned_entry(dict(twin, cc=[8, 0])) is None
+    assert table.device_entry(devices, dict(name=first)) is devices[first]
 
 
-@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
-def test_format0_conversion_keeps_every_number_and_every_choice(path):
-    old = json.loads(path.read_text())
-    new = legacy.from_format0(old, source=path.name)
-    assert table.problems(new) == []
-    for dev, e in old["devices"].items():
-        n = new["devices"][dev]
-        got = {(p["params"]["config"], p["shape"]): (p["gflops"], p["params"]["splits"]) for p in n["points"]}
-        want = {(c["name"], s): (g, (c.get("splits") or {}).get(s) or 1)
-                for c in e["configs"] for s, g in c["gflops"].items() if g}
-        assert got == want  # the measured GFLOP/s exactly, with its split-K factor
-        assert {b["shape"]: b["gflops"] for b in n["baseline"]["points"]} == \
-            {s: w["cublas_gflops"] for s, w in e["shapes"].items()}
-        assert table.rate_shape(e["shapes"]) == e["rate_shape"]
-        assert {c["name"]: c["rate_gflops"] for c in table.matmul_view(n)["configs"]} == \
-            {c["name"]: c["rate_gflops"] for c in e["configs"]}
-        _same_choices(e, n)
-
-
-def test_the_committed_matmul_table_is_the_format0_one_converted():
-    """Against the format-0 file as it was committed before the conversion (needs the git history)."""
+def _git_json(path: str):
     try:
-        old = json.loads(subprocess.run(["git", "show", "c774d79:src/gpumemlab/kernels/tuned/matmul.json"],
-                                        cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+        return json.loads(subprocess.run(["git", "show", f"{MERGED_AT}:{path}"], cwd=ROOT, capture_output=True,
+                                         text=True, check=True).stdout)
     except (OSError, subprocess.CalledProcessError, ValueError):
-        pytest.skip("git history with the format-0 table is not available")
-    new = table.load(TUNED / "matmul.json")
-    assert set(new["devices"]) == set(old["devices"])
-    conv = legacy.from_format0(old)
-    for dev, e in old["devices"].items():
-        for key in ("points", "baseline", "chosen", "device", "date"):
-            assert new["devices"][dev][key] == conv["devices"][dev][key], (dev, key)
-        _same_choices(e, new["devices"][dev])
+        pytest.skip("git history with the two matmul tables is not available")
+
+
+def test_the_merged_table_carries_every_measured_number_of_the_two():
+    old_shapes = _git_json("src/gpumemlab/kernels/tuned/matmul_shapes.json")
+    old_tuned = _git_json("src/gpumemlab/kernels/tuned/matmul.json")
+    new = table.load(TUNED / "matmul.json")["devices"]
+    for dev, z in old_shapes["devices"].items():
+        e = new[dev]
+        if "converted" not in e:
+            continue  # re-tuned since
+        winners = {p["shape"]: p for p in e["points"] if p.get("source") == "matmul_shapes.json"}
+        assert set(winners) == set(z["winners"]) == set(e["chosen"])
+        for shape, w in z["winners"].items():
+            p = winners[shape]
+            assert (p["params"], p["median_s"]) == (dict(config=w["config"], splits=w["splits"]), w["median_s"])
+            base = [b for b in e["baseline"]["points"] if b["shape"] == shape]
+            assert [b["median_s"] for b in base] == [w["cublas_median_s"]]
+        assert [dict(p, source="matmul.json") for p in old_tuned["devices"][dev]["points"]] == \
+            [p for p in e["points"] if p.get("source") == "matmul.json"]
 
 
 def _entry(name="GPU X", points=None, chosen=None):
@@ -189,17 +181,17 @@ def test_cache_resume_measures_only_the_missing_points(tmp_path):
 
 
 def test_finalists_are_the_fastest_verified_plus_the_librarys_point():
-    from gpumemlab.tune import families as F
+    from gpumemlab.tune import reduce as R
 
     pts = [Point(dict(unroll=u), {}, f"u={u}") for u in (1, 2, 3, 4)]
     recs = [dict(name="u=1", params=dict(unroll=1), verified=True, gbps=5.0),
             dict(name="u=2", params=dict(unroll=2), verified=False, gbps=None),
             dict(name="u=3", params=dict(unroll=3), verified=True, gbps=9.0),
             dict(name="u=4", params=dict(unroll=4), verified=True, gbps=7.0)]
-    fam = F.REDUCE.__class__(**{**F.REDUCE.__dict__, "reference": dict(unroll=1)})
+    fam = R.REDUCE.__class__(**{**R.REDUCE.__dict__, "reference": dict(unroll=1)})
     assert [p.name for p in engine.finalists(fam, pts, recs, 2)] == ["u=3", "u=4", "u=1"]
     assert [p.name for p in engine.finalists(fam, pts, recs, 3)] == ["u=3", "u=4", "u=1"]
-    plain = F.REDUCE.__class__(**{**F.REDUCE.__dict__, "reference": None})
+    plain = R.REDUCE.__class__(**{**R.REDUCE.__dict__, "reference": None})
     assert [p.name for p in engine.finalists(plain, pts, recs, 1)] == ["u=3"]
 
 
@@ -211,12 +203,13 @@ def test_the_engine_flow_with_a_fake_device_and_timer(tmp_path, monkeypatch):
     from gpumemlab.errors import VerificationError
     from gpumemlab.gpu import runtime
     from gpumemlab.tune import families as F
+    from gpumemlab.tune import reduce as R
     from gpumemlab.tune.space import Space
 
     speed = {1: 2.0, 2: 4.0, 3: 3.0, 4: 1.0}  # x=2 fastest, x=4 fails at the shape, x=3 fails its odd-case check
     fam = dataclasses.replace(
-        F.REDUCE, name="fake", space=Space(params=dict(x=(1, 2, 3, 4)), derive=dict(y="x * n")),
-        shapes=("2^10",), context=lambda s, d: dict(n=F._count(s)), problem=lambda s: F.Problem(s, {}, None, 0.0),
+        R.REDUCE, name="fake", space=Space(params=dict(x=(1, 2, 3, 4)), derive=dict(y="x * n")),
+        shapes=("2^10",), context=lambda s, d: dict(n=R._count(s)), problem=lambda s: F.Problem(s, {}, None, 0.0),
         runner=lambda prob, p: F.Runner(("run", p.params["x"]), None, None),
         baseline_runner=lambda prob: F.Runner(("run", 0), None, None), label=lambda p: f"x{p['x']}",
         recorded=("y",), reference=dict(x=1), top=1, cold_l2=False, sources=("reduce.cu",))

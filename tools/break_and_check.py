@@ -143,7 +143,7 @@ SABOTAGES = (
     Sabotage(
         "matmul-skips-zero", "no NaN/Inf inputs to matmul",
         "the register-blocked matmul skips products with a zero B element: Inf * 0 no longer gives NaN",
-        (Edit("src/gpumemlab/kernels/matmul.cu", "acc[i][j] = fmaf(ra[buf][i], rb[buf][j], acc[i][j]);",
+        (Edit("src/gpumemlab/kernels/sgemm.cu", "acc[i][j] = fmaf(ra[buf][i], rb[buf][j], acc[i][j]);",
               "if (rb[buf][j] != 0.0f) acc[i][j] = fmaf(ra[buf][i], rb[buf][j], acc[i][j]);"),),
         (f"{NAN_INF}::test_matmul_every_variant_propagates_nan_and_inf[auto-inf_times_zero]",)),
     Sabotage(

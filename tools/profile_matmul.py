@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels.matmul import RBConfig
     from gpumemlab.ops.blas import cublas_sgemm, tf32_disabled
-    from gpumemlab.ops.matmul import register_blocked_plan
+    from gpumemlab.ops.matmul.launch import register_blocked_plan
 
     m, n, k = (int(x) for x in args.shape.lower().split("x"))
     with runtime.work_stream() as ws:

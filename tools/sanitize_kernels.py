@@ -101,11 +101,12 @@ def matmul_kernels(rng, rb_only: bool):
     from gpumemlab.bench.verify import device_random_nonzero
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.kernels.matmul import CANDIDATES
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.kernels import matmul as K
+    from gpumemlab.ops.matmul import launch as ops
 
     def run(variant, m, n, k, cfg=None, vec=None, splits=None):
         a = device_random_nonzero((m, k), np.float32, 1)
-        b = None if ops.VARIANTS[variant].op == "aat" else device_random_nonzero((k, n), np.float32, 2)
+        b = None if K.VARIANTS[variant].op == "aat" else device_random_nonzero((k, n), np.float32, 2)
         out = cupy.empty((m, m if b is None else n), cupy.float32)
         p = (ops.register_blocked_plan(a, b, out, cfg, vec, splits) if variant == "register_blocked"
              else ops.plan(variant, a, b, out))
@@ -114,12 +115,12 @@ def matmul_kernels(rng, rb_only: bool):
         except Exception as exc:
             check(False, f"{variant} {cfg.name if cfg else ''} {m}x{n}x{k}: {exc}")
 
-    for v in () if rb_only else ops.AB_VARIANTS:
-        if ops.VARIANTS[v].k32:
+    for v in () if rb_only else K.AB_VARIANTS:
+        if K.VARIANTS[v].k32:
             run(v, 64, 96, 32)
         elif v != "register_blocked":
             run(v, 67, 45, 37)
-    for v in () if rb_only else ops.AAT_VARIANTS:
+    for v in () if rb_only else K.AAT_VARIANTS:
         run(v, 96, 0, 32)
     for cfg in CANDIDATES:
         run("register_blocked", 140, 136, 36, cfg, 4)
@@ -161,7 +162,7 @@ def gemv_kernels(rng):
 
     from gpumemlab.bench.verify import device_random_nonzero
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
     for m, n, k in ((1, 1000, 3000), (1, 1001, 37), (1, 8, 4096), (1, 4096, 8), (1, 1, 1), (333, 1, 1000),
                     (7, 1, 37), (1, 260, 100_003), (2, 1001, 37), (3, 4096, 1000), (8, 8192, 1024), (5, 3, 5),

@@ -8,7 +8,7 @@ instructions later its result is first read: a load whose consumer follows a few
 leaves that FFMA waiting (``ncu``: short-scoreboard stalls). This is how the register-blocked SGEMM's
 ORDER/PIN parameters were found (docs/notes/matmul.md).
 
-Usage: PYTHONPATH=src python tools/sass_loop.py 'register_blocked<128, 256, ...>' [--source matmul.cu]
+Usage: PYTHONPATH=src python tools/sass_loop.py 'register_blocked<128, 256, ...>' [--source sgemm.cu]
        [--arch sm_90] [--nvdisasm PATH] [--list]
 nvdisasm: --nvdisasm, else $NVDISASM, else on PATH, else the pip wheel nvidia-cuda-nvdisasm.
 """
@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="sass_loop", description=__doc__.split("\n\nUsage:")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kernel", help="name expression, e.g. 'register_blocked<128, 256, 16, ...>'")
-    ap.add_argument("--source", default="matmul.cu", help="package kernel file (default matmul.cu)")
+    ap.add_argument("--source", default="sgemm.cu", help="package kernel file (default sgemm.cu)")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--nvdisasm")
     ap.add_argument("--list", action="store_true", help="print every load with its cover")

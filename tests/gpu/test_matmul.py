@@ -4,6 +4,8 @@ poisoned first (NaN never passes), plus the public API's behaviour and errors on
 import numpy as np
 import pytest
 
+from gpumemlab.ops.matmul import gemv as G
+
 pytestmark = pytest.mark.gpu
 
 ODD_SHAPES = [(1, 1, 1), (7, 7, 7), (1, 513, 7), (513, 1, 33), (33, 65, 1), (1000, 777, 1023), (64, 128, 96),
@@ -29,7 +31,7 @@ def operands(cp, m, n, k, seed=0):
 def check_plan(cp, variant, a, b, config=None, vec=None, splits=None):
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
     from gpumemlab.kernels import matmul as K
 
     m = a.shape[0]
@@ -108,7 +110,7 @@ def test_register_blocked_long_k(cp):
 def test_unaligned_views_take_the_scalar_path(cp):
     """A 16-byte-misaligned base pointer must not take the float4 path."""
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
     a0, b = operands(cp, 65, 64, 64, seed=11)
     a = a0.ravel()[1:1 + 64 * 64].reshape(64, 64)  # offset by one float
@@ -257,10 +259,10 @@ def test_choose_reads_this_device(cp):
     import gpumemlab
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.kernels.matmul import CANDIDATES
-    from gpumemlab.ops.matmul import choose
+    from gpumemlab.ops.matmul import launch
 
     for shape in [(1024, 1024, 1024), (4096, 4096, 4096), (4096, 1000, 8192), (17, 33, 9)]:
-        c = choose(*shape)
+        c = launch.device_route(*shape, True).choice
         assert c.config in CANDIDATES and c.splits >= 1
     a, b = operands(cp, 1024, 1024, 1024)  # auto at a tuned shape (split-K when the entry says so)
     Reference(a, b).check(gpumemlab.matmul(a, b), "auto 1024^3")
@@ -296,7 +298,7 @@ def test_matrix_vector_path_against_float64(cp, m, n, k):
     """N = 1 or M <= 8 goes to the gemv kernels (float4 or scalar, one or split k ranges); FP32 accuracy."""
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
     a, b = operands(cp, m, n, k, seed=m + n + k)
     out = cp.empty((m, n), dtype=cp.float32)
@@ -312,14 +314,14 @@ def test_matrix_vector_path_against_float64(cp, m, n, k):
 
 
 def test_matrix_vector_splits_k_when_the_row_is_short(cp):
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
     a, b = operands(cp, 1, 4096, 4096)
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import matmul as K
 
     p = ops.gemv_plan(a, b, cp.empty((1, 4096), cp.float32), sms=132)
-    slots = 132 * runtime.max_active_blocks(K.gemv_cols(4, True, 1), ops.GEMV_THREADS)
+    slots = 132 * runtime.max_active_blocks(K.gemv_cols(4, True, 1), G.GEMV_THREADS)
     # 32 column blocks x as many k ranges as fill one wave of the kernel's resident blocks (6 per SM: 24 ranges)
     assert slots >= 6 * 132 and 32 * p.splits <= slots < 32 * (p.splits + 2)
     with pytest.raises(Exception, match="gemv path needs M <= 8 or N == 1; got M=9, N=3"):
@@ -340,7 +342,7 @@ def test_split_gemv_back_to_back(cp, m, n, k):
     back to back (the second needs the tickets the first left at 0), checked again; the same bits every run."""
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
     a, b = operands(cp, m, n, k, seed=m + n + k)
     out = cp.empty((m, n), cp.float32)
@@ -360,8 +362,8 @@ def test_split_gemv_back_to_back(cp, m, n, k):
     poison(out)
     p.run()
     assert bool(cp.array_equal(first, out))  # the partials are added in k order: the same bits every run
-    g = ops.gemv_launch(m, n, k, True, runtime_sms())
-    assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0  # every ticket back at 0
+    g = G.gemv_launch(m, n, k, True, runtime_sms())
+    assert int(G.gemv_workspace(*g.workspace)[1].sum()) == 0  # every ticket back at 0
 
 
 def runtime_sms() -> int:
@@ -386,7 +388,6 @@ def test_ticket_gemv_after_a_call_on_another_stream(cp):
     import gpumemlab
     from gpumemlab.experiments._matmul import Reference
     from gpumemlab.gpu import runtime
-    from gpumemlab.ops import matmul as ops
 
     for m, n, k in [(1, 777, 1001), (1024, 1, 8192)]:
         other = runtime.new_stream()
@@ -394,8 +395,8 @@ def test_ticket_gemv_after_a_call_on_another_stream(cp):
             with ws:
                 a, b = operands(cp, m, n, k, seed=10 * i)
                 Reference(a, b).check(gpumemlab.matmul(a, b), f"ticket {m}x{n}x{k} call {i}")
-                g = ops.gemv_launch(m, n, k, True, runtime_sms())
-                assert int(ops.gemv_workspace(*g.workspace)[1].sum()) == 0
+                g = G.gemv_launch(m, n, k, True, runtime_sms())
+                assert int(G.gemv_workspace(*g.workspace)[1].sum()) == 0
             ws.sync()
 
 
@@ -437,9 +438,9 @@ def test_unaligned_shapes_as_users_call_them(cp, m, n, k):
     import gpumemlab
     from gpumemlab.bench.verify import poison
     from gpumemlab.experiments._matmul import Reference
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
-    assert ops.route(m, n, k).kind in ("scalar", "gemv")
+    assert ops.device_route(m, n, k, True).kind in ("scalar", "gemv")
     for seed in (m + n + k, 7):
         a, b = operands(cp, m, n, k, seed=seed)
         out = cp.empty((m, n), cp.float32)

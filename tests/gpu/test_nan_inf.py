@@ -178,7 +178,7 @@ MATMUL_CASES = ["nan", "inf", "inf_minus_inf", "inf_times_zero"]
 
 
 def _ab_variants():
-    from gpumemlab.ops.matmul import AB_VARIANTS
+    from gpumemlab.kernels.matmul import AB_VARIANTS
 
     return ("auto",) + AB_VARIANTS
 
@@ -202,7 +202,7 @@ def test_matmul_every_variant_propagates_nan_and_inf(cp, case, variant):
 def test_matmul_odd_shapes_and_split_k_propagate_nan_and_inf(cp, case, shape, vec, splits):
     """Edge tiles (padding must not turn Inf into NaN or drop a NaN) and split-K (partials added into C)."""
     from gpumemlab.bench.verify import poison
-    from gpumemlab.ops import matmul as ops
+    from gpumemlab.ops.matmul import launch as ops
 
     m, n, k = shape
     a, b = matmul_operands(m, n, k, seed=m, case=case)

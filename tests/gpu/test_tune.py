@@ -28,7 +28,7 @@ def test_tiny_tune_run_writes_a_valid_file_with_every_point_verified(name, tmp_p
     assert entry["checks"] and all(v is None for v in entry["checks"].values()), entry["checks"]
     labels = {p["label"] for p in entry["points"]}
     assert labels == set(configs)
-    assert entry["points"] and all(p["verified"] and p[family.metric] > 0 and p["samples_n"] >= 10
+    assert entry["points"] and all(p["verified"] and p[family.metric] > 0 and p["samples_n"] >= family.screen_timer.min_samples
                                    for p in entry["points"])
     assert {p["round"] for p in entry["points"]} == {"screen", "final"}
     assert list(entry["chosen"]) == shapes

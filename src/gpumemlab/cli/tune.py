@@ -7,16 +7,16 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-FAMILIES = ("matmul", "reduce")  # tune.families.FAMILIES, named here so that --help imports nothing heavy
-
-
 def add_commands(sub) -> None:
+    from ..tune.families import MODULES
+
     p = sub.add_parser("tune", help="tune a kernel family on this GPU and write its per-device table",
                        description="Check, screen and time every valid point of a family's space against its "
                                    "baseline (matmul: cuBLAS SGEMM, reduce: cupy.sum), finish with an interleaved "
                                    "round of the best, and write OUT/FAMILY.json (--install: also the package's "
-                                   "kernels/tuned/FAMILY.json for this device). --table FILE prints a tuned file.")
-    p.add_argument("family", choices=FAMILIES)
+                                   "kernels/tuned/FAMILY.json for this device, for the families the library reads). "
+                                   "--table FILE prints a tuned file.")
+    p.add_argument("family", choices=tuple(MODULES))
     p.add_argument("--shapes", nargs="+", metavar="SHAPE", help="matmul: MxNxK; reduce: element counts (2^28, "
                                                                  "1000003); default: the family's")
     p.add_argument("--configs", nargs="+", metavar="NAME", help="only these points (a point name or a table label)")
@@ -48,6 +48,9 @@ def cmd_tune(args) -> int:
     from ..tune import engine, families
 
     family = families.get(args.family)
+    if args.install and not family.installs:
+        raise UsageError(f"--install: the library reads no {family.name} table (docs/notes/tuning.md); "
+                         "run without --install to measure")
     command = " ".join(["gpumemlab tune", args.family] + (["--shapes", *args.shapes] if args.shapes else [])
                        + (["--configs", *args.configs] if args.configs else [])
                        + ([f"--top {args.top}"] if args.top is not None else []))

@@ -8,7 +8,7 @@ import numpy as np
 from ..bench.timer import TimerConfig, time_gpu
 from ..errors import VerificationError
 from ..kernels import matmul as K
-from ..ops import matmul as ops
+from ..ops.matmul import launch as ops
 from ._declare import Case
 
 CUBLAS = "cuBLAS SGEMM"

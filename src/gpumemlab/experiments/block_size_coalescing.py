@@ -1,5 +1,5 @@
 """Seed 000's exercise: for which square BLOCK_SIZE does the tiled matmul avoid uncoalesced global accesses?
-tiled<T> (matmul.cu) at T x T threads for T = 2 ... 32, with the analyzer's sectors per request of its A and B
+tiled<T> (matmul_ladder.cu) at T x T threads for T = 2 ... 32, with the analyzer's sectors per request of its A and B
 tile loads next to the measured GFLOP/s, and cuBLAS SGEMM in the same run as the reference."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 000's thread-coarsening pitfalls measured: coarsened<32, C> (matmul.cu) at sizes where C leaves
+"""Seed 000's thread-coarsening pitfalls measured: coarsened<32, C> (matmul_ladder.cu) at sizes where C leaves
 fewer blocks than the GPU holds (pitfall 2, under-utilization) and where it does not, with the registers and
 occupancy each C costs (pitfall 3) from the ptxas report, the analyzer and the driver."""
 

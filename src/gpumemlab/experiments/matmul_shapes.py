@@ -1,5 +1,5 @@
 """The matmul shape zoo: ``gpumemlab.matmul(a, b)`` against ``cupy.matmul(a, b)`` (cuBLAS,
-FP32, TF32 off) on every shape of ``_zoo.ZOO``, timed as users call them: CUDA events on the work stream around
+FP32, TF32 off) on every shape of ``tune.matmul.ZOO``, timed as users call them: CUDA events on the work stream around
 the Python call (host dispatch included), interleaved A B, B A, ... in the same run.
 
 M = 1 and N = 1 are matrix-vector products (0.5 flop per byte of the matrix): judged by DRAM bandwidth against
@@ -17,7 +17,8 @@ from ._declare import Case, Claim, Experiment, Plot, seed
 from ._library import returning
 from ._matmul import Reference
 from ._model import shape_set_summary, store_ratios
-from ._zoo import ZOO, shape_name
+from ..tune.matmul import ZOO
+from ..tune.table import mnk_name
 
 OURS, CUPY = "gpumemlab.matmul", "cupy.matmul"
 MEMORY_BOUND = ("m1", "n1")
@@ -49,7 +50,7 @@ def cases(session, params):
         b = device_random_nonzero((k, n), np.float32, session.seed + i + 1000)
         ref = Reference(a, b)
         memory = group in MEMORY_BOUND
-        common = dict(params=dict(index=i, group=group, shape=shape_name(m, n, k), m=m, n=n, k=k), flops=flops,
+        common = dict(params=dict(index=i, group=group, shape=mnk_name(m, n, k), m=m, n=n, k=k), flops=flops,
                       cold_l2=memory, ceiling="copy_gbps" if memory else "sgemm_cublas_gflops",
                       timer=SLOW if flops > params["slow_flops"] else None)
         if memory:

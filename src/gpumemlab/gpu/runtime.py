@@ -512,6 +512,13 @@ def current_stream_handle() -> int:
     return int((_CU or _launch_api())[2]().ptr)
 
 
+def zero(a) -> None:
+    """Zero the bytes of device array ``a`` on CuPy's current stream (cudaMemsetAsync, ordered like a launch)."""
+    import cupy
+
+    cupy.cuda.runtime.memsetAsync(a.data.ptr, 0, a.nbytes, current_stream_handle())
+
+
 def current_stream():
     """A cuda.core Stream for CuPy's current stream (cached per handle)."""
     return _core_stream(current_stream_handle())

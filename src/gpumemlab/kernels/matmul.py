@@ -1,20 +1,26 @@
-"""Instantiations of matmul.cu: the seeds' ladder and the register-blocked SGEMM's tuning space.
+"""Instantiations of the matmul kernels: the seeds' ladder (``matmul_ladder.cu``), the register-blocked SGEMM
+(``sgemm.cu``) with its tuning space, and the matrix-vector kernels (``gemv.cu``); the ladder's variant table, each
+row with its launch recipe (geometry and argument list as data).
 
 The register-blocked kernel's parameters form a declared space (kernel_tuner style: a dict of
 allowed values plus restrictions); a small curated subset, :data:`CANDIDATES`, is instantiated and
-timed on the device by ``tools/matmul_tune.py``, which stores the choice per device name in
+timed on the device by ``gpumemlab tune matmul``, which stores the chosen point per device name and shape in
 ``kernels/tuned/matmul.json``.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 
 from . import KernelSpec
 
-SRC = "matmul.cu"
+SRC = "matmul_ladder.cu"
+SGEMM_SRC = "sgemm.cu"
+GEMV_SRC = "gemv.cu"
+SOURCES = (SRC, SGEMM_SRC, GEMV_SRC)
 
 # --- the ladder -------------------------------------------------------------------------------
 NAIVE = KernelSpec(SRC, "naive<false>")
@@ -64,6 +70,8 @@ TUNE_PARAMS = {
 # split-K factors (sweeps, tuning, chooser): up to 256, since one small tile with K = 65536 took the largest factor
 # swept (64: 64 blocks for 132 SMs) on the H100 and the H200; the chooser also keeps slices >= MIN_SPLIT_DEPTH
 SPLIT_FACTORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+MIN_SPLIT_DEPTH = 128    # K rows per split-K slice at least: shallower slices spend more on the epilogue than they save
+SPLIT_WAVES = 4          # split-K only while tiles x splits fill at most this many waves of resident blocks
 SMEM_LIMIT = 96 * 1024   # dynamic shared memory a config may ask for (fits sm_80 and sm_90 opt-in limits)
 MAX_ACCUMULATORS = 128   # outputs per thread: more would spill
 
@@ -187,7 +195,41 @@ class RBConfig:
                 self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin]
         while args[-1] == 0 and len(args) > 14:  # ORDER and PIN default to 0: keep older names (and caches) stable
             args.pop()
-        return KernelSpec(SRC, f"register_blocked<{', '.join(map(str, args))}>")
+        return KernelSpec(SGEMM_SRC, f"register_blocked<{', '.join(map(str, args))}>")
+
+
+def split_chunk(k: int, step: int, splits: int) -> tuple[int, int]:
+    """(K depth per split, a multiple of ``step``; effective splits): no split is left empty, so the effective
+    factor can be below the one asked for."""
+    splits = max(1, min(int(splits), math.ceil(k / step)))
+    chunk = math.ceil(math.ceil(k / step) / splits) * step
+    return chunk, math.ceil(k / chunk)
+
+
+def tiles(cfg: RBConfig, m: int, n: int) -> int:
+    """Block tiles of an M x N output (the grid's x extent)."""
+    return math.ceil(m / cfg.bm) * math.ceil(n / cfg.bn)
+
+
+@dataclass(frozen=True)
+class RBLaunch:
+    """One launch of the register-blocked kernel: ``spec`` on a (tiles, splits) grid of ``threads`` with ``smem``
+    bytes of dynamic shared memory; the arguments are ``C, A, B`` then ``scalars`` (M, N, K, K chunk). A split
+    launch adds its partial tiles into C, which must be zeroed first."""
+
+    spec: KernelSpec
+    grid: tuple[int, int]
+    threads: int
+    smem: int
+    scalars: tuple[int, int, int, int]
+    splits: int
+
+
+def rb_launch(cfg: RBConfig, m: int, n: int, k: int, vec: int, splits: int = 1) -> RBLaunch:
+    """The launch of ``cfg`` for M x N x K with ``vec``-wide loads and (up to) ``splits`` split-K slices."""
+    chunk, splits = split_chunk(k, cfg.bk, splits)
+    return RBLaunch(cfg.spec(vec, split=splits > 1), (tiles(cfg, m, n), splits), cfg.threads, cfg.smem_bytes,
+                    (m, n, k, chunk), splits)
 
 
 def space() -> list[RBConfig]:
@@ -230,14 +272,14 @@ SMALL = CANDIDATES[-1]   # the default's fallback when the default's tiles leave
 
 # --- matrix-vector products (M = 1 or N = 1): memory-bound, one parameterized pair of kernels ---------
 # Split k ranges are added by the last block of each block of outputs from partials in a kept per-stream workspace
-# (one launch, deterministic: matmul.cu, section 14)
+# (one launch, deterministic: gemv.cu)
 
 def gemv_rows(vec: int, split: bool = False) -> KernelSpec:
     """N = 1: one warp per row of A (``vec`` 4: float4 loads, K % 4 == 0 and aligned; 1: any K); ``split``: k ranges
     per block row."""
     if vec not in (1, 4):
         raise ValueError("gemv vec is 4 or 1")
-    return KernelSpec(SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}>")
+    return KernelSpec(GEMV_SRC, f"gemv_rows<{vec}, {'true' if split else 'false'}>")
 
 
 SKINNY_ROWS = (1, 2, 4, 8)  # gemv_cols instantiations: M up to 8 rows of A share each read of B
@@ -257,7 +299,7 @@ def gemv_cols(vec: int, split: bool, rows: int = 1) -> KernelSpec:
         raise ValueError("gemv vec is 4 or 1")
     if rows not in SKINNY_ROWS:
         raise ValueError(f"gemv_cols rows is one of {SKINNY_ROWS}")
-    return KernelSpec(SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}>")
+    return KernelSpec(GEMV_SRC, f"gemv_cols<{vec}, {'true' if split else 'false'}, {rows}>")
 
 
 GEMV_KERNELS = ([gemv_rows(v, s) for v in (4, 1) for s in (False, True)]
@@ -271,7 +313,10 @@ class Variant:
     """One rung: ``layout`` of B it reads ("row", "col": B stored column-major, "bt": B transposed
     first, timed), ``op`` "ab" (C = A B) or "aat" (C = A A^T), ``reuse`` = outputs per block that
     share each loaded A and B element (rows, cols) for the OP/B model, ``k32``: Best Practices
-    kernels that need K = 32 and M, N multiples of 32. Every rung does 2 M N K flops."""
+    kernels that need K = 32 and M, N multiples of 32. Every rung does 2 M N K flops.
+
+    Launch recipe: the grid covers N (x, ``coarse`` columns per thread) by M (y) in ``block``-sized blocks
+    (C = A A^T: M by M), and ``args`` names the kernel's arguments in order (``b``: B in the rung's layout)."""
 
     name: str
     spec: KernelSpec | None
@@ -283,6 +328,7 @@ class Variant:
     coarse: int = 1
     seed: str = ""
     intensity: tuple | None = None  # (kernel, tile, coarsen) for model.intensity.matmul_intensity
+    args: tuple[str, ...] = ("out", "a", "b", "m", "n", "k")
 
     def op_per_byte(self, config: RBConfig | None = None) -> float:
         """Seed 000's global-memory OP/B, from ``model.intensity``: the analyzer's kernel formula where it knows
@@ -294,6 +340,13 @@ class Variant:
         return reuse_intensity(*((config.bm, config.bn) if config is not None and self.spec is None else self.reuse))
 
 
+K32_ARGS = ("out", "a", "b", "n")  # Best Practices 9.2.3: K = w = 32, A is M x 32, B 32 x N
+AAT_ARGS = ("out", "a", "m")       # C = A A^T, A is M x 32
+# transposed_b's first step, Bt = B^T (N x K): a K by N grid of 32 x 8 blocks
+TRANSPOSE_BLOCK = (32, 8)
+TRANSPOSE_ARGS = ("bt", "b", "k", "n")
+
+
 def _ladder() -> dict[str, Variant]:
     v = [
         Variant("naive", NAIVE, (32, 8), seed="000/002: one thread per output", intensity=("naive", 1, 1)),
@@ -301,10 +354,12 @@ def _ladder() -> dict[str, Variant]:
                 intensity=("naive", 1, 1)),
         Variant("transposed_b", NAIVE_COL_MAJOR, (32, 8), layout="bt", seed="004: transpose B first",
                 intensity=("naive", 1, 1)),
-        Variant("simple_multiply", SIMPLE_MULTIPLY, (32, 32), k32=True, seed="003 BPG 9.2.3.2"),
+        Variant("simple_multiply", SIMPLE_MULTIPLY, (32, 32), k32=True, seed="003 BPG 9.2.3.2", args=K32_ARGS),
         # coalesced_multiply: A tile shared by the 32 threads of a row, B read by each thread
-        Variant("coalesced_multiply", COALESCED_MULTIPLY, (32, 32), reuse=(1, 32), k32=True, seed="003 BPG 9.2.3.2"),
-        Variant("shared_ab_multiply", SHARED_AB_MULTIPLY, (32, 32), reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.2"),
+        Variant("coalesced_multiply", COALESCED_MULTIPLY, (32, 32), reuse=(1, 32), k32=True, seed="003 BPG 9.2.3.2",
+                args=K32_ARGS),
+        Variant("shared_ab_multiply", SHARED_AB_MULTIPLY, (32, 32), reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.2",
+                args=K32_ARGS),
     ]
     v += [Variant(f"tiled_{t}", tiled(t), (t, t), reuse=(t, t), seed="002: shared-memory tiles",
                   intensity=("tiled", t, 1)) for t in TILES]
@@ -315,9 +370,11 @@ def _ladder() -> dict[str, Variant]:
                   seed="000 exercise: corner turning, padded tile", intensity=("corner_turning", 32, 1))]
     v += [Variant(f"coarsened_{c}", coarsened(c), (32, 32), reuse=(32, 32 * c), coarse=c,
                   seed="000: thread coarsening", intensity=("coarsened", 32, c)) for c in COARSE_FACTORS]
-    v += [Variant("aat_simple", AAT_SIMPLE, (32, 32), op="aat", k32=True, seed="003 BPG 9.2.3.3"),
-          Variant("aat_shared", aat_tiled(0), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3"),
-          Variant("aat_padded", aat_tiled(1), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3")]
+    v += [Variant("aat_simple", AAT_SIMPLE, (32, 32), op="aat", k32=True, seed="003 BPG 9.2.3.3", args=AAT_ARGS),
+          Variant("aat_shared", aat_tiled(0), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3",
+                  args=AAT_ARGS),
+          Variant("aat_padded", aat_tiled(1), (32, 32), op="aat", reuse=(32, 32), k32=True, seed="003 BPG 9.2.3.3",
+                  args=AAT_ARGS)]
     v += [Variant("register_blocked", None, (0, 0), reuse=(DEFAULT.bm, DEFAULT.bn),
                   seed="register blocking, cp.async pipeline, warp tiling")]
     return {x.name: x for x in v}

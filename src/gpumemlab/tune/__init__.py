@@ -2,7 +2,8 @@
 derived values, every configuration verified against a reference answer before it is timed, a cache of every
 measured point) and one per-device JSON format for the results, ``kernels/tuned/<family>.json``.
 
-``space`` (the space as data), ``table`` (the format, its reader and markdown; no GPU), ``families`` (matmul,
-reduce), ``engine`` (check in a child process, screen, interleaved final round, choose), ``legacy`` (the
-matmul tuner's earlier format). ``ops/`` reads tuned tables through :mod:`gpumemlab.tune.table`.
+``space`` (the space as data), ``table`` (the format and its one reader: validation, a device's entry with
+same-chip borrowing, shape parsing, markdown; no GPU), ``families`` (what a family declares, and the registry),
+``matmul`` and ``reduce`` (the families), ``engine`` (check in a child process, screen, interleaved final round,
+choose). ``ops/`` reads tuned tables through :mod:`gpumemlab.tune.table`.
 """

@@ -1,4 +1,5 @@
-"""The tuned-table format (one JSON file per family, one entry per device) and what reads it. No GPU.
+"""The tuned-table format (one JSON file per family, one entry per device) and its one reader: format,
+validation, the entry of a device (borrowed from the same chip), shape parsing and markdown. No GPU.
 
 ``kernels/tuned/<family>.json``::
 
@@ -10,7 +11,7 @@
          "points": [{name, label, params, derived, shape, round, median_s, p10_s, p90_s, samples_n, METRIC,
                      ratio_to_baseline, verified, error?}],
          "chosen": {shape: {name, label, params, METRIC, ratio_to_baseline, round}},
-         "checks": {kernel key: null | error}}}}
+         "checks": {kernel key: null | error}, "converted"?: where converted measurements came from}}}
 
 ``round`` is "screen" (every valid point, timed alone) or "final" (the best few and the baseline timed
 sample by sample in alternating order); ``ratio_to_baseline`` is baseline time / point time in the same
@@ -20,11 +21,12 @@ round (> 1: faster than the baseline).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..errors import UsageError
-from .keys import FORMAT, parse_mnk
 
+FORMAT = 1
 METRICS = {"gflops": ("TFLOP/s", 1e-3, ".1f"), "gbps": ("GB/s", 1.0, ".0f")}  # unit, scale, format in tables
 ROUNDS = ("screen", "final")
 TIMES = ("median_s", "p10_s", "p90_s", "samples_n")
@@ -80,10 +82,6 @@ def load(path) -> dict:
         raise UsageError(f"{path} is not JSON: {exc}") from None
     except RecursionError:
         raise UsageError(f"{path} is not a tuned table (nested too deeply to be one)") from None
-    if isinstance(data, dict) and "format" not in data and "devices" in data:
-        from .legacy import from_format0  # the matmul tuner's format-0 files (tests/data/tune-format0)
-
-        data = from_format0(data, source=str(path))
     bad = problems(data)
     if bad:
         raise UsageError(f"{path} is not a tuned table: {bad[0]}" + (f" (and {len(bad) - 1} more)" if bad[1:] else ""))
@@ -118,33 +116,30 @@ def install(path, family: str, about: str, metric: str, entry: dict) -> None:
     tmp.replace(path)
 
 
-# ---------------------------------------------------------------- the matmul chooser's view
+# ---------------------------------------------------------------- what the library reads
 
-def rate_shape(shapes) -> str:
-    """The shape whose rates the matmul chooser extrapolates from: the largest square one (else the largest M)."""
-    shapes = list(shapes)
-    squares = [s for s in shapes if len(set(parse_mnk(s))) == 1]
-    return max(squares or shapes, key=lambda s: parse_mnk(s)[0])
+def device_entry(devices: dict, device: dict) -> dict | None:
+    """The entry measured on this device name; else one of the same compute capability and SM count (the same
+    chip, e.g. H100 SXM and H200), marked ``borrowed_from``; else None. ``devices``: {name: entry}."""
+    if device.get("name") in devices:
+        return devices[device["name"]]
+    for name, e in sorted(devices.items()):
+        d = e.get("device", {})
+        if list(d.get("cc", [])) == list(device.get("cc", [])) and d.get("sm_count") == device.get("sm_count"):
+            return dict(e, borrowed_from=name)
+    return None
 
 
-def matmul_view(entry: dict) -> dict:
-    """A matmul device entry in the form ``ops.matmul.choose`` reads: ``shapes`` {shape: {winner, splits}}
-    (the chosen point per tuned shape) and ``configs`` [{name, rate_gflops, blocks_per_sm}] (each config's best
-    screened GFLOP/s at :func:`rate_shape`, in the order the points list them)."""
-    shapes = {s: dict(winner=c["params"]["config"], splits=int(c["params"].get("splits", 1)))
-              for s, c in entry.get("chosen", {}).items()}
-    screened = [p for p in entry.get("points", []) if p.get("verified") and p.get("round") == "screen"]
-    configs: dict[str, dict] = {}
-    if screened:
-        big = rate_shape(dict.fromkeys(p["shape"] for p in screened))
-        for p in screened:
-            if p["shape"] != big:
-                continue
-            name = p["params"]["config"]
-            c = configs.setdefault(name, dict(name=name, rate_gflops=0.0,
-                                              blocks_per_sm=(p.get("derived") or {}).get("blocks_per_sm")))
-            c["rate_gflops"] = max(c["rate_gflops"], p["gflops"])
-    return dict(device=entry.get("device", {}), shapes=shapes, configs=list(configs.values()))
+def parse_mnk(text: str) -> tuple[int, int, int]:
+    """(M, N, K) of a matmul shape written MxNxK; UsageError on anything else."""
+    m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*x\s*(\d+)\s*", str(text).lower())
+    if not m or min(int(g) for g in m.groups()) < 1:
+        raise UsageError(f"matmul shape {text!r}: expected MxNxK with positive integers, e.g. 4096x4096x4096")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def mnk_name(m: int, n: int, k: int) -> str:
+    return f"{m}x{n}x{k}"
 
 
 # ---------------------------------------------------------------- markdown
