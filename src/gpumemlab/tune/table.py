@@ -179,32 +179,48 @@ def _grid(records: list[dict], shapes: list[str], metric: str, order_shape: str,
     return [header, "|---|" + "---|" * (len(derived_keys) + len(shapes))] + lines
 
 
+def _device_grids(e: dict, metric: str, points: list[dict], baseline: list[dict]) -> list[str]:
+    """The screen and final grids of one set of points, each with its baseline row."""
+    _unit, scale, fmt = METRICS[metric]
+    base = {}
+    for b in baseline:
+        base.setdefault(b["round"], {})[b["shape"]] = b
+    shapes = list(dict.fromkeys([p["shape"] for p in points] + list(base.get("screen", {}))))
+    # rows are ordered by the shape whose baseline takes longest (the largest problem)
+    timed = base.get("screen") or {}
+    order = max(shapes, key=lambda s: timed.get(s, {}).get("median_s") or 0) if shapes else None
+    out = []
+    for rnd in ROUNDS:
+        recs = [p for p in points if p["round"] == rnd]
+        if not recs:
+            continue
+        if rnd == "final":
+            out += ["", "final round (interleaved with the baseline):", ""]
+        grid = _grid(recs, shapes, metric, order, e["space"].get("params", {}))
+        row = "| " + " | ".join([e["baseline"]["name"]] + [""] * (grid[0].count("|") - len(shapes) - 2)
+                                + [format(base[rnd][s][metric] * scale, fmt) if s in base.get(rnd, {}) else "-"
+                                   for s in shapes]) + " |"
+        out += grid[:2] + [row] + grid[2:]
+    return out
+
+
 def markdown(data: dict) -> str:
     """Markdown tables of a tuned file: per device, the screened points (metric and % of the baseline in the
-    same round), the final round if any, and the chosen point per shape."""
+    same round), the final round if any, and the chosen point per shape. A converted entry's points are shown
+    per ``source`` (each with the baseline measured with it)."""
     metric = data["metric"]
     unit, scale, fmt = METRICS[metric]
     out = []
     for dev, e in data["devices"].items():
-        base = {}
-        for b in e["baseline"].get("points", []):
-            base.setdefault(b["round"], {})[b["shape"]] = b
-        shapes = list(dict.fromkeys([p["shape"] for p in e["points"]] + list(base.get("screen", {}))))
-        # rows are ordered by the shape whose baseline takes longest (the largest problem)
-        timed = base.get("screen") or {}
-        order = max(shapes, key=lambda s: timed.get(s, {}).get("median_s") or 0) if shapes else None
         out += [f"{dev} ({e['date']}, {e['command']}); {unit}, % of {e['baseline']['name']} in the same round:", ""]
-        for rnd in ROUNDS:
-            recs = [p for p in e["points"] if p["round"] == rnd]
-            if not recs:
-                continue
-            if rnd == "final":
-                out += ["", "final round (interleaved with the baseline):", ""]
-            grid = _grid(recs, shapes, metric, order, e["space"].get("params", {}))
-            row = "| " + " | ".join([e["baseline"]["name"]] + [""] * (grid[0].count("|") - len(shapes) - 2)
-                                    + [format(base[rnd][s][metric] * scale, fmt) if s in base.get(rnd, {}) else "-"
-                                       for s in shapes]) + " |"
-            out += grid[:2] + [row] + grid[2:]
+        sources = list(dict.fromkeys(p.get("source") for p in e["points"])) or [None]
+        for source in sources:
+            if source is not None:
+                out += ([""] if source != sources[0] else []) + [f"from {source}:", ""]
+            out += _device_grids(e, metric, [p for p in e["points"] if p.get("source") == source],
+                                 [b for b in e["baseline"].get("points", []) if b.get("source") == source])
+        if e.get("converted"):
+            out += ["", f"converted: {e['converted']}"]
         out += ["", "chosen:"]
         for shape, c in e["chosen"].items():
             ratio = f" = {100 * c['ratio_to_baseline']:.1f}% of the baseline" if c.get("ratio_to_baseline") else ""
@@ -212,5 +228,3 @@ def markdown(data: dict) -> str:
                        f"{format(c[metric] * scale, fmt)} {unit}{ratio} ({c['round']} round)")
         out.append("")
     return "\n".join(out)
-
-
