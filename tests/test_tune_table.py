@@ -194,6 +194,24 @@ def test_finalists_are_the_fastest_verified_plus_the_librarys_point():
     assert [p.name for p in engine.finalists(fam, pts, recs, 3)] == ["u=3", "u=4", "u=1"]
     plain = R.REDUCE.__class__(**{**R.REDUCE.__dict__, "reference": None})
     assert [p.name for p in engine.finalists(plain, pts, recs, 1)] == ["u=3"]
+    # a reference per shape (matmul: the installed choice there) joins the final round the same way
+    per_shape = R.REDUCE.__class__(**{**R.REDUCE.__dict__, "reference": lambda shape, device: (
+        dict(unroll=4) if shape == "s" else None)})
+    assert engine.reference(per_shape, "s", {}) == dict(unroll=4) and engine.reference(per_shape, "t", {}) is None
+    assert [p.name for p in engine.finalists(per_shape, pts, recs, 1, dict(unroll=4))] == ["u=3", "u=4"]
+    assert [p.name for p in engine.finalists(per_shape, pts, recs, 1)] == ["u=3"]
+
+
+def test_the_matmul_final_round_keeps_the_installed_choice_of_each_shape():
+    from gpumemlab.tune import matmul as M
+
+    devices = table.read_devices(TUNED / "matmul.json", "matmul")
+    dev = sorted(devices)[0]
+    device = dict(name=dev)
+    for shape, c in devices[dev]["chosen"].items():
+        assert engine.reference(M.FAMILY, shape, device) == c["params"]
+    assert engine.reference(M.FAMILY, "3x5x7", device) is None
+    assert engine.reference(M.FAMILY, "1024x1024x1024", dict(name="another chip", cc=[1, 0], sm_count=1)) is None
 
 
 def test_the_engine_flow_with_a_fake_device_and_timer(tmp_path, monkeypatch):

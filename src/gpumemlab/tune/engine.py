@@ -204,7 +204,7 @@ def tune(family: Family, shapes=None, configs=None, cache=None, top: int | None 
             log(f"{shape}: screened {len(screened)} points, {sum(r['verified'] for r in screened)} verified")
 
             finals = _final(family, problem, base, by_shape[shape], screened, shape, top, store, stream, flusher,
-                            time_interleaved)
+                            time_interleaved, device)
             if finals:
                 base_points.append(finals["baseline"])
                 points += finals["points"]
@@ -259,19 +259,28 @@ def _screen(family, problem, p: Point, shape, check_error, stream, flusher, base
     return point_record(family, p, shape, "screen", timing.stats, base_median)
 
 
-def finalists(family: Family, points: list[Point], screened: list[dict], top: int) -> list[Point]:
-    """The ``top`` fastest verified screened points, plus the library's current point if it was screened."""
+def reference(family: Family, shape: str, device: dict) -> dict | None:
+    """The params the library uses now at ``shape`` on ``device`` (the family's fixed point, or its installed
+    choice there), or None."""
+    return family.reference(shape, device) if callable(family.reference) else family.reference
+
+
+def finalists(family: Family, points: list[Point], screened: list[dict], top: int,
+              current: dict | None = None) -> list[Point]:
+    """The ``top`` fastest verified screened points, plus the library's current point (``current``, by default
+    the family's fixed reference) if it was screened: a choice changes only when beaten in the same round."""
+    current = family.reference if current is None and not callable(family.reference) else current
     ok = sorted((r for r in screened if r["verified"]), key=lambda r: -r[family.metric])
     names = [r["name"] for r in ok[:top]]
-    if family.reference is not None:
-        names += [r["name"] for r in ok if r["params"] == family.reference and r["name"] not in names]
+    if current is not None:
+        names += [r["name"] for r in ok if r["params"] == current and r["name"] not in names]
     by_name = {p.name: p for p in points}
     return [by_name[n] for n in names]
 
 
 def _final(family, problem, base: Runner, points, screened, shape, top, store, stream, flusher,
-           time_interleaved) -> dict | None:
-    chosen = finalists(family, points, screened, top)
+           time_interleaved, device: dict) -> dict | None:
+    chosen = finalists(family, points, screened, top, reference(family, shape, device))
     if not chosen or top <= 0:
         return None
     names = [p.name for p in chosen]

@@ -56,7 +56,8 @@ class Family:
     check_key: Callable[[Point], str]            # points sharing a key are checked once (on the odd cases)
     check: Callable[[str, dict], None]           # GPU, child process: raise on a wrong result
     recorded: tuple = ()                         # derived values kept in each point's record
-    reference: dict | None = None                # params the library uses now: always in the final round
+    # params the library uses now (a dict), or (shape, device) -> those at a shape or None: always in the final round
+    reference: dict | Callable[[str, dict], dict | None] | None = None
     cold_l2: bool = False
     top: int = 3                                 # screened points that go to the final round
     installs: bool = True                        # the library reads kernels/tuned/<name>.json (--install writes it)

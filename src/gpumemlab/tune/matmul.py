@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..kernels import matmul as KM
 from .families import Family, Problem, Runner, run_checked
 from .space import Point, Space
-from .table import mnk_name, parse_mnk
+from .table import device_entry, mnk_name, parse_mnk, read_devices
 
 SQUARE = [(s, s, s) for s in (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 16384)]
 ODD = [(1000, 1000, 1000), (1023, 1025, 1027), (777, 1001, 513), (2047, 2047, 2047), (3001, 2999, 3000),
@@ -125,6 +125,15 @@ def _check(config: str, device: dict) -> None:
         run_checked(r, problem, f"{config} {shape} splits {splits}")
 
 
+def _installed(shape: str, device: dict) -> dict | None:
+    """The params the installed table chose at ``shape`` for this device (or its chip), or None."""
+    from ..kernels import KERNEL_DIR
+
+    entry = device_entry(read_devices(KERNEL_DIR / "tuned" / "matmul.json", "matmul"), device)
+    chosen = (entry or {}).get("chosen", {}).get(shape)
+    return dict(chosen["params"]) if chosen else None
+
+
 def _effective_splits(c: dict) -> int:
     return KM.split_chunk(c["k"], KM.RBConfig.from_name(c["config"]).bk, c["splits"])[1]
 
@@ -163,6 +172,7 @@ FAMILY = MATMUL = Family(
     check_key=lambda p: p.params["config"],
     check=_check,
     recorded=("blocks_per_sm",),
+    reference=_installed,
     # compute-bound tiles on warm operands, as the matmul_shapes experiment times the GEMMs; many short points
     cold_l2=False,
     screen_timer=TimerConfig(warmup=1, min_samples=5, min_time_s=0.01, max_time_s=0.1),
