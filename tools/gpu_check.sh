@@ -4,8 +4,9 @@
 #   env kernels tests bench quick      as named (tests: TESTS_K filters, TESTS_ARGS adds; bench/quick: BENCH_ARGS)
 #   bench:EXP,EXP...                   gpumemlab bench --only EXP... as bench-EXP-EXP (e.g. bench:reduce,transpose)
 #   bench-skip:EXP,EXP...              gpumemlab bench --skip EXP... as rest-EXP-EXP (the rest of a split run)
-#   tune:FAMILY                        gpumemlab tune FAMILY --install: this device's result and cache in $OUT/tune,
-#                                      the package's table with it merged in as $OUT/tuned-FAMILY.json; TUNE_ARGS
+#   tune:FAMILY                        gpumemlab tune FAMILY --install (a family the library reads, e.g. matmul): this
+#                                      device's result and cache in $OUT/tune, the package's table with it merged in
+#                                      as $OUT/tuned-FAMILY.json; TUNE_ARGS
 #   sanitize                           memcheck, racecheck, synccheck over tools/sanitize_kernels.py (every reduce, on-chip,
 #                                      transpose, launch and matmul kernel on odd sizes; SANITIZE_GROUPS, SAN_RB_ONLY=1)
 #   sanitize:tests                     the same tools over the GPU tests (SANITIZE_TESTS, SANITIZE_K)

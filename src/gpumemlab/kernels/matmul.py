@@ -67,8 +67,8 @@ TUNE_PARAMS = {
     "WM": [32, 64], "WN": [32, 64], "WNITER": [1, 2, 4], "TM": [4], "TN": [4],
     "STAGES": [2, 3, 4], "ALOAD": [0, 1], "DBUF": [0, 1], "ORDER": [0, 1, 2], "PIN": [0, 1],
 }
-# split-K factors (sweeps, tuning, chooser): up to 256, since one small tile with K = 65536 took the largest factor
-# swept (64: 64 blocks for 132 SMs) on the H100 and the H200; the chooser also keeps slices >= MIN_SPLIT_DEPTH
+# split-K factors (tuning, chooser): up to 256, since one small tile with K = 65536 took the largest factor swept
+# (64: 64 blocks for 132 SMs) on the H100 and the H200; the tuning space keeps slices >= MIN_SPLIT_DEPTH
 SPLIT_FACTORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 MIN_SPLIT_DEPTH = 128    # K rows per split-K slice at least: shallower slices spend more on the epilogue than they save
 SPLIT_WAVES = 4          # split-K only while tiles x splits fill at most this many waves of resident blocks
