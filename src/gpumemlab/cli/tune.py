@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 def add_commands(sub) -> None:
-    from ..tune.families import MODULES
+    from ..tune.registry import MODULES
 
     p = sub.add_parser("tune", help="tune a kernel family on this GPU and write its per-device table",
                        description="Check, screen and time every valid point of a family's space against its "

@@ -3,7 +3,7 @@ derived values, every configuration verified against a reference answer before i
 measured point) and one per-device JSON format for the results, ``kernels/tuned/<family>.json``.
 
 ``space`` (the space as data), ``table`` (the format and its one reader: validation, a device's entry with
-same-chip borrowing, shape parsing, markdown; no GPU), ``families`` (what a family declares, and the registry),
+same-chip borrowing, shape parsing, markdown; no GPU), ``families`` (what a family declares), ``registry`` (name -> module, one line per family),
 ``matmul`` and ``reduce`` (the families), ``engine`` (check in a child process, screen, interleaved final round,
 choose). ``ops/`` reads tuned tables through :mod:`gpumemlab.tune.table`.
 """

@@ -1,6 +1,6 @@
 """What a tuned family declares (as data over the engine): space, shapes, work per call, the problem with its
 float64 answer, how one point runs, the baseline, and the small odd cases a child process checks first; and the
-registry of families, one line each (:data:`MODULES`).
+lookup of a family by name in the registry (:data:`.registry.MODULES`, one line each).
 
 Everything that touches the GPU is imported inside the functions, so the declarations load without one.
 """
@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..bench.timer import TimerConfig
 from ..errors import UsageError
+from .registry import MODULES
 from .space import Point, Space
 
 
@@ -93,14 +94,8 @@ def run_checked(r: Runner, problem: Problem, what: str) -> float:
     return verify_answer(r.result(), problem, what)
 
 
-# family name -> the module that declares it as ``FAMILY`` (a family of another module is one more line here)
-MODULES = {
-    "matmul": "gpumemlab.tune.matmul",
-    "reduce": "gpumemlab.tune.reduce",
-}
-
-
 def get(name: str) -> Family:
+    """The family called ``name`` (its module imported on first use); UsageError for an unknown name."""
     if name not in MODULES:
         raise UsageError(f"unknown tuning family {name!r}; expected one of {', '.join(MODULES)}")
     return importlib.import_module(MODULES[name]).FAMILY
