@@ -1,7 +1,12 @@
-"""``gpumemlab.transpose``: a new contiguous transpose of a 2-D float32 / float64 / int32 GPU array.
+"""``gpumemlab.transpose``: NumPy's ``transpose(x, axes)`` into a new C-contiguous array, for every dtype of 1, 2,
+4, 8 or 16 bytes and any strided view, read in place (no copy first).
 
-A row or a column is a device copy. Shapes with a side below 32 take the thin kernel (both sides coalesced
-without a 32-wide tile; blocks made small enough that there are two per SM). Other shapes whose both sides are
+The view and the permutation are folded to their fewest sides first (:mod:`._layout`): a layout that folds to one
+run is a device copy, a batch of 2-D swaps takes ``transpose_strided`` (a padded shared tile, read through the
+input's strides, one word type per element size), layouts with no side to read coalesced take ``gather_strided``.
+
+A C-contiguous matrix of 4- or 8-byte words takes the tuned 2-D kernels: a side below 32 takes the thin kernel (both
+sides coalesced without a 32-wide tile; blocks made small enough that there are two per SM). Other shapes whose both sides are
 multiples of the 16-byte vector width (4 floats or ints, 2 doubles), with 16-byte aligned storage, take the
 vectorized 64x64 kernel (128 x 64 tiles for 4-byte elements whose output rows start off a 32-byte sector); every
 other shape takes the padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguousarray(x.T)``, but with coalesced
@@ -10,17 +15,23 @@ other shape takes the padded, coarsened 32x8 tile kernel. Like ``cupy.ascontiguo
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import InputTypeError, UsageError
 from ..gpu import runtime
 from ..kernels import CTYPES
 from ..kernels import transpose as K
+from . import _layout
 from ._checks import as_device_array, cupy_module, on_arrays_device
 
-DTYPES = (np.float32, np.float64, np.int32)
+DTYPES = (np.float32, np.float64, np.int32)  # the 2-D ladder's instantiations (the experiment's dtypes)
+# every dtype of a size the layouts move (by itemsize: the kernels are instantiated per word, not per dtype)
+LAYOUT_DTYPES = tuple(np.dtype(d) for d in ("bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32",
+                                            "float32", "int64", "uint64", "float64", "complex64", "complex128"))
+MATRIX_DTYPE = {4: "float32", 8: "float64"}  # the tuned 2-D kernels move 4- and 8-byte words as float / double
 SECTOR = 32  # bytes: the unit of a partially written output run
 INT32_MAX = 2**31 - 1
 
@@ -51,30 +62,92 @@ def launch_plan(rows: int, cols: int, dtype_name: str, aligned: bool, sm_count: 
     return variant.spec(ctype), variant.grid(rows, cols), variant.block, 0, ()
 
 
-@lru_cache(maxsize=1024)
-def _prepared(rows: int, cols: int, dtype: np.dtype, aligned: bool) -> runtime.Launcher:
-    """The launch of :func:`launch_plan` with its geometry and scalars packed once; a call binds ``out, x``.
-    Keyed by the dtype object: ``dtype.name`` is computed in Python by NumPy, microseconds per call."""
-    spec, grid, block, shmem, extra = launch_plan(rows, cols, dtype.name, aligned, runtime.device_info()["sm_count"])
+def _matrix_launch(rows: int, cols: int, dtype_name: str, aligned: bool):
+    """``run(out, x)`` of the tuned 2-D kernels for a C-contiguous rows x cols matrix (both sides above 1)."""
+    spec, grid, block, shmem, extra = launch_plan(rows, cols, dtype_name, aligned, runtime.device_info()["sm_count"])
     return runtime.Launcher(spec, grid, block, 2, rows, cols, *extra, shmem=shmem)
 
 
-@on_arrays_device
-def transpose(x):
-    """Return ``x.T`` as a new C-contiguous CuPy array (``x``: 2-D, C-contiguous).
+def _tile_launch(move: _layout.Move, size: int):
+    na, nb, sa, sb, ob = move.tile
+    tile, block_rows = K.STRIDED_TILE[size]
+    batch = list(move.batch) + [(1, 0, 0)] * (_layout.MAX_BATCH - len(move.batch))
+    nbatch = _layout.batch_count(move)
+    grid = (-(-na // tile), min(-(-nb // tile), K.MAX_GRID_Y), min(nbatch, K.MAX_GRID_Y))
+    scalars = ([np.int32(na), np.int32(nb), np.int64(sa), np.int64(sb), np.int64(ob), np.int64(nbatch)]
+               + [np.int64(n) for n, _, _ in batch[:3]] + [np.int64(i) for _, i, _ in batch]
+               + [np.int64(o) for _, _, o in batch])
+    return runtime.Launcher(K.strided_spec(size), grid, (tile, block_rows), 2, *scalars)
 
-    Elements are moved bit for bit: NaN payloads (signalling NaNs too), +-Inf and -0.0 come out unchanged.
+
+def _gather_launch(move: _layout.Move, size: int, count: int):
+    wide = count > 2**32 - 1
+    index = np.uint64 if wide else np.uint32
+    sides = list(move.sides) + [(1, 0)] * (_layout.MAX_DIMS - len(move.sides))
+    per_block = K.GATHER_BLOCK * K.GATHER_UNROLL
+    grid = min(-(-count // per_block), INT32_MAX)
+    return runtime.Launcher(K.gather_spec(size, wide), grid, K.GATHER_BLOCK, 2, index(count), np.int32(len(move.sides)),
+                            *[index(n) for n, _ in sides[:5]], *[np.int64(s) for _, s in sides])
+
+
+def _copy_launch(nbytes: int):
+    def run(out, x):
+        out.data.copy_from_device_async(x.data, nbytes)
+    return run
+
+
+@lru_cache(maxsize=1024)
+def prepared(shape: tuple, strides: tuple, dtype: np.dtype, axes, aligned: bool):
+    """(result shape, ``run(out, x)`` or None for an empty result) for an array of this shape, byte strides and
+    dtype moved into C order along ``axes`` (as given: None, a tuple, or ``"copy"`` for the identity). Checks
+    dtype and axes once per key; keyed by the dtype object (``dtype.name`` costs microseconds per call)."""
+    if dtype not in LAYOUT_DTYPES:
+        names = ", ".join(d.name for d in LAYOUT_DTYPES)
+        raise InputTypeError(f"x: dtype {dtype} not supported; expected one of {names}")
+    ndim = len(shape)
+    order = tuple(range(ndim)) if axes == "copy" else _layout.normalize_axes(axes, ndim)
+    out_shape = tuple(shape[a] for a in order)
+    count = math.prod(shape)
+    if count == 0:
+        return out_shape, None
+    size = dtype.itemsize
+    move = _layout.layout(shape, strides, size, order)
+    if move.kind == "copy":
+        return out_shape, _copy_launch(count * size)
+    if move.kind == "matrix" and size in MATRIX_DTYPE:
+        if max(move.rows, move.cols) > INT32_MAX:
+            raise UsageError(f"x: each side must be below 2^31 elements, got shape {shape}")
+        return out_shape, _matrix_launch(move.rows, move.cols, MATRIX_DTYPE[size], aligned)
+    if move.kind in ("matrix", "tile"):
+        return out_shape, _tile_launch(move, size)
+    return out_shape, _gather_launch(move, size, count)
+
+
+def moved(x, axes, out=None):
+    """``x`` moved into a C-contiguous array along ``axes`` (see :func:`prepared`): a new one, or ``out``."""
+    arr = as_device_array(x, "x", None, contiguous=False)
+    out_shape, run = prepared(arr.shape, arr.strides, arr.dtype, axes, arr.data.ptr % 16 == 0)
+    if out is None:  # launches follow CuPy's current stream, like CuPy's own ops
+        dst = cupy_module().empty(out_shape, arr.dtype)
+    else:
+        dst = as_device_array(out, "out", (arr.dtype,))
+        if dst.shape != out_shape:
+            raise UsageError(f"out: shape {dst.shape} != expected {out_shape}")
+        if dst.data.ptr % 16:
+            run = prepared(arr.shape, arr.strides, arr.dtype, axes, False)[1]
+    if run is not None:
+        run(dst, arr)
+    return dst
+
+
+@on_arrays_device
+def transpose(x, axes=None):
+    """Return ``numpy.transpose(x, axes)`` as a new C-contiguous CuPy array.
+
+    ``x``: a GPU array of any dtype of 1, 2, 4, 8 or 16 bytes (bool, int8-int64, uint8-uint64, float16, float32,
+    float64, complex64, complex128), any shape and any strides (views of every kind: sliced, stepped, reversed,
+    broadcast), read in place. ``axes``: None reverses the axes; else a permutation of ``range(x.ndim)`` (negative
+    counting from the end). Elements are moved bit for bit: NaN payloads (signalling NaNs too), +-Inf and -0.0 come
+    out unchanged.
     """
-    arr = as_device_array(x, "x", DTYPES, ndim=2, contiguous=True)
-    rows, cols = arr.shape
-    if rows > INT32_MAX or cols > INT32_MAX:
-        raise UsageError(f"x: each side must be below 2^31 elements, got shape {arr.shape}")
-    cupy = cupy_module()
-    out = cupy.empty((cols, rows), arr.dtype)  # launches follow CuPy's current stream, like CuPy's own ops
-    if arr.size == 0:
-        return out
-    if rows == 1 or cols == 1:  # x.T has the same bytes in the same order: a device copy
-        cupy.copyto(out, arr.reshape(cols, rows))
-        return out
-    _prepared(rows, cols, arr.dtype, (arr.data.ptr | out.data.ptr) % 16 == 0)(out, arr)
-    return out
+    return moved(x, tuple(axes) if type(axes) is list else axes)

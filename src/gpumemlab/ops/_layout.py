@@ -1,0 +1,113 @@
+"""Layouts of ``transpose`` and ``copy``, pure (no GPU): NumPy's ``axes`` checks, the fold of a strided view and a
+permutation to the fewest dimensions, and the kernel that moves the folded problem.
+
+The result is always C-contiguous, so a problem is the output's sides (outermost first) with the input's stride of
+each (in elements, any sign, zero for broadcast sides). Two output sides fold into one where the outer steps over a
+whole run of the inner in the input too (``stride_outer == stride_inner * size_inner``); sides of length 1 drop out.
+What is left picks the kernel: one side of stride 1 is a plain copy; a 2-D swap of a C-contiguous matrix takes the
+tuned 2-D kernels; an output side whose input stride is smaller than the last side's takes the tiled transpose (that
+side read coalesced, the last one written coalesced, the others a batch); anything else is a strided gather.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from math import prod
+
+from ..errors import InputTypeError, UsageError
+
+MAX_DIMS = 6        # sides of a folded layout the kernels take (gather_strided's axes)
+MAX_BATCH = 4       # batch sides of transpose_strided
+WORD_SIZES = (1, 2, 4, 8, 16)
+INT32_MAX = 2**31 - 1
+
+
+def normalize_axes(axes, ndim: int) -> tuple[int, ...]:
+    """``axes`` of ``numpy.transpose``: None reverses; else a permutation of range(ndim), negative counting from
+    the end. One-line errors as NumPy's."""
+    if axes is None:
+        return tuple(range(ndim - 1, -1, -1))
+    try:
+        items = [operator.index(a) for a in axes]
+    except TypeError:
+        raise InputTypeError(f"axes: expected None or a sequence of ints, got {axes!r}") from None
+    if len(items) != ndim:
+        raise UsageError(f"axes: {tuple(items)} don't match an array of dimension {ndim}")
+    out = []
+    for a in items:
+        if not -ndim <= a < ndim:
+            raise UsageError(f"axes: axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != ndim:
+        raise UsageError(f"axes: repeated axis in {tuple(items)}")
+    return tuple(out)
+
+
+def fold(shape: tuple, strides: tuple, axes: tuple) -> tuple[tuple[int, int], ...]:
+    """(size, input stride) of each output side, outermost first, folded: sides of 1 dropped, and an outer side
+    merged with the next where it steps over that side's whole run in the input. Empty for a single element."""
+    sides: list[tuple[int, int]] = []
+    for a in axes:
+        n, s = shape[a], strides[a]
+        if n == 1:
+            continue
+        if sides and sides[-1][1] == s * n:
+            sides[-1] = (sides[-1][0] * n, s)
+        else:
+            sides.append((n, s))
+    return tuple(sides)
+
+
+@dataclass(frozen=True)
+class Move:
+    """How a folded layout is moved. ``kind``: "copy" (one contiguous run), "matrix" (a C-contiguous rows x cols
+    matrix transposed: ``rows``, ``cols``, and its ``tile`` for element sizes the 2-D kernels lack), "tile" (transpose_strided), "gather" (gather_strided)."""
+
+    kind: str
+    rows: int = 0
+    cols: int = 0
+    tile: tuple = ()    # tile: (na, nb, in_sa, in_sb, out_sb)
+    batch: tuple = ()   # tile: (size, input stride, output stride) per batch side, innermost first
+    sides: tuple = ()   # gather: (size, input stride) per side, innermost first
+
+
+def out_strides(sides: tuple) -> list[int]:
+    """C-contiguous output strides of the folded sides (outermost first)."""
+    strides, run = [], 1
+    for n, _ in reversed(sides):
+        strides.append(run)
+        run *= n
+    return strides[::-1]
+
+
+def plan(sides: tuple) -> Move:
+    """The kernel for a folded layout (:func:`fold`); UsageError for more than ``MAX_DIMS`` sides."""
+    if len(sides) > MAX_DIMS:
+        raise UsageError(f"x: the layout folds to {len(sides)} dimensions; at most {MAX_DIMS} are supported "
+                         "(cupy.ascontiguousarray first)")
+    if not sides or (len(sides) == 1 and sides[0][1] == 1):
+        return Move("copy")
+    (na, sa) = sides[-1]
+    rest = range(len(sides) - 1)
+    p = min(rest, key=lambda j: abs(sides[j][1]), default=None)
+    if p is None or abs(sides[p][1]) >= abs(sa) or na > INT32_MAX or sides[p][0] > INT32_MAX:
+        return Move("gather", sides=tuple(reversed(sides)))
+    ostr = out_strides(sides)
+    tile = (na, sides[p][0], sa, sides[p][1], ostr[p])
+    if len(sides) == 2 and sides[0][1] == 1 and sa == sides[0][0]:  # a C-contiguous matrix, transposed
+        return Move("matrix", rows=na, cols=sides[0][0], tile=tile)
+    batch = tuple((sides[j][0], sides[j][1], ostr[j]) for j in reversed(rest) if j != p)
+    return Move("tile", tile=tile, batch=batch)
+
+
+def layout(shape: tuple, strides_bytes: tuple, itemsize: int, axes: tuple) -> Move:
+    """:func:`plan` of :func:`fold` for an array's shape and byte strides; UsageError for strides that are not a
+    whole number of elements."""
+    if any(s % itemsize for s in strides_bytes):
+        raise UsageError(f"x: strides {strides_bytes} are not multiples of the element size {itemsize}")
+    return plan(fold(shape, tuple(s // itemsize for s in strides_bytes), axes))
+
+
+def batch_count(move: Move) -> int:
+    return prod(n for n, _, _ in move.batch)

@@ -1,0 +1,133 @@
+"""CPU tests of transpose's and copy's layouts (ops/_layout.py): NumPy's axes checks, the fold, the kernel each
+folded layout takes, and a NumPy model of each kernel's index arithmetic run on the plan against numpy.transpose."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from gpumemlab.errors import InputTypeError, UsageError
+from gpumemlab.ops import _layout as L
+
+
+@pytest.mark.parametrize("axes,ndim,want", [(None, 3, (2, 1, 0)), (None, 0, ()), ((1, 0), 2, (1, 0)),
+                                            ((-1, 0, 1), 3, (2, 0, 1)), ([0], 1, (0,)), ((np.int64(1), 0), 2, (1, 0))])
+def test_normalize_axes(axes, ndim, want):
+    assert L.normalize_axes(axes, ndim) == want
+
+
+@pytest.mark.parametrize("axes,ndim,exc,msg", [
+    ((0,), 2, UsageError, "axes: (0,) don't match an array of dimension 2"),
+    ((0, 0), 2, UsageError, "axes: repeated axis in (0, 0)"),
+    ((0, 2), 2, UsageError, "axes: axis 2 is out of bounds for array of dimension 2"),
+    ((0, -3), 2, UsageError, "axes: axis -3 is out of bounds for array of dimension 2"),
+    ((0, 1.0), 2, InputTypeError, "axes: expected None or a sequence of ints, got (0, 1.0)"),
+    (3, 1, InputTypeError, "axes: expected None or a sequence of ints, got 3"),
+])
+def test_normalize_axes_errors(axes, ndim, exc, msg):
+    with pytest.raises(exc) as e:
+        L.normalize_axes(axes, ndim)
+    assert str(e.value) == msg
+
+
+@pytest.mark.parametrize("shape,strides,axes,want", [
+    ((4, 5), (5, 1), (0, 1), ((20, 1),)),                    # identity of a contiguous array: one run
+    ((4, 5), (5, 1), (1, 0), ((5, 1), (4, 5))),              # a matrix transposed
+    ((2, 3, 4), (12, 4, 1), (0, 2, 1), ((2, 12), (4, 1), (3, 4))),
+    ((2, 3, 4), (12, 4, 1), (2, 0, 1), ((4, 1), (6, 4))),    # the two outer sides stay adjacent: folded
+    ((4, 1, 5), (5, 5, 1), (2, 1, 0), ((5, 1), (4, 5))),     # a side of 1 drops out
+    ((4, 5), (10, 2), (0, 1), ((4, 10), (5, 2))),            # x[:, ::2] of a 4 x 10: no fold
+    ((4, 5), (-5, 1), (0, 1), ((4, -5), (5, 1))),            # reversed rows
+    ((3, 4), (0, 1), (0, 1), ((3, 0), (4, 1))),              # broadcast rows
+    ((1, 1), (8, 8), (1, 0), ()),                            # one element
+])
+def test_fold(shape, strides, axes, want):
+    assert L.fold(shape, strides, axes) == want
+
+
+def test_plan_kinds():
+    assert L.plan(()).kind == "copy" and L.plan(((7, 1),)).kind == "copy"
+    m = L.plan(((5, 1), (4, 5)))
+    assert (m.kind, m.rows, m.cols, m.tile) == ("matrix", 4, 5, (4, 5, 5, 1, 4))
+    t = L.plan(((2, 12), (4, 1), (3, 4)))  # (2, 3, 4) -> axes (0, 2, 1): a batch of 2 matrices
+    assert (t.kind, t.tile, t.batch) == ("tile", (3, 4, 4, 1, 3), ((2, 12, 12),))
+    assert L.plan(((4, 12), (5, 2))).kind == "gather"   # the last side has the smallest stride: rows gathered
+    assert L.plan(((7, 3),)).kind == "gather"
+    assert L.plan(((5, 2), (4, 12))).kind == "tile"     # x[:, :10:2].T: read along the stride-2 side
+    with pytest.raises(UsageError, match=r"^x: the layout folds to 7 dimensions; at most 6 are supported"):
+        L.plan(tuple((2, 3 ** k) for k in range(7, 0, -1)))
+
+
+def test_layout_rejects_strides_off_the_element_size():
+    with pytest.raises(UsageError, match=r"^x: strides \(6, 2\) are not multiples of the element size 4$"):
+        L.layout((2, 3), (6, 2), 4, (0, 1))
+
+
+def run_model(x: np.ndarray, axes) -> np.ndarray:
+    """What the planned kernel writes, computed from the flat buffer with the kernel's own index arithmetic."""
+    order = L.normalize_axes(axes, x.ndim)
+    out_shape = tuple(x.shape[a] for a in order)
+    item = x.itemsize
+    strides = tuple(s // item for s in x.strides)
+    # the buffer the view lies in, and the view's first element within it
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, strides))
+    flat = np.empty(hi - lo + 1, x.dtype)
+    for idx in itertools.product(*map(range, x.shape)):
+        flat[sum(i * s for i, s in zip(idx, strides)) - lo] = x[idx]
+    start = -lo
+    move = L.layout(x.shape, x.strides, item, order)
+    out = np.full(int(np.prod(out_shape)), 0, x.dtype)
+    if move.kind == "copy":
+        out[:] = flat[start:start + out.size]
+    elif move.kind in ("matrix", "tile"):
+        na, nb, sa, sb, ob = move.tile
+        batch = list(move.batch) or [(1, 0, 0)]
+        for z in itertools.product(*[range(n) for n, _, _ in batch]):
+            iz = sum(k * i for k, (_, i, _) in zip(z, batch))
+            oz = sum(k * o for k, (_, _, o) in zip(z, batch))
+            for a in range(na):
+                for b in range(nb):
+                    out[oz + b * ob + a] = flat[start + iz + a * sa + b * sb]
+    else:
+        sizes = [n for n, _ in move.sides]
+        for i in range(out.size):
+            r, at = i, 0
+            for d, (n, s) in enumerate(move.sides):
+                if d + 1 == len(move.sides):
+                    at += r * s
+                else:
+                    at += (r % n) * s
+                    r //= n
+            out[i] = flat[start + at]
+        assert np.prod(sizes) == out.size
+    return out.reshape(out_shape)
+
+
+def views():
+    rng = np.random.default_rng(0)
+    a = rng.integers(1, 1000, size=(4, 6, 5)).astype(np.int32)
+    yield a, None
+    yield a, (0, 2, 1)
+    yield a, (1, 0, 2)
+    yield a, (2, 0, 1)
+    yield a, (0, 1, 2)
+    yield a[:, ::2], (2, 1, 0)
+    yield a[::-1, :, 1:4], (1, 2, 0)
+    yield a[:, :, ::-2], None
+    yield a[:, 0], None
+    yield np.broadcast_to(a[0, 0], (3, 5)), None
+    yield np.broadcast_to(a[0, 0], (3, 5)), (0, 1)
+    yield a[1:3].transpose(2, 0, 1), (1, 2, 0)
+    yield np.asfortranarray(a), (0, 1, 2)
+    yield a[..., 2], (1, 0)
+    b = rng.integers(1, 1000, size=(2, 3, 2, 3, 2, 2, 3)).astype(np.int16)
+    yield b, (6, 4, 2, 0, 1, 3, 5)
+    yield a.reshape(-1)[::3], None
+
+
+@pytest.mark.parametrize("x,axes", list(views()))
+def test_the_planned_kernel_moves_what_numpy_transpose_gives(x, axes):
+    np.testing.assert_array_equal(run_model(x, axes), np.ascontiguousarray(np.transpose(x, axes)))
