@@ -132,3 +132,45 @@ def views():
 @pytest.mark.parametrize("x,axes", list(views()))
 def test_the_planned_kernel_moves_what_numpy_transpose_gives(x, axes):
     np.testing.assert_array_equal(run_model(x, axes), np.ascontiguousarray(np.transpose(x, axes)))
+
+
+DENSE_VIEWS = [lambda a: a.T, lambda a: a.transpose(1, 0, 2), lambda a: a.transpose(2, 1, 0).copy().transpose(2, 1, 0),
+               lambda a: a[::-1], lambda a: a[:, ::-1].T, lambda a: a[:1].transpose(2, 0, 1), lambda a: a[:, :, ::-1],
+               lambda a: a[1:2, ::-1]]
+
+
+@pytest.mark.parametrize("k", range(len(DENSE_VIEWS)))
+def test_dense_form_rebuilds_the_view(k):
+    """The block the form names, laid out C-contiguously in its order, transposed back and its reversed axes
+    flipped, is the view."""
+    a = np.arange(40, dtype=np.float64).reshape(2, 4, 5)
+    v = DENSE_VIEWS[k](a)
+    base_of = v.base  # numpy's views name the array that owns the memory
+    order, flipped, offset = L.dense_form(v.shape, v.strides, v.itemsize)
+    start = (v.__array_interface__["data"][0] - base_of.__array_interface__["data"][0] + offset) // 8
+    block = base_of.reshape(-1)[start:start + v.size].reshape([v.shape[i] for i in order])
+    back = block.transpose(np.argsort(order))[tuple(slice(None, None, -1) if i in flipped else slice(None)
+                                                    for i in range(v.ndim))]
+    np.testing.assert_array_equal(back, v)
+
+
+@pytest.mark.parametrize("make", [lambda a: a[:, ::2], lambda a: a[:, :3], lambda a: a.reshape(-1)[::2],
+                                  lambda a: np.broadcast_to(a[:1], (2, 4, 5)).transpose(1, 2, 0)])
+def test_dense_form_is_none_for_gaps_and_broadcasts(make):
+    v = make(np.zeros((2, 4, 5), np.float64))
+    assert L.dense_form(v.shape, v.strides, v.itemsize) is None
+
+
+def test_transpose_rejects_a_dtype_it_cannot_move_before_any_gpu_call():
+    from gpumemlab.ops.transpose import prepared
+
+    with pytest.raises(InputTypeError, match=r"^x: dtype datetime64\[s\] not supported; expected one of bool, int8, "):
+        prepared((2,), (8,), np.dtype("datetime64[s]"), None, True)
+    with pytest.raises(UsageError, match=r"^axes: \(0,\) don't match an array of dimension 2$"):
+        prepared((2, 3), (12, 4), np.dtype("float32"), (0,), True)
+
+
+def test_empty_results_need_no_launch():
+    from gpumemlab.ops.transpose import prepared
+
+    assert prepared((0, 5), (20, 4), np.dtype("int8"), None, True) == ((5, 0), None)

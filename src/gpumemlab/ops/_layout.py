@@ -111,3 +111,19 @@ def layout(shape: tuple, strides_bytes: tuple, itemsize: int, axes: tuple) -> Mo
 
 def batch_count(move: Move) -> int:
     return prod(n for n, _, _ in move.batch)
+
+
+def dense_form(shape: tuple, strides: tuple, itemsize: int) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
+    """A view that is a permutation of a dense block, its sides perhaps reversed (``x.T``, F order, a transposed
+    N-D array, ``x[::-1]``): (the axes ordered so that their byte strides fall, as a C-contiguous array of that
+    order would lie, sides of length 1 last; the axes read in reverse; the byte offset of the block's first
+    element from the view's). None for views with gaps, overlaps or broadcast sides."""
+    order = sorted((a for a, n in enumerate(shape) if n != 1), key=lambda a: -abs(strides[a]))
+    run = itemsize
+    for a in reversed(order):
+        if abs(strides[a]) != run:
+            return None
+        run *= shape[a]
+    flipped = tuple(a for a in order if strides[a] < 0)
+    offset = sum((shape[a] - 1) * strides[a] for a in flipped)
+    return tuple(order) + tuple(a for a, n in enumerate(shape) if n == 1), flipped, offset

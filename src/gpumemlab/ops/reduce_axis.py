@@ -31,6 +31,7 @@ from ..errors import InputTypeError
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
 from . import _workspace as W
+from . import _layout
 from . import full_sum as R
 from ._axes import collapse, normalize_axis, result_shape
 from ._checks import as_device_array, check_out
@@ -349,9 +350,58 @@ def _cupy():
     return cupy
 
 
+@dataclass(frozen=True)
+class DenseView:
+    """A strided view read as the dense block under it (``_layout.dense_form``): the block's shape (C order) and
+    byte offset from the view, the reduced axes in the block's order, and how the block's result maps back: the
+    permutation of its kept axes into the view's order, the kept axes to reverse and the shape with keepdims."""
+
+    shape: tuple
+    offset: int
+    axis: tuple
+    perm: tuple
+    flip: tuple
+    result_shape: tuple
+
+
+@lru_cache(maxsize=1024)
+def dense_view(shape: tuple, strides: tuple, itemsize: int, axis, keepdims: bool) -> DenseView | None:
+    """The :class:`DenseView` of a view with these byte strides, None for views with gaps (pure)."""
+    form = _layout.dense_form(shape, strides, itemsize)
+    if form is None:
+        return None
+    order, flipped, offset = form
+    axes = normalize_axis(axis, len(shape))
+    kept_block = [a for a in order if a not in axes]
+    kept = [a for a in range(len(shape)) if a not in axes]
+    return DenseView(tuple(shape[a] for a in order), offset, tuple(i for i, a in enumerate(order) if a in axes),
+                     tuple(kept_block.index(a) for a in kept), tuple(i for i, a in enumerate(kept) if a in flipped),
+                     result_shape(shape, axes, keepdims))
+
+
+def _strided(arr, axis, dtype, out, keepdims: bool, mean: bool):
+    """A reduction of a non-contiguous view: of the dense block under it where there is one (read in place, the
+    small result permuted into the view's axis order), else of a C-contiguous copy (``gpumemlab.copy``)."""
+    from .transpose import moved
+
+    cupy = _cupy()
+    dense = dense_view(arr.shape, arr.strides, arr.itemsize, axis, bool(keepdims))
+    if dense is None:
+        return reduce(moved(arr, "copy"), axis, dtype, out, keepdims, mean)
+    block = cupy.ndarray(dense.shape, arr.dtype, arr.data + dense.offset)
+    res = reduce(block, dense.axis, dtype, None, False, mean).transpose(dense.perm)
+    if dense.flip:
+        res = res[tuple(slice(None, None, -1) if i in dense.flip else slice(None) for i in range(res.ndim))]
+    res = res.reshape(dense.result_shape) if res.flags.c_contiguous else moved(res, "copy").reshape(dense.result_shape)
+    if out is None:
+        return res
+    moved(res, "copy", check_out(out, res.shape, res.dtype))
+    return out
+
+
 def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
     """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
-    arr = as_device_array(x, "x", R.DTYPES, contiguous=True)
+    arr = as_device_array(x, "x", R.DTYPES, contiguous=False)
     key_axis = tuple(axis) if isinstance(axis, list) else axis
     if not _hashable(key_axis):  # an array, a list inside a tuple: the same one-line error as any bad axis
         if isinstance(key_axis, tuple):
@@ -359,6 +409,8 @@ def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
         raise InputTypeError(f"axis: expected an int or a tuple of ints, got {type(axis).__name__}")
     if not _hashable(dtype):
         raise InputTypeError(f"dtype: {dtype!r} is not a dtype")
+    if not arr._c_contiguous and arr.size:
+        return _strided(arr, key_axis, dtype, out, keepdims, mean)
     prep = _prepared(arr.shape, key_axis, arr.dtype, dtype, bool(keepdims), mean,
                      arr.data.ptr % R.VECTOR_BYTES == 0)
     res = check_out(out, prep.shape, prep.acc) if out is not None else _cupy().empty(prep.shape, prep.acc)
@@ -379,3 +431,17 @@ def error_bound(arr, axis, mean: bool = False):
     rel = relative_bound(passes, acc_name, mean, full)
     abs_sum = abs(arr).sum(axis=normalize_axis(axis, arr.ndim), dtype=np.float64)
     return rel * (abs_sum / math.prod(p.n for p in passes) if mean else abs_sum).reshape(shape)
+
+
+def strided_error_bound(arr, axis, mean: bool = False):
+    """:func:`error_bound` of a non-contiguous view, for the path :func:`_strided` takes (a 0-d array for a full
+    reduction)."""
+    from .transpose import moved
+
+    key_axis = tuple(axis) if isinstance(axis, list) else axis
+    dense = dense_view(arr.shape, arr.strides, arr.itemsize, key_axis, False)
+    if dense is None:
+        return error_bound(moved(arr, "copy"), key_axis, mean)
+    block = _cupy().ndarray(dense.shape, arr.dtype, arr.data + dense.offset)
+    res = error_bound(block, dense.axis, mean).transpose(dense.perm)
+    return res[tuple(slice(None, None, -1) if i in dense.flip else slice(None) for i in range(res.ndim))]
