@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(256) transpose_thin(T* __restrict__ out, const
 // elements and may be negative or zero; the host folds the layout to its fewest dimensions first.
 
 // transpose_strided: a batch of 2-D transposes through a padded TILE x TILE shared tile (seed 003's coalescing
-// through shared memory, seed 001's padding), read and written through strides. Output axis `a` is contiguous in
+// through shared memory, seed 001's padding: rows of an odd number of banks, so a column read is conflict-free), read and written through strides. Output axis `a` is contiguous in
 // `out` (stride 1) and strided by in_sa in `in`; axis `b` is the input's fastest (in_sb, usually 1) and has output
 // stride out_sb. Loads run along b, stores along a: both coalesced. Up to 4 batch axes (innermost first: sizes
 // n0..n3, input strides i0..i3, output strides o0..o3), a tile row per blockIdx.y and a batch entry per blockIdx.z,
@@ -253,7 +253,8 @@ __global__ void __launch_bounds__(TILE * BLOCK_ROWS) transpose_strided(
     T* __restrict__ out, const T* __restrict__ in, int na, int nb, long long in_sa, long long in_sb,
     long long out_sb, long long nbatch, long long n0, long long n1, long long n2, long long i0, long long i1,
     long long i2, long long i3, long long o0, long long o1, long long o2, long long o3) {
-    __shared__ T tile[TILE][TILE + 1];
+    constexpr int PAD = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);  // a tile row of an odd number of 4-byte banks
+    __shared__ T tile[TILE][TILE + PAD];
     const int tiles_b = (nb + TILE - 1) / TILE;
     const int a0 = blockIdx.x * TILE;
     for (long long z = blockIdx.z; z < nbatch; z += gridDim.z) {

@@ -150,4 +150,9 @@ def transpose(x, axes=None):
     counting from the end). Elements are moved bit for bit: NaN payloads (signalling NaNs too), +-Inf and -0.0 come
     out unchanged.
     """
-    return moved(x, tuple(axes) if type(axes) is list else axes)
+    if axes is not None and type(axes) is not tuple:
+        try:
+            axes = tuple(axes)
+        except TypeError:
+            raise InputTypeError(f"axes: expected None or a sequence of ints, got {axes!r}") from None
+    return moved(x, axes)
