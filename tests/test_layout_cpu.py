@@ -52,13 +52,28 @@ def test_plan_kinds():
     assert L.plan(()).kind == "copy" and L.plan(((7, 1),)).kind == "copy"
     m = L.plan(((5, 1), (4, 5)))
     assert (m.kind, m.rows, m.cols, m.tile) == ("matrix", 4, 5, (4, 5, 5, 1, 4))
-    t = L.plan(((2, 12), (4, 1), (3, 4)))  # (2, 3, 4) -> axes (0, 2, 1): a batch of 2 matrices
-    assert (t.kind, t.tile, t.batch) == ("tile", (3, 4, 4, 1, 3), ((2, 12, 12),))
-    assert L.plan(((4, 12), (5, 2))).kind == "gather"   # the last side has the smallest stride: rows gathered
+    assert L.plan(((5, 1), (4, 5)), size=2).kind == "gather"  # no 2-D kernel for 2-byte words; tiles mostly empty
+    assert L.plan(((50, 1), (40, 50)), size=2).kind == "tile"
+    t = L.plan(((2, 1200), (40, 1), (30, 40)))  # (2, 30, 40) -> axes (0, 2, 1): a batch of 2 matrices
+    assert (t.kind, t.tile, t.batch) == ("tile", (30, 40, 40, 1, 30), ((2, 1200, 1200),))
+    assert L.plan(((2, 12), (4, 1), (3, 4))).kind == "gather"  # 3 x 4 matrices fill 1% of a tile
+    assert L.plan(((40, 12), (50, 2))).kind == "gather"   # the last side has the smallest stride: rows gathered
     assert L.plan(((7, 3),)).kind == "gather"
-    assert L.plan(((5, 2), (4, 12))).kind == "tile"     # x[:, :10:2].T: read along the stride-2 side
+    assert L.plan(((50, 2), (40, 120))).kind == "tile"     # x[:, :100:2].T: read along the stride-2 side
     with pytest.raises(UsageError, match=r"^x: the layout folds to 7 dimensions; at most 6 are supported"):
         L.plan(tuple((2, 3 ** k) for k in range(7, 0, -1)))
+
+
+@pytest.mark.parametrize("sides,size,align,want", [
+    (((8, 64), (16, 1)), 4, 0, (((8, 16), (4, 1)), 16)),     # rows of 16 floats: 4 words of 16 bytes
+    (((8, 64), (16, 1)), 4, 8, (((8, 32), (8, 1)), 8)),      # 8 bytes past 16: 8-byte words
+    (((8, 66), (16, 1)), 4, 0, (((8, 33), (8, 1)), 8)),      # a row stride of 66 floats: 8-byte words
+    (((8, 64), (3, 1)), 4, 0, (((8, 64), (3, 1)), 4)),       # a run of 3 floats: no wider word divides it
+    (((8, 64), (16, 2)), 4, 0, (((8, 64), (16, 2)), 4)),     # not contiguous inside: no change
+    (((9, 6), (6, 1)), 1, 2, (((9, 3), (3, 1)), 2)),         # bytes, 2 past 16: pairs
+])
+def test_widen(sides, size, align, want):
+    assert L.widen(sides, size, align) == want
 
 
 def test_layout_rejects_strides_off_the_element_size():
@@ -67,22 +82,27 @@ def test_layout_rejects_strides_off_the_element_size():
 
 
 def run_model(x: np.ndarray, axes) -> np.ndarray:
-    """What the planned kernel writes, computed from the flat buffer with the kernel's own index arithmetic."""
+    """What the planned kernel writes, computed from the view's bytes with the kernel's own index arithmetic, in the
+    planned word size (the buffer starts 16-byte aligned, as device allocations do)."""
     order = L.normalize_axes(axes, x.ndim)
     out_shape = tuple(x.shape[a] for a in order)
     item = x.itemsize
     strides = tuple(s // item for s in x.strides)
-    # the buffer the view lies in, and the view's first element within it
     lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, strides))
     hi = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, strides))
-    flat = np.empty(hi - lo + 1, x.dtype)
+    flat = np.zeros(-(-(hi - lo + 1) * item // 16) * 16, np.uint8)
+    elems = flat[:(hi - lo + 1) * item].view(x.dtype)
     for idx in itertools.product(*map(range, x.shape)):
-        flat[sum(i * s for i, s in zip(idx, strides)) - lo] = x[idx]
-    start = -lo
-    move = L.layout(x.shape, x.strides, item, order)
-    out = np.full(int(np.prod(out_shape)), 0, x.dtype)
+        elems[sum(i * s for i, s in zip(idx, strides)) - lo] = x[idx]
+    start_b = -lo * item
+    move = L.layout(x.shape, x.strides, item, order, align=start_b & 15)
+    w = move.size
+    words = flat.view(np.dtype((np.void, w)))
+    start = start_b // w
+    count_b = int(np.prod(out_shape)) * item
+    out = np.zeros(count_b // w, np.dtype((np.void, w)))
     if move.kind == "copy":
-        out[:] = flat[start:start + out.size]
+        out[:] = words[start:start + out.size]
     elif move.kind in ("matrix", "tile"):
         na, nb, sa, sb, ob = move.tile
         batch = list(move.batch) or [(1, 0, 0)]
@@ -91,9 +111,9 @@ def run_model(x: np.ndarray, axes) -> np.ndarray:
             oz = sum(k * o for k, (_, _, o) in zip(z, batch))
             for a in range(na):
                 for b in range(nb):
-                    out[oz + b * ob + a] = flat[start + iz + a * sa + b * sb]
+                    out[oz + b * ob + a] = words[start + iz + a * sa + b * sb]
     else:
-        sizes = [n for n, _ in move.sides]
+        assert np.prod([n for n, _ in move.sides]) == out.size
         for i in range(out.size):
             r, at = i, 0
             for d, (n, s) in enumerate(move.sides):
@@ -102,9 +122,8 @@ def run_model(x: np.ndarray, axes) -> np.ndarray:
                 else:
                     at += (r % n) * s
                     r //= n
-            out[i] = flat[start + at]
-        assert np.prod(sizes) == out.size
-    return out.reshape(out_shape)
+            out[i] = words[start + at]
+    return out.view(np.uint8).view(x.dtype).reshape(out_shape)
 
 
 def views():
@@ -127,6 +146,11 @@ def views():
     b = rng.integers(1, 1000, size=(2, 3, 2, 3, 2, 2, 3)).astype(np.int16)
     yield b, (6, 4, 2, 0, 1, 3, 5)
     yield a.reshape(-1)[::3], None
+    c = rng.integers(1, 1000, size=(4, 6, 8)).astype(np.int16)  # rows of 16 bytes: read as 16-byte words
+    yield c, (1, 0, 2)
+    yield c[:, :, 2:6], (1, 0, 2)                               # 8-byte runs, 4 bytes past alignment
+    yield c[1:, ::-1], (1, 0, 2)
+    yield rng.integers(1, 1000, size=(40, 50)).astype(np.uint8), None  # a byte matrix: the tile kernel
 
 
 @pytest.mark.parametrize("x,axes", list(views()))

@@ -4,9 +4,11 @@ permutation to the fewest dimensions, and the kernel that moves the folded probl
 The result is always C-contiguous, so a problem is the output's sides (outermost first) with the input's stride of
 each (in elements, any sign, zero for broadcast sides). Two output sides fold into one where the outer steps over a
 whole run of the inner in the input too (``stride_outer == stride_inner * size_inner``); sides of length 1 drop out.
+A contiguous innermost run is then read in wider words where its length, the other strides and the alignment allow.
 What is left picks the kernel: one side of stride 1 is a plain copy; a 2-D swap of a C-contiguous matrix takes the
 tuned 2-D kernels; an output side whose input stride is smaller than the last side's takes the tiled transpose (that
-side read coalesced, the last one written coalesced, the others a batch); anything else is a strided gather.
+side read coalesced, the last one written coalesced, the others a batch) unless the tiles would be mostly empty;
+anything else is a strided gather.
 """
 
 from __future__ import annotations
@@ -44,32 +46,43 @@ def normalize_axes(axes, ndim: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def fold(shape: tuple, strides: tuple, axes: tuple) -> tuple[tuple[int, int], ...]:
-    """(size, input stride) of each output side, outermost first, folded: sides of 1 dropped, and an outer side
-    merged with the next where it steps over that side's whole run in the input. Empty for a single element."""
-    sides: list[tuple[int, int]] = []
-    for a in axes:
-        n, s = shape[a], strides[a]
+def merged(sides) -> tuple[tuple[int, int], ...]:
+    """(size, stride) sides, outermost first, with sides of 1 dropped and an outer side merged into the next where
+    it steps over that side's whole run."""
+    out: list[tuple[int, int]] = []
+    for n, s in sides:
         if n == 1:
             continue
-        if sides and sides[-1][1] == s * n:
-            sides[-1] = (sides[-1][0] * n, s)
+        if out and out[-1][1] == s * n:
+            out[-1] = (out[-1][0] * n, s)
         else:
-            sides.append((n, s))
-    return tuple(sides)
+            out.append((n, s))
+    return tuple(out)
+
+
+def fold(shape: tuple, strides: tuple, axes: tuple) -> tuple[tuple[int, int], ...]:
+    """(size, input stride) of each output side, outermost first, folded (:func:`merged`). Empty for a single
+    element."""
+    return merged((shape[a], strides[a]) for a in axes)
 
 
 @dataclass(frozen=True)
 class Move:
-    """How a folded layout is moved. ``kind``: "copy" (one contiguous run), "matrix" (a C-contiguous rows x cols
-    matrix transposed: ``rows``, ``cols``, and its ``tile`` for element sizes the 2-D kernels lack), "tile" (transpose_strided), "gather" (gather_strided)."""
+    """How a folded layout is moved, in words of ``size`` bytes. ``kind``: "copy" (one contiguous run), "matrix" (a
+    C-contiguous rows x cols matrix of 4- or 8-byte words transposed: ``rows``, ``cols``, and its ``tile``), "tile"
+    (transpose_strided), "gather" (gather_strided)."""
 
     kind: str
+    size: int
     rows: int = 0
     cols: int = 0
     tile: tuple = ()    # tile: (na, nb, in_sa, in_sb, out_sb)
     batch: tuple = ()   # tile: (size, input stride, output stride) per batch side, innermost first
     sides: tuple = ()   # gather: (size, input stride) per side, innermost first
+
+
+MATRIX_SIZES = (4, 8)  # word sizes of the tuned 2-D kernels
+MIN_TILE_USE = 0.25    # below this share of a 32 x 32 tile's elements in use, a gather moves the layout instead
 
 
 def out_strides(sides: tuple) -> list[int]:
@@ -81,32 +94,55 @@ def out_strides(sides: tuple) -> list[int]:
     return strides[::-1]
 
 
-def plan(sides: tuple) -> Move:
-    """The kernel for a folded layout (:func:`fold`); UsageError for more than ``MAX_DIMS`` sides."""
+def tile_use(na: int, nb: int) -> float:
+    """The share of the 32 x 32 tiles covering na x nb that holds elements."""
+    return na / (32 * -(-na // 32)) * nb / (32 * -(-nb // 32))
+
+
+def widen(sides: tuple, size: int, align: int) -> tuple[tuple, int]:
+    """Sides whose innermost run is contiguous, re-read in the widest word (up to 16 bytes) that divides that run,
+    every other stride and the addresses' alignment ``align`` (address % 16 of input and output together): a
+    batch of 256-byte rows then moves in 16-byte words. Returns (sides, word size)."""
+    if not sides or sides[-1][1] != 1:
+        return sides, size
+    for w in (16, 8, 4, 2):
+        k = w // size
+        if w <= size or w % size or align % w or sides[-1][0] % k or any(s % k for _, s in sides[:-1]):
+            continue
+        return merged([(n, s // k) for n, s in sides[:-1]] + [(sides[-1][0] // k, 1)]), w
+    return sides, size
+
+
+def plan(sides: tuple, size: int = 4) -> Move:
+    """The kernel for a folded layout (:func:`fold`) of ``size``-byte words; UsageError for more than ``MAX_DIMS``
+    sides."""
     if len(sides) > MAX_DIMS:
         raise UsageError(f"x: the layout folds to {len(sides)} dimensions; at most {MAX_DIMS} are supported "
                          "(cupy.ascontiguousarray first)")
     if not sides or (len(sides) == 1 and sides[0][1] == 1):
-        return Move("copy")
+        return Move("copy", size)
     (na, sa) = sides[-1]
     rest = range(len(sides) - 1)
     p = min(rest, key=lambda j: abs(sides[j][1]), default=None)
     if p is None or abs(sides[p][1]) >= abs(sa) or na > INT32_MAX or sides[p][0] > INT32_MAX:
-        return Move("gather", sides=tuple(reversed(sides)))
+        return Move("gather", size, sides=tuple(reversed(sides)))
     ostr = out_strides(sides)
     tile = (na, sides[p][0], sa, sides[p][1], ostr[p])
-    if len(sides) == 2 and sides[0][1] == 1 and sa == sides[0][0]:  # a C-contiguous matrix, transposed
-        return Move("matrix", rows=na, cols=sides[0][0], tile=tile)
+    if len(sides) == 2 and sides[0][1] == 1 and sa == sides[0][0] and size in MATRIX_SIZES:
+        return Move("matrix", size, rows=na, cols=sides[0][0], tile=tile)  # a C-contiguous matrix, transposed
+    if tile_use(na, sides[p][0]) < MIN_TILE_USE:
+        return Move("gather", size, sides=tuple(reversed(sides)))
     batch = tuple((sides[j][0], sides[j][1], ostr[j]) for j in reversed(rest) if j != p)
-    return Move("tile", tile=tile, batch=batch)
+    return Move("tile", size, tile=tile, batch=batch)
 
 
-def layout(shape: tuple, strides_bytes: tuple, itemsize: int, axes: tuple) -> Move:
-    """:func:`plan` of :func:`fold` for an array's shape and byte strides; UsageError for strides that are not a
-    whole number of elements."""
+def layout(shape: tuple, strides_bytes: tuple, itemsize: int, axes: tuple, align: int = 0) -> Move:
+    """:func:`plan` of :func:`fold` (and :func:`widen`) for an array's shape and byte strides; UsageError for
+    strides that are not a whole number of elements."""
     if any(s % itemsize for s in strides_bytes):
         raise UsageError(f"x: strides {strides_bytes} are not multiples of the element size {itemsize}")
-    return plan(fold(shape, tuple(s // itemsize for s in strides_bytes), axes))
+    sides, size = widen(fold(shape, tuple(s // itemsize for s in strides_bytes), axes), itemsize, align)
+    return plan(sides, size)
 
 
 def batch_count(move: Move) -> int:

@@ -24,8 +24,8 @@ from ..errors import InputTypeError, UsageError
 from ..gpu import runtime
 from ..kernels import CTYPES
 from ..kernels import transpose as K
-from . import _layout
-from ._checks import as_device_array, cupy_module, on_arrays_device
+from . import _checks, _layout
+from ._checks import as_device_array, on_arrays_device
 
 DTYPES = (np.float32, np.float64, np.int32)  # the 2-D ladder's instantiations (the experiment's dtypes)
 # every dtype of a size the layouts move (by itemsize: the kernels are instantiated per word, not per dtype)
@@ -68,26 +68,26 @@ def _matrix_launch(rows: int, cols: int, dtype_name: str, aligned: bool):
     return runtime.Launcher(spec, grid, block, 2, rows, cols, *extra, shmem=shmem)
 
 
-def _tile_launch(move: _layout.Move, size: int):
+def _tile_launch(move: _layout.Move):
     na, nb, sa, sb, ob = move.tile
-    tile, block_rows = K.STRIDED_TILE[size]
+    tile, block_rows = K.STRIDED_TILE[move.size]
     batch = list(move.batch) + [(1, 0, 0)] * (_layout.MAX_BATCH - len(move.batch))
     nbatch = _layout.batch_count(move)
     grid = (-(-na // tile), min(-(-nb // tile), K.MAX_GRID_Y), min(nbatch, K.MAX_GRID_Y))
     scalars = ([np.int32(na), np.int32(nb), np.int64(sa), np.int64(sb), np.int64(ob), np.int64(nbatch)]
                + [np.int64(n) for n, _, _ in batch[:3]] + [np.int64(i) for _, i, _ in batch]
                + [np.int64(o) for _, _, o in batch])
-    return runtime.Launcher(K.strided_spec(size), grid, (tile, block_rows), 2, *scalars)
+    return runtime.Launcher(K.strided_spec(move.size), grid, (tile, block_rows), 2, *scalars)
 
 
-def _gather_launch(move: _layout.Move, size: int, count: int):
+def _gather_launch(move: _layout.Move):
+    count = math.prod(n for n, _ in move.sides)
     wide = count > 2**32 - 1
     index = np.uint64 if wide else np.uint32
     sides = list(move.sides) + [(1, 0)] * (_layout.MAX_DIMS - len(move.sides))
-    per_block = K.GATHER_BLOCK * K.GATHER_UNROLL
-    grid = min(-(-count // per_block), INT32_MAX)
-    return runtime.Launcher(K.gather_spec(size, wide), grid, K.GATHER_BLOCK, 2, index(count), np.int32(len(move.sides)),
-                            *[index(n) for n, _ in sides[:5]], *[np.int64(s) for _, s in sides])
+    grid = min(-(-count // (K.GATHER_BLOCK * K.GATHER_UNROLL)), INT32_MAX)
+    return runtime.Launcher(K.gather_spec(move.size, wide), grid, K.GATHER_BLOCK, 2, index(count),
+                            np.int32(len(move.sides)), *[index(n) for n, _ in sides[:5]], *[np.int64(s) for _, s in sides])
 
 
 def _copy_launch(nbytes: int):
@@ -97,10 +97,11 @@ def _copy_launch(nbytes: int):
 
 
 @lru_cache(maxsize=1024)
-def prepared(shape: tuple, strides: tuple, dtype: np.dtype, axes, aligned: bool):
+def prepared(shape: tuple, strides: tuple, dtype: np.dtype, axes, align: int):
     """(result shape, ``run(out, x)`` or None for an empty result) for an array of this shape, byte strides and
-    dtype moved into C order along ``axes`` (as given: None, a tuple, or ``"copy"`` for the identity). Checks
-    dtype and axes once per key; keyed by the dtype object (``dtype.name`` costs microseconds per call)."""
+    dtype moved into C order along ``axes`` (as given: None, a tuple, or ``"copy"`` for the identity), with input
+    and output addresses ``align`` bytes past 16 (their OR). Checks dtype and axes once per key; keyed by the dtype
+    object (``dtype.name`` costs microseconds per call)."""
     if dtype not in LAYOUT_DTYPES:
         names = ", ".join(d.name for d in LAYOUT_DTYPES)
         raise InputTypeError(f"x: dtype {dtype} not supported; expected one of {names}")
@@ -110,31 +111,33 @@ def prepared(shape: tuple, strides: tuple, dtype: np.dtype, axes, aligned: bool)
     count = math.prod(shape)
     if count == 0:
         return out_shape, None
-    size = dtype.itemsize
-    move = _layout.layout(shape, strides, size, order)
+    move = _layout.layout(shape, strides, dtype.itemsize, order, align)
     if move.kind == "copy":
-        return out_shape, _copy_launch(count * size)
-    if move.kind == "matrix" and size in MATRIX_DTYPE:
-        if max(move.rows, move.cols) > INT32_MAX:
+        return out_shape, _copy_launch(count * dtype.itemsize)
+    if move.kind == "matrix":
+        rows, cols, dtype_name = move.rows, move.cols, MATRIX_DTYPE[move.size]
+        if max(rows, cols) > INT32_MAX:
             raise UsageError(f"x: each side must be below 2^31 elements, got shape {shape}")
-        return out_shape, _matrix_launch(move.rows, move.cols, MATRIX_DTYPE[size], aligned)
-    if move.kind in ("matrix", "tile"):
-        return out_shape, _tile_launch(move, size)
-    return out_shape, _gather_launch(move, size, count)
+        fallback = choose_variant(rows, cols, dtype_name, align, 0) is K.LIBRARY_FALLBACK
+        if min(rows, cols) <= K.THIN_MAX or not fallback:
+            return out_shape, _matrix_launch(rows, cols, dtype_name, align == 0)
+    if move.kind in ("matrix", "tile"):  # the matrices the vector kernels cannot take: 64-wide tiles
+        return out_shape, _tile_launch(move)
+    return out_shape, _gather_launch(move)
 
 
 def moved(x, axes, out=None):
     """``x`` moved into a C-contiguous array along ``axes`` (see :func:`prepared`): a new one, or ``out``."""
-    arr = as_device_array(x, "x", None, contiguous=False)
-    out_shape, run = prepared(arr.shape, arr.strides, arr.dtype, axes, arr.data.ptr % 16 == 0)
+    arr = x if type(x) is _checks._NDARRAY else as_device_array(x, "x", None, contiguous=False)
+    ptr = arr.data.ptr
     if out is None:  # launches follow CuPy's current stream, like CuPy's own ops
-        dst = cupy_module().empty(out_shape, arr.dtype)
+        out_shape, run = prepared(arr.shape, arr.strides, arr.dtype, axes, ptr & 15)
+        dst = _checks._NDARRAY(out_shape, arr.dtype)
     else:
         dst = as_device_array(out, "out", (arr.dtype,))
+        out_shape, run = prepared(arr.shape, arr.strides, arr.dtype, axes, (ptr | dst.data.ptr) & 15)
         if dst.shape != out_shape:
             raise UsageError(f"out: shape {dst.shape} != expected {out_shape}")
-        if dst.data.ptr % 16:
-            run = prepared(arr.shape, arr.strides, arr.dtype, axes, False)[1]
     if run is not None:
         run(dst, arr)
     return dst
