@@ -70,7 +70,8 @@ def test_plan_kinds():
     (((8, 66), (16, 1)), 4, 0, (((8, 33), (8, 1)), 8)),      # a row stride of 66 floats: 8-byte words
     (((8, 64), (3, 1)), 4, 0, (((8, 64), (3, 1)), 4)),       # a run of 3 floats: no wider word divides it
     (((8, 64), (16, 2)), 4, 0, (((8, 64), (16, 2)), 4)),     # not contiguous inside: no change
-    (((9, 6), (6, 1)), 1, 2, (((9, 3), (3, 1)), 2)),         # bytes, 2 past 16: pairs
+    (((9, 8), (6, 1)), 1, 2, (((9, 4), (3, 1)), 2)),         # bytes, 2 past 16: pairs
+    (((9, 6), (6, 1)), 1, 2, (((27, 1),), 2)),               # ... that fold into one run
 ])
 def test_widen(sides, size, align, want):
     assert L.widen(sides, size, align) == want
