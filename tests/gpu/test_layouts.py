@@ -67,14 +67,14 @@ def test_transpose_and_copy_move_every_byte(cp, dtype, case):
 
     shape, view, axes = CASES[case]
     host = random_bits(shape, dtype, seed=case)
-    want = np.ascontiguousarray(np.transpose(view(host), axes))
+    want = np.array(np.transpose(view(host), axes), order="C")  # (ascontiguousarray makes a 0-d array 1-D)
     x = view(cp.asarray(host))
     poison_pool(cp, want.nbytes)
     got = gpumemlab.transpose(x, axes)
     assert got.shape == want.shape and got.dtype == want.dtype and got.flags.c_contiguous
     assert got.get().tobytes() == want.tobytes()
     # copy into a caller's out: the bytes around it stay poisoned
-    copied = np.ascontiguousarray(view(host))
+    copied = np.array(view(host), order="C")
     buf = cp.full(copied.nbytes + 64, POISON, cp.uint8)
     out = buf[16:16 + copied.nbytes].view(host.dtype).reshape(copied.shape)
     assert gpumemlab.copy(x, out=out) is not None
@@ -93,7 +93,7 @@ def test_transposes_past_the_grid_limits(cp, shape, axes, dtype):
     host = random_bits(shape, dtype, seed=3)
     poison_pool(cp, host.nbytes)
     got = gpumemlab.transpose(cp.asarray(host), axes)
-    assert got.get().tobytes() == np.ascontiguousarray(np.transpose(host, axes)).tobytes()
+    assert got.get().tobytes() == np.array(np.transpose(host, axes), order="C").tobytes()
 
 
 def test_transpose_takes_torch_views(cp):

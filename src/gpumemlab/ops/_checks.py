@@ -100,17 +100,21 @@ def on_arrays_device(fn):
     def call(*args, **kwargs):
         if _GET_DEVICE is None:
             _bind()
-        if not kwargs:  # the common call: CuPy arrays by position, read inline (a function call costs ~0.1 us)
-            nd, here = _NDARRAY, None
-            for a in args:
-                if type(a) is not nd:
-                    break
-                if here is None:
-                    here = _GET_DEVICE()
-                if a.data.device_id != here:
-                    break
-            else:
-                return fn(*args)
+        # the common call: CuPy arrays, and plain values (axis=, None) by keyword, read inline (a function call costs
+        # ~0.1 us)
+        nd, here = _NDARRAY, None
+        for a in (args if not kwargs else (*args, *kwargs.values())):
+            t = type(a)
+            if t is not nd:
+                if a is None or t in _PLAIN:
+                    continue
+                break
+            if here is None:
+                here = _GET_DEVICE()
+            if a.data.device_id != here:
+                break
+        else:
+            return fn(*args, **kwargs)
         dev = _foreign_device(args, kwargs)
         if dev is None:
             return fn(*args, **kwargs)

@@ -385,6 +385,7 @@ def _strided(arr, axis, dtype, out, keepdims: bool, mean: bool):
     from .transpose import moved
 
     cupy = _cupy()
+    _check_keys(axis, dtype, arr.ndim)
     dense = dense_view(arr.shape, arr.strides, arr.itemsize, axis, bool(keepdims))
     if dense is None:
         return reduce(moved(arr, "copy"), axis, dtype, out, keepdims, mean)
@@ -399,20 +400,28 @@ def _strided(arr, axis, dtype, out, keepdims: bool, mean: bool):
     return out
 
 
-def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
-    """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
-    arr = as_device_array(x, "x", R.DTYPES, contiguous=False)
-    key_axis = tuple(axis) if isinstance(axis, list) else axis
-    if not _hashable(key_axis):  # an array, a list inside a tuple: the same one-line error as any bad axis
-        if isinstance(key_axis, tuple):
-            normalize_axis(key_axis, arr.ndim)
+def _check_keys(axis, dtype, ndim: int) -> None:
+    """The one-line error for an ``axis`` or ``dtype=`` that cannot be a cache key."""
+    if not _hashable(axis):
+        if isinstance(axis, tuple):
+            normalize_axis(axis, ndim)
         raise InputTypeError(f"axis: expected an int or a tuple of ints, got {type(axis).__name__}")
     if not _hashable(dtype):
         raise InputTypeError(f"dtype: {dtype!r} is not a dtype")
+
+
+def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
+    """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
+    arr = as_device_array(x, "x", R.DTYPES, contiguous=False)
+    key_axis = tuple(axis) if type(axis) is list else axis
     if not arr._c_contiguous and arr.size:
         return _strided(arr, key_axis, dtype, out, keepdims, mean)
-    prep = _prepared(arr.shape, key_axis, arr.dtype, dtype, bool(keepdims), mean,
-                     arr.data.ptr % R.VECTOR_BYTES == 0)
+    try:
+        prep = _prepared(arr.shape, key_axis, arr.dtype, dtype, bool(keepdims), mean,
+                         arr.data.ptr % R.VECTOR_BYTES == 0)
+    except TypeError:  # an unhashable axis or dtype= (an array, a list inside a tuple): the one-line errors
+        _check_keys(key_axis, dtype, arr.ndim)
+        raise
     res = check_out(out, prep.shape, prep.acc) if out is not None else _cupy().empty(prep.shape, prep.acc)
     if arr.size == 0:  # nothing to read: NumPy's sum of nothing is 0, its mean NaN
         res.fill(np.nan if mean else 0)

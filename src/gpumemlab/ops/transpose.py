@@ -68,16 +68,17 @@ def _matrix_launch(rows: int, cols: int, dtype_name: str, aligned: bool):
     return runtime.Launcher(spec, grid, block, 2, rows, cols, *extra, shmem=shmem)
 
 
-def _tile_launch(move: _layout.Move):
+def _tile_launch(move: _layout.Move, shape: tuple | None = None):
+    """transpose_strided's launch for ``move``, with the library's tile or ``shape`` = (TILE, BLOCK_ROWS)."""
     na, nb, sa, sb, ob = move.tile
-    tile, block_rows = K.STRIDED_TILE[move.size]
+    tile, block_rows = shape or K.STRIDED_TILE[move.size]
     batch = list(move.batch) + [(1, 0, 0)] * (_layout.MAX_BATCH - len(move.batch))
     nbatch = _layout.batch_count(move)
     grid = (-(-na // tile), min(-(-nb // tile), K.MAX_GRID_Y), min(nbatch, K.MAX_GRID_Y))
     scalars = ([np.int32(na), np.int32(nb), np.int64(sa), np.int64(sb), np.int64(ob), np.int64(nbatch)]
                + [np.int64(n) for n, _, _ in batch[:3]] + [np.int64(i) for _, i, _ in batch]
                + [np.int64(o) for _, _, o in batch])
-    return runtime.Launcher(K.strided_spec(move.size), grid, (tile, block_rows), 2, *scalars)
+    return runtime.Launcher(K.strided_spec(move.size, (tile, block_rows)), grid, (tile, block_rows), 2, *scalars)
 
 
 def _gather_launch(move: _layout.Move):
