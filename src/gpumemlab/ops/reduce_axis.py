@@ -30,12 +30,13 @@ import numpy as np
 from ..errors import InputTypeError
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
+from . import _checks, _layout
 from . import _workspace as W
-from . import _layout
 from . import full_sum as R
 from ._axes import collapse, normalize_axis, result_shape
-from ._checks import as_device_array, check_out
+from ._checks import as_device_array, check_out, dtype_error
 
+_INPUT_DTYPES = tuple(np.dtype(d) for d in R.DTYPES)
 SUM_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "int64"}
 MEAN_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "float64"}
 # dtype= choices per input dtype: the default and the widening ones (NumPy also allows narrowing casts; not here)
@@ -322,6 +323,8 @@ class Prepared:
 @lru_cache(maxsize=1024)
 def _prepared(shape: tuple, axis, x_dtype: np.dtype, dtype, keepdims: bool, mean: bool, aligned: bool) -> Prepared:
     """Keyed by the input's dtype object: ``dtype.name`` is computed in Python by NumPy, microseconds per call."""
+    if x_dtype not in _INPUT_DTYPES:  # checked here, once per key, not per call
+        dtype_error("x", x_dtype, R.DTYPES)
     dtype_name = x_dtype.name
     acc_name = _result_dtype(dtype_name, dtype, mean)
     passes, specs, res_shape = _call_plan(shape, axis, len(shape), dtype_name, acc_name, aligned, keepdims)
@@ -412,9 +415,10 @@ def _check_keys(axis, dtype, ndim: int) -> None:
 
 def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
     """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
-    arr = as_device_array(x, "x", R.DTYPES, contiguous=False)
+    arr = x if type(x) is _checks._NDARRAY else as_device_array(x, "x", None, contiguous=False)
     key_axis = tuple(axis) if type(axis) is list else axis
     if not arr._c_contiguous and arr.size:
+        as_device_array(arr, "x", R.DTYPES, contiguous=False)
         return _strided(arr, key_axis, dtype, out, keepdims, mean)
     try:
         prep = _prepared(arr.shape, key_axis, arr.dtype, dtype, bool(keepdims), mean,
@@ -422,7 +426,7 @@ def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
     except TypeError:  # an unhashable axis or dtype= (an array, a list inside a tuple): the one-line errors
         _check_keys(key_axis, dtype, arr.ndim)
         raise
-    res = check_out(out, prep.shape, prep.acc) if out is not None else _cupy().empty(prep.shape, prep.acc)
+    res = check_out(out, prep.shape, prep.acc) if out is not None else _checks._NDARRAY(prep.shape, prep.acc)
     if arr.size == 0:  # nothing to read: NumPy's sum of nothing is 0, its mean NaN
         res.fill(np.nan if mean else 0)
         return res
