@@ -221,11 +221,13 @@ def layout_kernels(rng):
     import gpumemlab
 
     for dtype in ("uint8", "float16", "float32", "float64", "complex128"):
-        base = rng.integers(1, 250, size=(37, 29, 11)).astype(dtype)
+        base = rng.integers(1, 250, size=(37, 29, 12)).astype(dtype)  # rows of 12: read in wider words
         for view, axes in ((lambda a: a[:, :, 0], None), (lambda a: a, (0, 2, 1)), (lambda a: a, (2, 0, 1)),
                            (lambda a: a, (1, 0, 2)), (lambda a: a[:, ::2], (2, 1, 0)), (lambda a: a[::-1, :, 3:], None),
                            (lambda a: a[::3, ::-2, ::2], (0, 1, 2)), (lambda a: a[:1, :1, :1].reshape(1), None),
-                           (lambda a: a[4, 3], None), (lambda a: a[:, 5, :5].T, None)):
+                           (lambda a: a[4, 3], None), (lambda a: a[:, 5, :5].T, None),
+                           (lambda a: a.reshape(37, 29 * 12), None), (lambda a: a[:, :, 1:9], (1, 0, 2)),
+                           (lambda a: a[:3, :2], (1, 2, 0))):
             x = view(base)
             want = np.ascontiguousarray(np.transpose(x, axes))
             got = gpumemlab.transpose(view(cupy.asarray(base)), axes).get()
