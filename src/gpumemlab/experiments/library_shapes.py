@@ -54,7 +54,7 @@ CUPY = {"sum": "cupy.sum", "mean": "cupy.mean", "transpose": "cupy.ascontiguousa
 def cupy_name(function: str, axes) -> str:
     """The CuPy baseline's variant name (a transpose with ``axes`` names them)."""
     if function == "transpose" and axes is not None:
-        return f"cupy.ascontiguousarray(x.transpose({tuple(axes)}))"
+        return "cupy.ascontiguousarray(x.transpose(axes))"  # the axes are the record's params
     return CUPY[function]
 
 
@@ -86,9 +86,9 @@ def _ops(function: str, axis):
                 (CUPY[function], lambda x: cupy.ascontiguousarray(x.T)),
                 ("torch.t().contiguous()", lambda t: t.t().contiguous()))
     if function == "transpose":
-        return ((f"gpumemlab.transpose(x, {axis})", lambda x: gpumemlab.transpose(x, axis)),
+        return (("gpumemlab.transpose(x, axes)", lambda x: gpumemlab.transpose(x, axis)),
                 (cupy_name(function, axis), lambda x: cupy.ascontiguousarray(x.transpose(axis))),
-                (f"torch.permute{axis}.contiguous()", lambda t: t.permute(*axis).contiguous()))
+                ("torch.permute(axes).contiguous()", lambda t: t.permute(*axis).contiguous()))
     ours, theirs = getattr(gpumemlab, function), getattr(cupy, function)
     dim = {} if axis is None else dict(dim=axis)
     return ((f"gpumemlab.{function}", lambda x: ours(x, axis=axis)), (CUPY[function], lambda x: theirs(x, axis=axis)),
