@@ -199,3 +199,14 @@ def test_empty_results_need_no_launch():
     from gpumemlab.ops.transpose import prepared
 
     assert prepared((0, 5), (20, 4), np.dtype("int8"), None, True) == ((5, 0), None)
+
+
+@pytest.mark.parametrize("shape,wide", [((257, 129), False), ((1000, 1001), False), ((1537, 2049), False),
+                                        ((4097, 3001), True), ((12345, 6789), True)])
+def test_odd_matrices_take_wide_tiles_from_two_waves(shape, wide):
+    """On a GPU of 132 SMs with 5 resident 64 x 64 tile blocks each (an H200's occupancy of the 4-byte kernel)."""
+    from gpumemlab.ops.transpose import WIDE_TILE_WAVES, tile_waves
+
+    move = L.layout(shape, (4 * shape[1], 4), 4, (1, 0))
+    assert move.kind == "matrix"
+    assert (tile_waves(move, 132 * 5) >= WIDE_TILE_WAVES) == wide

@@ -68,6 +68,26 @@ def _matrix_launch(rows: int, cols: int, dtype_name: str, aligned: bool):
     return runtime.Launcher(spec, grid, block, 2, rows, cols, *extra, shmem=shmem)
 
 
+# A matrix the vector kernels cannot take goes to transpose_strided's 64 x 64 tiles from this many waves of resident
+# blocks, smaller ones to the 32 x 8 coarsened kernel: on H200s (two runs, each against its own memcpy) 4097 x 3001 and
+# 12345 x 6789 float32 (over 4 waves) moved at 0.85 and 0.78 of a memcpy on 64-wide tiles, 0.71 and 0.56 on 32 x 8;
+# 257 x 129, 1000 x 1001 and 1537 x 2049 (under 1.3 waves) at 0.60, 1.04 and 0.91 against 0.95, 1.25 and 0.98
+# (docs/notes/library-layouts.md)
+WIDE_TILE_WAVES = 2
+
+
+def tile_waves(move: _layout.Move, resident_blocks: int) -> float:
+    """Waves of ``resident_blocks`` (the whole GPU's) in transpose_strided's grid for ``move`` (pure)."""
+    tile = K.STRIDED_TILE[move.size][0]
+    na, nb = move.tile[:2]
+    return -(-na // tile) * -(-nb // tile) * _layout.batch_count(move) / max(1, resident_blocks)
+
+
+def _resident_tiles(size: int) -> int:
+    tile, block_rows = K.STRIDED_TILE[size]
+    return runtime.device_info()["sm_count"] * runtime.max_active_blocks(K.strided_spec(size), tile * block_rows)
+
+
 def _tile_launch(move: _layout.Move, shape: tuple | None = None):
     """transpose_strided's launch for ``move``, with the library's tile or ``shape`` = (TILE, BLOCK_ROWS)."""
     na, nb, sa, sb, ob = move.tile
@@ -120,9 +140,9 @@ def prepared(shape: tuple, strides: tuple, dtype: np.dtype, axes, align: int):
         if max(rows, cols) > INT32_MAX:
             raise UsageError(f"x: each side must be below 2^31 elements, got shape {shape}")
         fallback = choose_variant(rows, cols, dtype_name, align, 0) is K.LIBRARY_FALLBACK
-        if min(rows, cols) <= K.THIN_MAX or not fallback:
+        if min(rows, cols) <= K.THIN_MAX or not fallback or tile_waves(move, _resident_tiles(move.size)) < WIDE_TILE_WAVES:
             return out_shape, _matrix_launch(rows, cols, dtype_name, align == 0)
-    if move.kind in ("matrix", "tile"):  # the matrices the vector kernels cannot take: 64-wide tiles
+    if move.kind in ("matrix", "tile"):  # the large matrices the vector kernels cannot take: 64-wide tiles
         return out_shape, _tile_launch(move)
     return out_shape, _gather_launch(move)
 
