@@ -162,3 +162,14 @@ def test_sum_and_mean_of_strided_views(cp, dtype, case, keepdims):
     out = cp.full(want.shape, -7, got.dtype)
     assert gpumemlab.sum(x, axis=axis, keepdims=keepdims, out=out) is out
     np.testing.assert_array_equal(out.get(), got.get())
+
+
+@pytest.mark.parametrize("shape", [(4097, 3001), (257, 129)])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_odd_matrices_on_both_tile_kernels(cp, shape, dtype):
+    """Over two waves of 64-wide tile blocks (transpose_strided) and under (the 32 x 8 coarsened kernel)."""
+    import gpumemlab
+
+    host = random_bits(shape, dtype, seed=5)
+    poison_pool(cp, host.nbytes)
+    assert gpumemlab.transpose(cp.asarray(host)).get().tobytes() == np.ascontiguousarray(host.T).tobytes()
