@@ -69,10 +69,8 @@ def _matrix_launch(rows: int, cols: int, dtype_name: str, aligned: bool):
 
 
 # A matrix the vector kernels cannot take goes to transpose_strided's 64 x 64 tiles from this many waves of resident
-# blocks, smaller ones to the 32 x 8 coarsened kernel: on H200s (two runs, each against its own memcpy) 4097 x 3001 and
-# 12345 x 6789 float32 (over 4 waves) moved at 0.85 and 0.78 of a memcpy on 64-wide tiles, 0.71 and 0.56 on 32 x 8;
-# 257 x 129, 1000 x 1001 and 1537 x 2049 (under 1.3 waves) at 0.60, 1.04 and 0.91 against 0.95, 1.25 and 0.98
-# (docs/notes/library-layouts.md)
+# blocks, smaller ones to the 32 x 8 coarsened kernel: the wide tiles measured faster on odd matrices of several waves
+# and slower on those under about one (docs/notes/library-layouts.md, "Odd matrices")
 WIDE_TILE_WAVES = 2
 
 
