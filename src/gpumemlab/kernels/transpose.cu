@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(TILE * BLOCK_ROWS) transpose_strided(
 #pragma unroll
             for (int j = 0; j < TILE; j += BLOCK_ROWS) {
                 const int bb = b0 + threadIdx.y + j;
-                if (a < na && bb < nb) out[out_z + bb * out_sb + a] = tile[threadIdx.x][threadIdx.y + j];
+                if (a < na && bb < nb) out[out_z + bb * out_sb + a] = tile[threadIdx.x][bb - b0];
             }
             __syncthreads();  // the next tile overwrites `tile`
         }
