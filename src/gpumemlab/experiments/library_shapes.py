@@ -140,12 +140,14 @@ CEILING_WORD = {"copy_gbps": "copy", "read_gbps": "read"}
 
 
 def _case(r):
-    """'sum 16384x16384 axis 0' ('axes (0, 2)', 'all axes'), the numbers quoted from the record's params."""
+    """'sum 16384x16384 axis 0' ('axes (0, 2)', 'all axes'; 'transpose 64x128x256 axes (0, 2, 1) int8'), the numbers
+    quoted from the record's params."""
     shape = join("x", (q(field(r, "params", "dims", i), ".0f") for i in range(len(r.params["dims"]))))
     axes = r.params.get("axes")
     if r.params["function"] == "transpose":
-        over = "" if axes is None else f" axes {tuple(axes)}"
-        over += f" {r.params['dtype']}" if "dtype" in r.params else ""
+        listed = join(", ", (q(field(r, "params", "axes", i), ".0f") for i in range(len(axes or ()))))
+        over = sentence("" if axes is None else sentence(" axes (", listed, ")"),
+                        f" {r.params['dtype']}" if "dtype" in r.params else "")
     elif axes is None:
         over = " over all axes"
     else:
