@@ -210,3 +210,28 @@ def test_odd_matrices_take_wide_tiles_from_two_waves(shape, wide):
     move = L.layout(shape, (4 * shape[1], 4), 4, (1, 0))
     assert move.kind == "matrix"
     assert (tile_waves(move, 132 * 5) >= WIDE_TILE_WAVES) == wide
+
+
+@pytest.mark.parametrize("k", range(len(DENSE_VIEWS)))
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), (1,)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_a_view_s_sum_is_its_dense_block_s_sum_permuted_back(k, axis, keepdims):
+    """reduce_axis.dense_view's plan, run on NumPy: the block's sum over the mapped axes, permuted into the view's
+    order and its reversed sides flipped, is the view's sum."""
+    from gpumemlab.ops.reduce_axis import dense_view
+
+    a = np.arange(40, dtype=np.float64).reshape(2, 4, 5)
+    v = DENSE_VIEWS[k](a)
+    d = dense_view(v.shape, v.strides, v.itemsize, axis, keepdims)
+    start = (v.__array_interface__["data"][0] - v.base.__array_interface__["data"][0] + d.offset) // 8
+    block = v.base.reshape(-1)[start:start + v.size].reshape(d.shape)
+    res = block.sum(axis=d.axis).transpose(d.perm)
+    res = res[tuple(slice(None, None, -1) if i in d.flip else slice(None) for i in range(res.ndim))]
+    np.testing.assert_array_equal(res.reshape(d.result_shape), v.sum(axis=axis, keepdims=keepdims))
+
+
+def test_a_view_with_gaps_has_no_dense_block():
+    from gpumemlab.ops.reduce_axis import dense_view
+
+    v = np.zeros((4, 6), np.float32)[:, ::2]
+    assert dense_view(v.shape, v.strides, 4, 0, False) is None
