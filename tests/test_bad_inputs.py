@@ -310,10 +310,11 @@ def test_no_gpu_is_one_line_naming_the_gpu(run_cli, tmp_path, monkeypatch, argv)
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", [
-    "sum float16", "sum bool", "sum complex64", "sum non-contiguous", "sum out wrong dtype", "sum out wrong shape",
+    "sum float16", "sum bool", "sum complex64", "sum out wrong dtype", "sum out wrong shape",
     "sum out host", "matmul float64", "matmul int32", "matmul 1-D", "matmul 3-D", "matmul shape mismatch",
     "matmul non-contiguous", "matmul out wrong shape", "matmul out wrong dtype", "matmul out overlaps",
-    "transpose 1-D", "transpose 3-D", "transpose float16", "transpose non-contiguous", "copy out wrong shape",
+    "transpose axes short", "transpose axes repeated", "transpose axis out of range", "transpose axes not ints",
+    "copy out wrong shape",
     "copy out wrong dtype", "copy out host",
 ])
 def test_api_bad_input_on_the_gpu(case):
@@ -324,7 +325,6 @@ def test_api_bad_input_on_the_gpu(case):
         "sum float16": (lambda: gpumemlab.sum(cupy.ones(8, cupy.float16)), InputTypeError, "dtype float16 not supported"),
         "sum bool": (lambda: gpumemlab.sum(cupy.ones(8, bool)), InputTypeError, "dtype bool not supported"),
         "sum complex64": (lambda: gpumemlab.sum(cupy.ones(8, cupy.complex64)), InputTypeError, "complex64"),
-        "sum non-contiguous": (lambda: gpumemlab.sum(f32(8, 8)[:, ::2]), UsageError, "must be C-contiguous"),
         "sum out wrong dtype": (lambda: gpumemlab.sum(f32(8), out=cupy.zeros((), cupy.float64)), InputTypeError,
                                 "out: dtype float64 not supported; expected float32"),
         "sum out wrong shape": (lambda: gpumemlab.sum(f32(8), out=f32(1)), UsageError, "out: expected a 0-D array"),
@@ -346,12 +346,15 @@ def test_api_bad_input_on_the_gpu(case):
                                    InputTypeError, "out: dtype float64"),
         "matmul out overlaps": (lambda: (lambda a: gpumemlab.matmul(a, f32(4, 4), out=a))(f32(4, 4)), UsageError,
                                 "out: overlaps an input"),
-        "transpose 1-D": (lambda: gpumemlab.transpose(f32(8)), UsageError, "x: expected a 2-D array, got 1-D"),
-        "transpose 3-D": (lambda: gpumemlab.transpose(f32(2, 2, 2)), UsageError, "x: expected a 2-D array, got 3-D"),
-        "transpose float16": (lambda: gpumemlab.transpose(cupy.ones((4, 4), cupy.float16)), InputTypeError,
-                              "dtype float16 not supported"),
-        "transpose non-contiguous": (lambda: gpumemlab.transpose(f32(8, 8).T), UsageError, "must be C-contiguous"),
-        "copy out wrong shape": (lambda: gpumemlab.copy(f32(8), out=f32(9)), UsageError, "out: shape (9,) != x shape (8,)"),
+        "transpose axes short": (lambda: gpumemlab.transpose(f32(2, 3), (1,)), UsageError,
+                                 "axes: (1,) don't match an array of dimension 2"),
+        "transpose axes repeated": (lambda: gpumemlab.transpose(f32(2, 3, 4), [2, 2, 0]), UsageError,
+                                    "axes: repeated axis in (2, 2, 0)"),
+        "transpose axis out of range": (lambda: gpumemlab.transpose(f32(2, 3), (0, -3)), UsageError,
+                                        "axes: axis -3 is out of bounds for array of dimension 2"),
+        "transpose axes not ints": (lambda: gpumemlab.transpose(f32(2, 3), (0, "1")), InputTypeError,
+                                    "axes: expected None or a sequence of ints, got (0, '1')"),
+        "copy out wrong shape": (lambda: gpumemlab.copy(f32(8), out=f32(9)), UsageError, "out: shape (9,) != expected (8,)"),
         "copy out wrong dtype": (lambda: gpumemlab.copy(f32(8), out=cupy.ones(8)), InputTypeError, "out: dtype float64"),
         "copy out host": (lambda: gpumemlab.copy(f32(8), out=np.ones(8, np.float32)), InputTypeError,
                           "out: a NumPy (host) array"),

@@ -6,11 +6,19 @@ from gpumemlab.experiments import library_shapes as L
 
 
 def test_the_set_holds_the_cases_issue_11_names():
-    sums = {(s, a) for f, s, a in L.SHAPES if f == "sum"}
+    sums = {(s, a) for f, s, a, _ in L.SHAPES if f == "sum"}
     assert {((16384, 16384), 0), ((16384, 16384), 1)} <= sums and any(len(s) == 3 for s, _ in sums)
-    transposes = {s for f, s, _ in L.SHAPES if f == "transpose"}
+    transposes = {s for f, s, _, _ in L.SHAPES if f == "transpose"}
     assert {(16384, 16384), (3, 70000), (70000, 3), (16380, 16388)} <= transposes
-    assert {f for f, _, _ in L.SHAPES} == set(L.EXPERIMENT.params["functions"]) == set(L.CUPY)
+    assert {f for f, _, _, _ in L.SHAPES} == set(L.EXPERIMENT.params["functions"]) == set(L.CUPY)
+
+
+def test_the_transposes_grow_past_the_tuned_shapes():
+    """Odd sides, N-D permutations and 1-, 2- and 8-byte elements, after the records whose index is kept."""
+    later = [(s, a, d) for f, s, a, d in L.SHAPES[-len(L.LATER_TRANSPOSES):]]
+    assert later == L.LATER_TRANSPOSES and all(f == "transpose" for f, *_ in L.SHAPES[-len(later):])
+    assert {d for _, _, d in later} >= {"int8", "float16", "float64", "int64", "float32"}
+    assert any(len(s) == 4 for s, _, _ in later) and any(s[0] % 2 and s[1] % 2 for s, _, _ in later if len(s) == 2)
 
 
 def test_reduced_is_numpy_s_result_shape():

@@ -3,7 +3,7 @@
 sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
 on a mismatch, listing them.
 
-    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library lessons peer]
+    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library layouts lessons peer]
     SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
@@ -214,6 +214,38 @@ def library(rng):
         check(err < 1e-4 * np.abs(want).max(), f"matmul {m}x{n}x{k}: max error {err}")
 
 
+def layout_kernels(rng):
+    """transpose_strided and gather_strided for every word size, through gpumemlab.transpose / copy / sum on odd
+    shapes, N-D permutations and strided views (stepped, reversed, broadcast), each against NumPy bit for bit."""
+    import cupy
+
+    import gpumemlab
+
+    for dtype in ("uint8", "float16", "float32", "float64", "complex128"):
+        base = rng.integers(1, 250, size=(37, 29, 12)).astype(dtype)  # rows of 12: read in wider words
+        for view, axes in ((lambda a: a[:, :, 0], None), (lambda a: a, (0, 2, 1)), (lambda a: a, (2, 0, 1)),
+                           (lambda a: a, (1, 0, 2)), (lambda a: a[:, ::2], (2, 1, 0)), (lambda a: a[::-1, :, 3:], None),
+                           (lambda a: a[::3, ::-2, ::2], (0, 1, 2)), (lambda a: a[:1, :1, :1].reshape(1), None),
+                           (lambda a: a[4, 3], None), (lambda a: a[:, 5, :5].T, None),
+                           (lambda a: a.reshape(37, 29 * 12), None), (lambda a: a[:, :, 1:9], (1, 0, 2)),
+                           (lambda a: a[:3, :2], (1, 2, 0))):
+            x = view(base)
+            want = np.ascontiguousarray(np.transpose(x, axes))
+            got = gpumemlab.transpose(view(cupy.asarray(base)), axes).get()
+            check(got.tobytes() == want.tobytes() and got.shape == want.shape, f"transpose {dtype} {x.shape} {axes}")
+            check(gpumemlab.copy(view(cupy.asarray(base))).get().tobytes() == np.ascontiguousarray(x).tobytes(),
+                  f"copy {dtype} {x.shape} strides {x.strides}")
+        wide = np.broadcast_to(base[:, :1, 0], (37, 300))
+        check(gpumemlab.copy(cupy.broadcast_to(cupy.asarray(base)[:, :1, 0], (37, 300))).get().tobytes()
+              == np.ascontiguousarray(wide).tobytes(), f"copy {dtype} broadcast")
+    for dtype in ("float32", "int32"):  # sums of views: the dense block under a transposed view, or a copy first
+        x = rng.integers(1, 9, size=(33, 47, 5)).astype(dtype)
+        for view, axis in ((lambda a: a.transpose(2, 0, 1), 1), (lambda a: a[::-1].T, (0, 2)), (lambda a: a[:, ::2], 1),
+                           (lambda a: a[:, 3:40], None)):
+            got = gpumemlab.sum(view(cupy.asarray(x)), axis=axis).get()
+            check(np.array_equal(got, view(x).sum(axis=axis, dtype=np.float64)), f"sum {dtype} view axis={axis}")
+
+
 def onchip_kernels(rng):
     import cupy
 
@@ -309,7 +341,7 @@ def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
                   matmul=lambda r: matmul_kernels(r, rb_only), gemv=gemv_kernels, onchip=onchip_kernels, library=library,
-                  lessons=lesson_kernels, peer=peer_kernels)
+                  layouts=layout_kernels, lessons=lesson_kernels, peer=peer_kernels)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]
     if unknown:

@@ -281,8 +281,6 @@ def test_sum_bad_input(cp):
 
     with pytest.raises(TypeError, match="dtype"):
         gpumemlab.sum(cp.ones(4, np.float16))
-    with pytest.raises(ValueError, match="contiguous"):
-        gpumemlab.sum(cp.ones((4, 4), np.float32).T[::2])
     with pytest.raises(TypeError, match="out"):
         gpumemlab.sum(cp.ones(4, np.int32), out=cp.empty((), np.int32))  # int32 sums are int64
     with pytest.raises(ValueError, match="out"):
@@ -382,17 +380,6 @@ def test_transpose_accepts_torch_tensors(cp):
     t = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
     torch.cuda.synchronize()
     np.testing.assert_array_equal(gpumemlab.transpose(t).get(), t.cpu().numpy().T)
-
-
-def test_transpose_bad_input(cp):
-    import gpumemlab
-
-    with pytest.raises(ValueError, match="2-D"):
-        gpumemlab.transpose(cp.ones((2, 2, 2), np.float32))
-    with pytest.raises(ValueError, match="contiguous"):
-        gpumemlab.transpose(cp.ones((4, 6), np.float32).T)
-    with pytest.raises(TypeError, match="dtype"):
-        gpumemlab.transpose(cp.ones((4, 4), np.int64))
 
 
 # ------------------------------------------------------------------ intrinsics accuracy (guide bounds)

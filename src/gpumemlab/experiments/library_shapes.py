@@ -8,7 +8,8 @@ samples. The set holds the cases users report (a 16384^2 matrix summed along eac
 transpose, thin transposes), the thin shapes where a coalescing mistake shows (a sum along a 3-element axis, column
 sums of 3 rows, transposes with one side < 32), a transpose whose rows start off a 32-byte sector, and two column
 sums and a row sum added after the others (so the earlier records keep their index): an RGB image's per-channel
-sums, column sums of 8 rows and the sums of 3 rows of 2^24.
+sums, column sums of 8 rows and the sums of 3 rows of 2^24; then transposes as users meet them (odd sides, N-D
+permutations, 1-, 2- and 8-byte elements).
 """
 
 from __future__ import annotations
@@ -34,10 +35,27 @@ TRANSPOSES = [BIG, (8192, 8192), (1000, 1001), (3, 70000), (70000, 3), (31, 1 <<
 # per-channel sums of a 4096^2 RGB image (3 columns, 2^24 rows: sum_cols_narrow), column sums of 8 rows of 2^23
 # (sum_cols_thread), sums of 3 rows of 2^24 (sum_rows split hundreds of ways, added by sum_splits_wide)
 LATER_SUMS = [((4096, 4096, 3), (0, 1)), ((8, 1 << 23), 0), ((3, 1 << 24), 1)]
-SHAPES = ([("sum", s, a) for s, a in SUMS] + [("mean", s, a) for s, a in MEANS]
-          + [("transpose", s, None) for s in TRANSPOSES] + [("sum", s, a) for s, a in LATER_SUMS])
+# transposes as users meet them, added after the others: odd sides of >= 1M elements, N-D permutations (NCHW <->
+# NHWC, attention heads, odd 4-D), and every size of element (1, 2 and 8 bytes) on odd and N-D shapes
+LATER_TRANSPOSES = [((4097, 3001), None, "float32"), ((12345, 6789), None, "float32"), ((1537, 2049), None, "float32"),
+                    ((64, 128, 256), (0, 2, 1), "float32"), ((64, 128, 256), (1, 0, 2), "float32"),
+                    ((32, 64, 56, 56), (0, 2, 3, 1), "float32"), ((32, 56, 56, 64), (0, 3, 1, 2), "float32"),
+                    ((8, 512, 16, 64), (0, 2, 1, 3), "float32"), ((33, 65, 17, 9), (3, 1, 0, 2), "float32"),
+                    ((4097, 3001), None, "int8"), ((4097, 3001), None, "float16"), ((4097, 3001), None, "float64"),
+                    ((32, 64, 56, 56), (0, 2, 3, 1), "float16"), ((32, 64, 56, 56), (0, 2, 3, 1), "uint8"),
+                    ((64, 128, 256), (2, 1, 0), "int64"), ((100, 100), None, "int16"), ((8, 8), None, "float32")]
+SHAPES = ([("sum", s, a, "float32") for s, a in SUMS] + [("mean", s, a, "float32") for s, a in MEANS]
+          + [("transpose", s, None, "float32") for s in TRANSPOSES] + [("sum", s, a, "float32") for s, a in LATER_SUMS]
+          + [("transpose", s, a, d) for s, a, d in LATER_TRANSPOSES])
 RTOL, ATOL_PER_TERM = 1e-5, 1e-6  # float32 sums against a float64 answer (as library_overhead)
 CUPY = {"sum": "cupy.sum", "mean": "cupy.mean", "transpose": "cupy.ascontiguousarray(x.T)"}
+
+
+def cupy_name(function: str, axes) -> str:
+    """The CuPy baseline's variant name (a transpose with ``axes`` names them)."""
+    if function == "transpose" and axes is not None:
+        return "cupy.ascontiguousarray(x.transpose(axes))"  # the axes are the record's params
+    return CUPY[function]
 
 
 def reduced(shape: tuple, axis) -> tuple:
@@ -58,15 +76,19 @@ def fitted(shape: tuple, elements: int) -> tuple:
 
 
 def _ops(function: str, axis):
-    """(ours, CuPy's, PyTorch's) as (name, callable) pairs."""
+    """(ours, CuPy's, PyTorch's) as (name, callable) pairs; ``axis`` of a transpose: its axes (None: reversed)."""
     import cupy
 
     import gpumemlab
 
-    if function == "transpose":
+    if function == "transpose" and axis is None:
         return (("gpumemlab.transpose", gpumemlab.transpose),
                 (CUPY[function], lambda x: cupy.ascontiguousarray(x.T)),
                 ("torch.t().contiguous()", lambda t: t.t().contiguous()))
+    if function == "transpose":
+        return (("gpumemlab.transpose(x, axes)", lambda x: gpumemlab.transpose(x, axis)),
+                (cupy_name(function, axis), lambda x: cupy.ascontiguousarray(x.transpose(axis))),
+                ("torch.permute(axes).contiguous()", lambda t: t.permute(*axis).contiguous()))
     ours, theirs = getattr(gpumemlab, function), getattr(cupy, function)
     dim = {} if axis is None else dict(dim=axis)
     return ((f"gpumemlab.{function}", lambda x: ours(x, axis=axis)), (CUPY[function], lambda x: theirs(x, axis=axis)),
@@ -76,7 +98,7 @@ def _ops(function: str, axis):
 def _expected(function: str, x, axis):
     """The answer the check compares with (computed after the run, on the GPU) and its absolute tolerance."""
     if function == "transpose":
-        return x.T, 0.0
+        return x.transpose(axis), 0.0
     terms = x.size // math.prod(reduced(x.shape, axis))  # addends per output
     f64 = lambda: getattr(x.astype(np.float64), function)(axis=axis)  # noqa: E731
     return f64, ATOL_PER_TERM * (terms if function == "sum" else 1)
@@ -84,20 +106,22 @@ def _expected(function: str, x, axis):
 
 def cases(session, params):
     cap = session.dram_bytes() // 4 if session.quick else None  # quick: about twice L2 per input
-    for i, (function, shape, axis) in enumerate(SHAPES):
+    for i, (function, shape, axis, dtype) in enumerate(SHAPES):
         if function not in params["functions"]:
             continue
         # room for x, the float64 copy the check makes and the outputs
         fit = session.fit_elements(math.prod(shape), 4 + 8 + 8, "library_shapes")
         dims = fitted(shape, min(fit, cap) if cap else fit)
-        x = device_random_nonzero(dims, np.float32, session.seed + i)
+        x = device_random_nonzero(dims, dtype, session.seed + i)
         expected, atol = _expected(function, x, axis)
         out_elements = x.size if function == "transpose" else math.prod(reduced(dims, axis))
         p = dict(index=i, function=function, shape="x".join(map(str, dims)), dims=list(dims),
                  axes=None if axis is None else list(axis) if isinstance(axis, tuple) else [axis])
+        if dtype != "float32":
+            p["dtype"] = dtype
         # a transpose is judged against the device copy, a reduction (it reads, and writes almost nothing) against
         # the read ceiling: a sum's bytes per second must not raise the copy ceiling the transpose is measured by
-        moved = dict(params=p, reads=x.nbytes, writes=4 * out_elements,
+        moved = dict(params=p, reads=x.nbytes, writes=(x.itemsize if function == "transpose" else 4) * out_elements,
                      ceiling="copy_gbps" if function == "transpose" else "read_gbps")
 
         def make(variant, run, result, reset, kind="kernel", extra=None, expected=expected, atol=atol, **kw):
@@ -109,18 +133,21 @@ def cases(session, params):
 
 def derive(records, session):
     """ratio_to_cupy on our records: the interleaved median of t_cupy / t_ours, with its verdict."""
-    store_ratios(records, "ratio_to_cupy", lambda r: CUPY[r.params["function"]])
+    store_ratios(records, "ratio_to_cupy", lambda r: cupy_name(r.params["function"], r.params.get("axes")))
 
 
 CEILING_WORD = {"copy_gbps": "copy", "read_gbps": "read"}
 
 
 def _case(r):
-    """'sum 16384x16384 axis 0' ('axes (0, 2)', 'all axes'), the numbers quoted from the record's params."""
+    """'sum 16384x16384 axis 0' ('axes (0, 2)', 'all axes'; 'transpose 64x128x256 axes (0, 2, 1) int8'), the numbers
+    quoted from the record's params."""
     shape = join("x", (q(field(r, "params", "dims", i), ".0f") for i in range(len(r.params["dims"]))))
     axes = r.params.get("axes")
     if r.params["function"] == "transpose":
-        over = ""
+        listed = join(", ", (q(field(r, "params", "axes", i), ".0f") for i in range(len(axes or ()))))
+        over = sentence("" if axes is None else sentence(" axes (", listed, ")"),
+                        f" {r.params['dtype']}" if "dtype" in r.params else "")
     elif axes is None:
         over = " over all axes"
     else:
@@ -136,7 +163,7 @@ def findings(records):
         yield sentence(f"{function}, ", shape_set_summary(group, "ratio_to_cupy", "CuPy", _case))
     for r in ours:
         yield sentence(_case(r), ": ", q(field(r, "extra", "ratio_to_cupy"), ".2f"), "x ",
-                       CUPY[r.params["function"]], f" ({r.extra['verdict']}), ", q(field(r, "gbps"), ".0f"), " GB/s = ",
+                       cupy_name(r.params["function"], r.params.get("axes")), f" ({r.extra['verdict']}), ", q(field(r, "gbps"), ".0f"), " GB/s = ",
                        q(field(r, "pct_of_ceiling"), ".0f"), f"% of the {CEILING_WORD[r.ceiling]} ceiling")
 
 

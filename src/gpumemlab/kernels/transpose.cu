@@ -237,3 +237,85 @@ __global__ void __launch_bounds__(256) transpose_thin(T* __restrict__ out, const
         }
     }
 }
+
+// ---------------------------------------------------------------- the library's layouts: any strides, any dtype
+// These move bytes: T is a word of the element's size (unsigned char .. uint4), never the dtype. Strides are in
+// elements and may be negative or zero; the host folds the layout to its fewest dimensions first.
+
+// transpose_strided: a batch of 2-D transposes through a padded TILE x TILE shared tile (seed 003's coalescing
+// through shared memory, seed 001's padding: rows of an odd number of banks, so a column read is conflict-free), read and written through strides. Output axis `a` is contiguous in
+// `out` (stride 1) and strided by in_sa in `in`; axis `b` is the input's fastest (in_sb, usually 1) and has output
+// stride out_sb. Loads run along b, stores along a: both coalesced. Up to 4 batch axes (innermost first: sizes
+// n0..n3, input strides i0..i3, output strides o0..o3), a tile row per blockIdx.y and a batch entry per blockIdx.z,
+// both grid-strided past the 65535 limit. Block: (TILE, BLOCK_ROWS).
+template <typename T, int TILE, int BLOCK_ROWS>
+__global__ void __launch_bounds__(TILE * BLOCK_ROWS) transpose_strided(
+    T* __restrict__ out, const T* __restrict__ in, int na, int nb, long long in_sa, long long in_sb,
+    long long out_sb, long long nbatch, long long n0, long long n1, long long n2, long long i0, long long i1,
+    long long i2, long long i3, long long o0, long long o1, long long o2, long long o3) {
+    constexpr int PAD = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);  // a tile row of an odd number of 4-byte banks
+    __shared__ T tile[TILE][TILE + PAD];
+    const int tiles_b = (nb + TILE - 1) / TILE;
+    const int a0 = blockIdx.x * TILE;
+    for (long long z = blockIdx.z; z < nbatch; z += gridDim.z) {
+        long long r = z, q;
+        q = r / n0; long long in_z = (r - q * n0) * i0, out_z = (r - q * n0) * o0; r = q;
+        q = r / n1; in_z += (r - q * n1) * i1; out_z += (r - q * n1) * o1; r = q;
+        q = r / n2; in_z += (r - q * n2) * i2; out_z += (r - q * n2) * o2; r = q;
+        in_z += r * i3; out_z += r * o3;
+        for (int by = blockIdx.y; by < tiles_b; by += gridDim.y) {
+            const int b0 = by * TILE;
+            const int b = b0 + threadIdx.x;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+                const int a = a0 + threadIdx.y + j;
+                if (b < nb && a < na) tile[threadIdx.y + j][threadIdx.x] = in[in_z + a * in_sa + b * in_sb];
+            }
+            __syncthreads();
+            const int a = a0 + threadIdx.x;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS) {
+                const int bb = b0 + threadIdx.y + j;
+                if (a < na && bb < nb) out[out_z + bb * out_sb + a] = tile[threadIdx.x][bb - b0];
+            }
+            __syncthreads();  // the next tile overwrites `tile`
+        }
+    }
+}
+
+// gather_strided: out[i] = in[offset(i)] for a C-contiguous out of `rank` <= 6 axes (innermost first: sizes n0..n4
+// and the outermost implied, input strides s0..s5), I the index type (unsigned when the count fits 32 bits: cheaper
+// divisions). UNROLL loads of a thread are issued before its stores. Block: 256 threads.
+template <typename T, typename I>
+__global__ void __launch_bounds__(256) gather_strided(
+    T* __restrict__ out, const T* __restrict__ in, I n, int rank, I n0, I n1, I n2, I n3, I n4, long long s0,
+    long long s1, long long s2, long long s3, long long s4, long long s5) {
+    constexpr int UNROLL = 4;
+    const I sizes[5] = {n0, n1, n2, n3, n4};
+    const long long strides[6] = {s0, s1, s2, s3, s4, s5};
+    const I step = (I)gridDim.x * 256 * UNROLL;
+    for (I base = (I)blockIdx.x * 256 * UNROLL + threadIdx.x; base < n; base += step) {
+        T v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            I r = base + (I)u * 256;
+            if (r < n) {
+                long long at = 0;
+#pragma unroll
+                for (int d = 0; d < 6; ++d) {
+                    if (d + 1 >= rank) {  // the outermost axis: no division
+                        at += (long long)r * strides[d];
+                        break;
+                    }
+                    const I q = r / sizes[d < 5 ? d : 4];
+                    at += (long long)(r - q * sizes[d < 5 ? d : 4]) * strides[d];
+                    r = q;
+                }
+                v[u] = in[at];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (base + (I)u * 256 < n) out[base + (I)u * 256] = v[u];
+    }
+}

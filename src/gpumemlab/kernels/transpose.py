@@ -166,7 +166,30 @@ LIBRARY_TALL = replace(LIBRARY_VECTORIZED, name="vectorized 64 wide x 128 rows, 
 TALL_CTYPES = ("float", "int")
 LIBRARY_FALLBACK = COARSENED  # shapes or alignments the vector kernel cannot take
 
+# The library's layouts move bytes: one word type per element size (transpose_strided, gather_strided), so every
+# dtype of that size shares an instantiation. 64 x 64 tiles keep 16 loads in flight a thread and write 64-element
+# output runs, which cross fewer partially written sectors on odd pitches than 32-element ones; 16-byte words keep
+# 32 x 32 tiles (a 64-wide one would be 65 KiB of shared memory). STRIDED_TILE_32: the 32 x 8 form, for comparison.
+WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long", 16: "uint4"}
+STRIDED_TILE = {1: (64, 4), 2: (64, 4), 4: (64, 4), 8: (64, 4), 16: (32, 8)}  # (TILE, BLOCK_ROWS)
+STRIDED_TILE_32 = (32, 8)
+GATHER_BLOCK, GATHER_UNROLL = 256, 4
+
+
+def strided_spec(size: int, tile: tuple | None = None) -> KernelSpec:
+    """transpose_strided for elements of ``size`` bytes, with the library's tile or ``tile`` = (TILE, BLOCK_ROWS)."""
+    side, rows = tile or STRIDED_TILE[size]
+    return KernelSpec(SRC, f"transpose_strided<{WORDS[size]}, {side}, {rows}>")
+
+
+def gather_spec(size: int, wide: bool) -> KernelSpec:
+    """gather_strided for elements of ``size`` bytes; ``wide``: 64-bit indices (2^32 elements or more)."""
+    return KernelSpec(SRC, f"gather_strided<{WORDS[size]}, {'unsigned long long' if wide else 'unsigned'}>")
+
+
 KERNELS = ([v.spec(CTYPES[d]) for v in LADDER + [LIBRARY_VECTORIZED] for d in DTYPES]
            + [LIBRARY_TALL.spec(c) for c in TALL_CTYPES]
            + [KernelSpec(SRC, f"transpose_thin<{CTYPES[d]}, {str(short).lower()}>") for d in DTYPES
-              for short in (True, False)])
+              for short in (True, False)]
+           + [strided_spec(size) for size in WORDS] + [strided_spec(s, STRIDED_TILE_32) for s in (4, 8)]
+           + [gather_spec(size, wide) for size in WORDS for wide in (False, True)])

@@ -100,17 +100,21 @@ def on_arrays_device(fn):
     def call(*args, **kwargs):
         if _GET_DEVICE is None:
             _bind()
-        if not kwargs:  # the common call: CuPy arrays by position, read inline (a function call costs ~0.1 us)
-            nd, here = _NDARRAY, None
-            for a in args:
-                if type(a) is not nd:
-                    break
-                if here is None:
-                    here = _GET_DEVICE()
-                if a.data.device_id != here:
-                    break
-            else:
-                return fn(*args)
+        # the common call: CuPy arrays, and plain values (axis=, None) by keyword, read inline (a function call costs
+        # ~0.1 us)
+        nd, here = _NDARRAY, None
+        for a in (args if not kwargs else (*args, *kwargs.values())):
+            t = type(a)
+            if t is not nd:
+                if a is None or t in _PLAIN:
+                    continue
+                break
+            if here is None:
+                here = _GET_DEVICE()
+            if a.data.device_id != here:
+                break
+        else:
+            return fn(*args, **kwargs)
         dev = _foreign_device(args, kwargs)
         if dev is None:
             return fn(*args, **kwargs)
@@ -147,13 +151,18 @@ def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None,
             if isinstance(dtypes, tuple):
                 _ALLOWED[dtypes] = allowed
         if arr.dtype not in allowed:
-            names = ", ".join(str(d) for d in allowed)
-            raise InputTypeError(f"{name}: dtype {arr.dtype} not supported; expected {names}")
+            dtype_error(name, arr.dtype, allowed)
     if ndim is not None and arr.ndim != ndim:
         raise UsageError(f"{name}: expected a {ndim}-D array, got {arr.ndim}-D with shape {arr.shape}")
     if contiguous and not arr.flags.c_contiguous:
         raise UsageError(f"{name}: must be C-contiguous (row-major); call cupy.ascontiguousarray first")
     return arr
+
+
+def dtype_error(name: str, dtype, allowed) -> None:
+    """Raise the one-line InputTypeError for a dtype not among ``allowed``."""
+    names = ", ".join(str(np.dtype(d)) for d in allowed)
+    raise InputTypeError(f"{name}: dtype {dtype} not supported; expected {names}")
 
 
 def check_out(out, shape: tuple, dtype, name: str = "out"):

@@ -20,7 +20,9 @@ def error_bound(x, axis=None):
 
     ``axis=None``: a float; otherwise a float64 CuPy array of the result's shape, one bound per output.
     """
-    arr = as_device_array(x, "x", DTYPES, contiguous=True)
+    arr = as_device_array(x, "x", DTYPES, contiguous=False)
+    if not arr.flags.c_contiguous and arr.size:  # the bound of the path the view takes (reduce_axis._strided)
+        return reduce_axis.strided_error_bound(arr, axis)
     if axis is None:
         if arr.dtype.kind != "f" or arr.size == 0:
             return 0.0
@@ -33,7 +35,7 @@ def error_bound(x, axis=None):
 
 @on_arrays_device
 def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - the public name mirrors numpy.sum
-    """Sum of a contiguous float32/float64/int32 GPU array over ``axis`` (None: all; an int or a tuple of ints,
+    """Sum of a float32/float64/int32 GPU array (any strides) over ``axis`` (None: all; an int or a tuple of ints,
     negative from the end), like ``numpy.sum``: result dtype float32 -> float32, float64 -> float64, int32 ->
     int64 (exact), or ``dtype`` (the accumulation type too: float32 input float32 or float64; float64 input float64;
     int32 input int64, int32 (wraps), float64 or float32; NumPy also allows narrowing ones); ``keepdims`` keeps

@@ -30,11 +30,13 @@ import numpy as np
 from ..errors import InputTypeError
 from ..kernels import CTYPES as CT
 from ..kernels import reduce as K
+from . import _checks, _layout
 from . import _workspace as W
 from . import full_sum as R
 from ._axes import collapse, normalize_axis, result_shape
-from ._checks import as_device_array, check_out
+from ._checks import as_device_array, check_out, dtype_error
 
+_INPUT_DTYPES = tuple(np.dtype(d) for d in R.DTYPES)
 SUM_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "int64"}
 MEAN_DEFAULT = {"float32": "float32", "float64": "float64", "int32": "float64"}
 # dtype= choices per input dtype: the default and the widening ones (NumPy also allows narrowing casts; not here)
@@ -321,6 +323,8 @@ class Prepared:
 @lru_cache(maxsize=1024)
 def _prepared(shape: tuple, axis, x_dtype: np.dtype, dtype, keepdims: bool, mean: bool, aligned: bool) -> Prepared:
     """Keyed by the input's dtype object: ``dtype.name`` is computed in Python by NumPy, microseconds per call."""
+    if x_dtype not in _INPUT_DTYPES:  # checked here, once per key, not per call
+        dtype_error("x", x_dtype, R.DTYPES)
     dtype_name = x_dtype.name
     acc_name = _result_dtype(dtype_name, dtype, mean)
     passes, specs, res_shape = _call_plan(shape, axis, len(shape), dtype_name, acc_name, aligned, keepdims)
@@ -349,19 +353,80 @@ def _cupy():
     return cupy
 
 
-def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
-    """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
-    arr = as_device_array(x, "x", R.DTYPES, contiguous=True)
-    key_axis = tuple(axis) if isinstance(axis, list) else axis
-    if not _hashable(key_axis):  # an array, a list inside a tuple: the same one-line error as any bad axis
-        if isinstance(key_axis, tuple):
-            normalize_axis(key_axis, arr.ndim)
+@dataclass(frozen=True)
+class DenseView:
+    """A strided view read as the dense block under it (``_layout.dense_form``): the block's shape (C order) and
+    byte offset from the view, the reduced axes in the block's order, and how the block's result maps back: the
+    permutation of its kept axes into the view's order, the kept axes to reverse and the shape with keepdims."""
+
+    shape: tuple
+    offset: int
+    axis: tuple
+    perm: tuple
+    flip: tuple
+    result_shape: tuple
+
+
+@lru_cache(maxsize=1024)
+def dense_view(shape: tuple, strides: tuple, itemsize: int, axis, keepdims: bool) -> DenseView | None:
+    """The :class:`DenseView` of a view with these byte strides, None for views with gaps (pure)."""
+    form = _layout.dense_form(shape, strides, itemsize)
+    if form is None:
+        return None
+    order, flipped, offset = form
+    axes = normalize_axis(axis, len(shape))
+    kept_block = [a for a in order if a not in axes]
+    kept = [a for a in range(len(shape)) if a not in axes]
+    return DenseView(tuple(shape[a] for a in order), offset, tuple(i for i, a in enumerate(order) if a in axes),
+                     tuple(kept_block.index(a) for a in kept), tuple(i for i, a in enumerate(kept) if a in flipped),
+                     result_shape(shape, axes, keepdims))
+
+
+def _strided(arr, axis, dtype, out, keepdims: bool, mean: bool):
+    """A reduction of a non-contiguous view: of the dense block under it where there is one (read in place, the
+    small result permuted into the view's axis order), else of a C-contiguous copy (``gpumemlab.copy``)."""
+    from .transpose import moved
+
+    cupy = _cupy()
+    _check_keys(axis, dtype, arr.ndim)
+    dense = dense_view(arr.shape, arr.strides, arr.itemsize, axis, bool(keepdims))
+    if dense is None:
+        return reduce(moved(arr, "copy"), axis, dtype, out, keepdims, mean)
+    block = cupy.ndarray(dense.shape, arr.dtype, arr.data + dense.offset)
+    res = reduce(block, dense.axis, dtype, None, False, mean).transpose(dense.perm)
+    if dense.flip:
+        res = res[tuple(slice(None, None, -1) if i in dense.flip else slice(None) for i in range(res.ndim))]
+    res = res.reshape(dense.result_shape) if res.flags.c_contiguous else moved(res, "copy").reshape(dense.result_shape)
+    if out is None:
+        return res
+    moved(res, "copy", check_out(out, res.shape, res.dtype))
+    return out
+
+
+def _check_keys(axis, dtype, ndim: int) -> None:
+    """The one-line error for an ``axis`` or ``dtype=`` that cannot be a cache key."""
+    if not _hashable(axis):
+        if isinstance(axis, tuple):
+            normalize_axis(axis, ndim)
         raise InputTypeError(f"axis: expected an int or a tuple of ints, got {type(axis).__name__}")
     if not _hashable(dtype):
         raise InputTypeError(f"dtype: {dtype!r} is not a dtype")
-    prep = _prepared(arr.shape, key_axis, arr.dtype, dtype, bool(keepdims), mean,
-                     arr.data.ptr % R.VECTOR_BYTES == 0)
-    res = check_out(out, prep.shape, prep.acc) if out is not None else _cupy().empty(prep.shape, prep.acc)
+
+
+def reduce(x, axis, dtype, out, keepdims: bool, mean: bool):
+    """The body of :func:`gpumemlab.sum` (``mean=False``) and :func:`gpumemlab.mean`."""
+    arr = x if type(x) is _checks._NDARRAY else as_device_array(x, "x", None, contiguous=False)
+    key_axis = tuple(axis) if type(axis) is list else axis
+    if not arr._c_contiguous and arr.size:
+        as_device_array(arr, "x", R.DTYPES, contiguous=False)
+        return _strided(arr, key_axis, dtype, out, keepdims, mean)
+    try:
+        prep = _prepared(arr.shape, key_axis, arr.dtype, dtype, bool(keepdims), mean,
+                         arr.data.ptr % R.VECTOR_BYTES == 0)
+    except TypeError:  # an unhashable axis or dtype= (an array, a list inside a tuple): the one-line errors
+        _check_keys(key_axis, dtype, arr.ndim)
+        raise
+    res = check_out(out, prep.shape, prep.acc) if out is not None else _checks._NDARRAY(prep.shape, prep.acc)
     if arr.size == 0:  # nothing to read: NumPy's sum of nothing is 0, its mean NaN
         res.fill(np.nan if mean else 0)
         return res
@@ -379,3 +444,17 @@ def error_bound(arr, axis, mean: bool = False):
     rel = relative_bound(passes, acc_name, mean, full)
     abs_sum = abs(arr).sum(axis=normalize_axis(axis, arr.ndim), dtype=np.float64)
     return rel * (abs_sum / math.prod(p.n for p in passes) if mean else abs_sum).reshape(shape)
+
+
+def strided_error_bound(arr, axis, mean: bool = False):
+    """:func:`error_bound` of a non-contiguous view, for the path :func:`_strided` takes (a 0-d array for a full
+    reduction)."""
+    from .transpose import moved
+
+    key_axis = tuple(axis) if isinstance(axis, list) else axis
+    dense = dense_view(arr.shape, arr.strides, arr.itemsize, key_axis, False)
+    if dense is None:
+        return error_bound(moved(arr, "copy"), key_axis, mean)
+    block = _cupy().ndarray(dense.shape, arr.dtype, arr.data + dense.offset)
+    res = error_bound(block, dense.axis, mean).transpose(dense.perm)
+    return res[tuple(slice(None, None, -1) if i in dense.flip else slice(None) for i in range(res.ndim))]
