@@ -68,6 +68,7 @@ class Finding:
     call_lines: list = field(default_factory=list)
     loops: list = field(default_factory=list)
     explanation: str | None = None
+    iterations: list = field(default_factory=list)  # classes of loop iterations with the same numbers
 
     @property
     def rule(self) -> str:
@@ -224,9 +225,9 @@ def _bind_templates(c, opts, ci, interp_records, rec_types):
                 unbound.append(name)
                 continue
             try:
-                tenv[name] = int(str(v), 0)
+                tenv[name] = {"true": 1, "false": 0}.get(str(v)) if str(v) in ("true", "false") else int(str(v), 0)
             except ValueError:
-                raise UsageError(f"--template {name}={v}: expected an integer value") from None
+                raise UsageError(f"--template {name}={v}: expected an integer value (or true/false)") from None
     return tenv, unbound
 
 
@@ -471,7 +472,8 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
                 buf.name if buf else None, getattr(a.type, "size", None) if a.type is not None else None,
                 call_lines=list(a.call_lines),
                 loops=[dict(line=lp.line, var=lp.var, step=lp.step, uniform_step=lp.uniform,
-                           pattern_kept=bool(lp.uniform and lp.additive), per_thread_start=lp.lane_start)
+                           pattern_kept=bool(lp.uniform and lp.additive), per_thread_start=lp.lane_start,
+                           iterations_evaluated=lp.iterations, all_iterations=lp.complete, stopped=lp.stopped)
                        for lp in a.loops])
     reason = unknown or a.unknown
     if reason is None and buf is not None and buf.space == "constant":
@@ -508,7 +510,42 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         f.verdict = _global_verdict(lanes, res)
         if f.verdict not in ("coalesced", "broadcast"):
             _global_fix(f, lanes, a, cc, neighbours)
+    if a.later:
+        f.iterations = _iteration_classes(a, w, launch, cc)
     return f
+
+
+def _iteration_numbers(a: Access, w: int, launch, cc) -> dict:
+    """The analyzed warp's numbers for one iteration (a copy of ``a`` with that iteration's addresses)."""
+    sl = slice(w * WARP, (w + 1) * WARP)
+    if not a.active[sl].any():
+        return dict(requests=0, active_lanes=0)
+    lanes = lane_accesses(a, w, launch)
+    if isinstance(lanes, str):
+        return dict(unknown_reason=lanes)
+    res = predict(lanes, cc)
+    out = dict(requests=res["requests"], active_lanes=int(lanes.active.sum()))
+    if a.buf.space == "shared":
+        out.update(wavefronts_per_request=_per_request(res["wavefronts"], res["requests"]),
+                   ideal_wavefronts_per_request=_per_request(res["ideal_wavefronts"], res["requests"]),
+                   conflict_ways=res["ways"])
+    else:
+        out.update(_numbers_global(res))
+    return out
+
+
+def _iteration_classes(a: Access, w: int, launch, cc) -> list[dict]:
+    """Runs of consecutive loop iterations (0 = the first, the one reported) with the same numbers for the
+    analyzed warp: [{"first", "last", "count", numbers...}]."""
+    instances = [(a.offsets, a.active)] + [(off, act) for _, off, act in a.later]
+    out = []
+    for i, (off, act) in enumerate(instances):
+        nums = _iteration_numbers(replace(a, offsets=off, active=act, later=[]), w, launch, cc)
+        if out and {k: v for k, v in out[-1].items() if k not in ("first", "last", "count")} == nums:
+            out[-1].update(last=i, count=out[-1]["count"] + 1)
+        else:
+            out.append(dict(first=i, last=i, count=1, **nums))
+    return out
 
 
 def _numbers_global(r: dict) -> dict:

@@ -22,6 +22,8 @@ from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name
 
 MAX_CALL_DEPTH = 12
 MAX_STEPS = 200_000  # statements and expressions visited per kernel run
+MAX_ITERATIONS = 64  # iterations of one loop entry evaluated after the first
+REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -77,6 +79,9 @@ class Loop:
     step: str
     lane_start: bool = False  # the variable starts at a different value in each lane (a per-thread chunk)
     additive: bool = False  # the step adds (++, +=, -=): a uniform one shifts every lane alike, keeping the pattern
+    iterations: int = 0  # iterations evaluated (of the first entry)
+    complete: bool = False  # every lane left the loop within them
+    stopped: str | None = None  # why later iterations were not evaluated
 
 
 @dataclass
@@ -99,6 +104,7 @@ class Access:
     notes: list = field(default_factory=list)
     member: str | None = None
     record_type: object = None  # the struct an AoS member access reads from
+    later: list = field(default_factory=list)  # (iteration path, offsets, active) of each later loop iteration
 
 
 class Frame:
@@ -151,6 +157,9 @@ class Interpreter:
         self.globals: dict = {}
         self.unbound = tuple(unbound)  # template parameters not given
         self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
+        self.repeat = 0  # enclosing loops now past their first iteration
+        self.iter_path: list[int] = []  # the iteration of each enclosing loop
+        self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
 
     # ------------------------------------------------------------ types
 
@@ -512,7 +521,7 @@ class Interpreter:
             return Unknown("difference of two pointers")
         p, i = (a, b) if isinstance(a, PtrV) else (b, a)
         if isinstance(i, Unknown):
-            return Unknown(i.reason)
+            return Unknown(i.reason, p.buf)  # still into p's memory: an atomic on it is known to be shared/global
         if op not in ("+", "-") or (op == "-" and isinstance(b, PtrV)):
             return Unknown(f"pointer operation {op}")
         size = getattr(p.to, "size", 0)
@@ -740,6 +749,10 @@ class Interpreter:
         key = base + (k,)
         if place is not None and place.buf.space == "local":
             return
+        if self.repeat and key in self.accesses:  # a later iteration of a loop: kept beside the first
+            if place is not None and unknown is None and not self.uncertain:
+                self.accesses[key].later.append((tuple(self.iter_path), place.off.copy(), live.copy()))
+            return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
         a = Access(key, loc.line, loc.column, fname, self.text(c), kind, place.buf if place else buf,
@@ -880,6 +893,16 @@ class Interpreter:
             self.record(c, "texture", None, live, unknown=f"{name}: texture fetches go through the texture "
                                                            f"path, not modeled")
             return Unknown(f"texture fetch ({name})")
+        if name in ("__umul24", "__mul24") and len(args) == 2:
+            vals = [self.value(a, live) for a in args]
+            if not all(isinstance(v, expr.Value) for v in vals):
+                return next((v for v in vals if isinstance(v, Unknown)), Unknown(f"{name} of non-integers"))
+            lo, hi = (0, 1 << 24) if name == "__umul24" else (-(1 << 23), 1 << 23)
+            if any(not lo <= int(x) < hi for v in vals for x in v.v):  # only the low 24 bits take part
+                return Unknown(f"{name} of a value wider than 24 bits")
+            t = expr.UINT if name == "__umul24" else expr.INT
+            a, b = (expr.Value(v.v, t) for v in vals)  # in range: the conversion keeps every value
+            return self.arith(expr.Binary("*", expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
         if name in ("min", "max", "abs") and len(args) == len({"abs": 1}.get(name, 2) * [0]):
             vals = [self.value(a, live) for a in args]
             if all(isinstance(v, expr.Value) for v in vals):
@@ -909,6 +932,8 @@ class Interpreter:
             return None
         ops = [ch for ch in self.children(cls) if ch.kind == self.K.CONVERSION_FUNCTION
                and any(g.kind == self.K.COMPOUND_STMT for g in self.children(ch))]
+        if len(ops) > 1:  # operator T*() and operator const T*() const (cuda-samples' SharedMemory): same pointer
+            ops = [o for o in ops if not o.is_const_method()] or ops[:1]
         return ops[0] if len(ops) == 1 else None
 
     def _inline(self, c, defn, args, live):
@@ -981,6 +1006,8 @@ class Interpreter:
             self.frame.returned |= live
             return np.zeros(self.n, dtype=bool)
         if k in (K.BREAK_STMT, K.CONTINUE_STMT):
+            if self.exits:
+                self.exits[-1][0 if k == K.BREAK_STMT else 1][:] |= live
             return np.zeros(self.n, dtype=bool)
         if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
             self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
@@ -992,10 +1019,12 @@ class Interpreter:
             kids = self.children(s)
             self.value(kids[0], live)
             self.uncertain.append("inside a switch (lint does not follow switch cases)")
+            self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))  # a break leaves the switch
             try:
                 self.stmt(kids[-1], live)
             finally:
                 self.uncertain.pop()
+                self.exits.pop()
             return live
         if k in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
             for ch in self.children(s)[1 if k == K.CASE_STMT else 0:]:  # a case's first child is its value
@@ -1149,46 +1178,85 @@ class Interpreter:
         return self._loop(s, kids[0], kids[-1], None, live, None)
 
     def _loop(self, s, cond_c, body, inc_c, live, var, post_cond=None):
+        """Run the loop's iterations for the lanes that take them: the first always; later ones while the
+        condition is known, up to MAX_ITERATIONS (their accesses are kept beside the first iteration's)."""
         entry = live
-        if cond_c is not None:
-            cv = self.value(cond_c, live)
-            if isinstance(cv, Unknown):
-                self.uncertain.append(f"loop condition `{self.text(cond_c)[:60]}` (line {cond_c.location.line}) not "
-                                      f"known: {cv.reason}")
-                pushed = True
-            else:
-                pushed = False
-                if isinstance(cv, expr.Value):
-                    live = live & self._truth(cv)
-        else:
-            pushed = False
         env_before = dict(self.frame.env)
         loop = Loop(s.location.line, var, None, self.text(inc_c) if inc_c is not None else "")
         loop.additive = inc_c is not None and self._additive(inc_c)
         start = self.frame.env.get(var) if var is not None else None
         if isinstance(start, expr.Value):
             loop.lane_start = self._uniform_step(self.const(0), start, live) is False
+        seen0 = dict(self.seen)
         self.loops.append(loop)
+        self.iter_path.append(0)
+        cur, it, pushed, repeating = live, 0, False, False
         try:
-            self.stmt(body, live)
-            if post_cond is not None:
-                self.value(post_cond, live)
-            if inc_c is not None and var is not None:
-                before = self.frame.env.get(var)
-                self.value(inc_c, live)
-                after = self.frame.env.get(var)
-                loop.uniform = self._uniform_step(before, after, live)
-            elif inc_c is not None:
-                self.value(inc_c, live)
+            while True:
+                if it:
+                    self.seen = dict(seen0)  # the same accesses again: recorded as later iterations
+                if cond_c is not None:
+                    cv = self.value(cond_c, cur)
+                    if isinstance(cv, Unknown):
+                        if it:
+                            loop.stopped = f"its condition is not known ({cv.reason})"
+                            break
+                        if it == 0:
+                            self.uncertain.append(f"loop condition `{self.text(cond_c)[:60]}` (line "
+                                                  f"{cond_c.location.line}) not known: {cv.reason}")
+                            pushed = True
+                        loop.stopped = f"its condition is not known ({cv.reason})"
+                    elif isinstance(cv, expr.Value):
+                        cur = cur & self._truth(cv)
+                if it and not cur.any():
+                    loop.complete = True
+                    break
+                self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
+                try:
+                    out = self.stmt(body, cur)
+                finally:
+                    _, cont = self.exits.pop()
+                nxt = (out | cont) & ~self.frame.returned
+                if post_cond is not None:
+                    cv = self.value(post_cond, nxt)
+                    if isinstance(cv, expr.Value):
+                        nxt = nxt & self._truth(cv)
+                    else:
+                        loop.stopped = f"its condition is not known ({getattr(cv, 'reason', 'not an integer')})"
+                if inc_c is not None and var is not None:
+                    before = self.frame.env.get(var)
+                    self.value(inc_c, nxt)
+                    if it == 0:
+                        loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
+                elif inc_c is not None:
+                    self.value(inc_c, nxt)
+                it += 1
+                loop.iterations = it
+                cur = nxt
+                if post_cond is not None and not cur.any() and loop.stopped is None:
+                    loop.complete = True
+                    break
+                if loop.stopped is None and it > MAX_ITERATIONS:
+                    loop.stopped = f"more than {MAX_ITERATIONS} iterations"
+                if loop.stopped is None and self.steps > REPEAT_STEPS:
+                    loop.stopped = "the evaluation budget for later iterations is spent"
+                if loop.stopped is not None:
+                    break
+                if not repeating:
+                    self.repeat, repeating = self.repeat + 1, True
+                self.iter_path[-1] = it
         finally:
+            if repeating:
+                self.repeat -= 1
             self.loops.pop()
+            self.iter_path.pop()
             if pushed:
                 self.uncertain.pop()
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
-            if k in env_before:
+            if k in env_before and not loop.complete:
                 self.frame.env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
-            else:
+            elif k not in env_before:
                 self.frame.env.pop(k, None)
         if var is not None and var not in env_before:
             self.frame.env.pop(var, None)
@@ -1200,6 +1268,8 @@ class Interpreter:
             return fe.unary_op(c) in ("pre++", "pre--", "post++", "post--")
         if c.kind == self.K.COMPOUND_ASSIGNMENT_OPERATOR:
             return fe.binary_op(c) in ("+=", "-=")
+        if c.kind == self.K.BINARY_OPERATOR and fe.binary_op(c) == ",":  # a += aStep, b += bStep
+            return all(self._additive(k) for k in self.children(c))
         return False
 
     def _uniform_step(self, before, after, live):
