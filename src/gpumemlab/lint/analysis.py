@@ -69,6 +69,7 @@ class Finding:
     loops: list = field(default_factory=list)
     explanation: str | None = None
     iterations: list = field(default_factory=list)  # classes of loop iterations with the same numbers
+    assumption: str | None = None  # a guard on loaded data: its lanes were assumed to pass
 
     @property
     def rule(self) -> str:
@@ -476,6 +477,9 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
                            iterations_evaluated=lp.iterations, all_iterations=lp.complete, stopped=lp.stopped)
                        for lp in a.loops])
     reason = unknown or a.unknown
+    if a.assumption and reason is None:
+        f.assumption = (f"{a.assumption}; every lane its known part selects is assumed to execute (the addresses "
+                        f"do not depend on the data)")
     if reason is None and buf is not None and buf.space == "constant":
         reason = "__constant__ memory: served per distinct address, not modeled by lint"
     if reason is None and a.offsets is None:

@@ -105,6 +105,7 @@ class Access:
     member: str | None = None
     record_type: object = None  # the struct an AoS member access reads from
     later: list = field(default_factory=list)  # (iteration path, offsets, active) of each later loop iteration
+    assumption: str | None = None  # the guard on loaded data whose lanes were assumed to pass
 
 
 class Frame:
@@ -147,6 +148,7 @@ class Interpreter:
         self.calls: list[tuple[str, int]] = []  # (function, call line)
         self.loops: list[Loop] = []
         self.uncertain: list[str] = []  # reasons the executing lanes are not known
+        self.assumed: list[str] = []  # guards on loaded data: every lane the known part selects is assumed to pass
         self.notes: list[str] = []
         self.steps = 0
         self.depth = 0
@@ -485,8 +487,15 @@ class Interpreter:
         if op == ",":
             self.value(kids[0], live)
             return self.value(kids[1], live)
+        if op in ("==", "!=") and len(kids) == 2 and (self._is_null(kids[0], kids[1]) or self._is_null(kids[1], kids[0])):
+            v = self.value(kids[1] if self._is_null(kids[0], kids[1]) else kids[0], live)
+            if isinstance(v, PtrV):  # lint's buffers are allocations: never null
+                return self.const(int(op == "!="))
+            return v if isinstance(v, Unknown) else Unknown("comparison with a null pointer")
         if op in ("&&", "||"):
             a = self.value(kids[0], live)
+            if isinstance(a, PtrV):
+                a = self.const(1)
             if isinstance(a, Unknown):
                 self.value(kids[1], live)
                 return a
@@ -513,6 +522,14 @@ class Interpreter:
         if not isinstance(a, expr.Value) or not isinstance(b, expr.Value):
             return Unknown("operand not an integer")
         return self.arith(expr.Binary(op, expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
+
+    def _is_null(self, c, other) -> bool:
+        """``c`` is nullptr, NULL, or a literal 0 compared with a pointer."""
+        c = self.strip(c)
+        if c.kind in (self.K.CXX_NULL_PTR_LITERAL_EXPR, self.K.GNU_NULL_EXPR):
+            return True
+        return c.kind == self.K.INTEGER_LITERAL and self.const_int(c) == 0 and \
+            self.strip(other).type.kind == self.ci.TypeKind.POINTER
 
     def _pointer_arith(self, op, a, b, live):
         if isinstance(a, PtrV) and isinstance(b, PtrV):
@@ -755,9 +772,11 @@ class Interpreter:
             return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
+        assumption = self.assumed[-1] if self.assumed and unknown is None else None
         a = Access(key, loc.line, loc.column, fname, self.text(c), kind, place.buf if place else buf,
                    place.type if place else None, place.off.copy() if place is not None else None,
                    live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
+        a.assumption = assumption
         if place is not None:
             a.member = getattr(place, "member", None)
             a.record_type = getattr(place, "record", None)
@@ -1090,25 +1109,29 @@ class Interpreter:
         else_s = branches[1] if len(branches) > 1 else None
         const_if = "constexpr" in self.tokens(s)[:2]
         cv = self.value(cond_c, live)
-        if isinstance(cv, Unknown) or isinstance(cv, PtrV):
+        if isinstance(cv, PtrV):  # if (p): a buffer lint allocated is never null
+            cv = self.const(1)
+        if isinstance(cv, Unknown):
             reason = cv.reason if isinstance(cv, Unknown) else "pointer test"
             why = f"guard `{self.text(cond_c)[:60]}` (line {cond_c.location.line}) not known: {reason}"
             if const_if:
                 why = f"if constexpr `{self.text(cond_c)[:60]}` not known: {reason}"
-            self.uncertain.append(why)
+            stack = self.assumed if self._on_data(reason) and not const_if else self.uncertain
+            stack.append(why)
             env0 = dict(self.frame.env)
             try:
-                after_t = self.stmt(then_s, live) if then_s is not None else live
+                taken = live & self._known_conjuncts(cond_c, live)
+                after_t = self.stmt(then_s, taken) if then_s is not None else taken
                 env_t = self.frame.env
                 self.frame.env = dict(env0)
                 after_e = self.stmt(else_s, live) if else_s is not None else live
             finally:
-                self.uncertain.pop()
+                stack.pop()
             env_e = self.frame.env
             self.frame.env = {k: (env_t.get(k) if env_t.get(k) is env_e.get(k) else
                                   Unknown(f"{k} assigned under an unknown guard")) for k in set(env_t) | set(env_e)}
-            if not (after_t == live).all() or not (after_e == live).all():
-                self.uncertain.append(why)  # threads may have left: the rest of the function is uncertain
+            if not (after_t == taken).all() or not (after_e == live).all():
+                stack.append(why)  # threads may have left: the rest of the function is uncertain
             return live
         c = self._truth(cv)
         env0 = self.frame.env
@@ -1131,6 +1154,21 @@ class Interpreter:
                 merged[k] = self.merge(c, a, b, live)
         self.frame.env = merged
         return after_t | after_e
+
+    @staticmethod
+    def _on_data(reason: str) -> bool:
+        """An unknown guard that only depends on data (loaded values, atomics' results): the lanes it selects are
+        unknown, but the addresses of the accesses it guards are not."""
+        return "loaded from memory" in reason or "result of atomic" in reason
+
+    def _known_conjuncts(self, cond_c, live):
+        """The lanes that pass every known operand of a chain of ``&&`` (all lanes when none is known)."""
+        c = self.strip(cond_c)
+        if c.kind == self.K.BINARY_OPERATOR and fe.binary_op(c) == "&&":
+            a, b = self.children(c)[:2]
+            return self._known_conjuncts(a, live) & self._known_conjuncts(b, live)
+        v = self.value(c, live, probe=True)
+        return self._truth(v) if isinstance(v, expr.Value) else np.ones(self.n, dtype=bool)
 
     def _loop_var(self, init_c):
         if init_c is None:
@@ -1202,9 +1240,10 @@ class Interpreter:
                             loop.stopped = f"its condition is not known ({cv.reason})"
                             break
                         if it == 0:
-                            self.uncertain.append(f"loop condition `{self.text(cond_c)[:60]}` (line "
-                                                  f"{cond_c.location.line}) not known: {cv.reason}")
-                            pushed = True
+                            pushed = self.assumed if self._on_data(cv.reason) else self.uncertain
+                            pushed.append(f"loop condition `{self.text(cond_c)[:60]}` (line "
+                                          f"{cond_c.location.line}) not known: {cv.reason}")
+                            cur = cur & self._known_conjuncts(cond_c, cur)
                         loop.stopped = f"its condition is not known ({cv.reason})"
                     elif isinstance(cv, expr.Value):
                         cur = cur & self._truth(cv)
@@ -1251,7 +1290,7 @@ class Interpreter:
             self.loops.pop()
             self.iter_path.pop()
             if pushed:
-                self.uncertain.pop()
+                pushed.pop()
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
             if k in env_before and not loop.complete:

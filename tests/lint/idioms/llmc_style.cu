@@ -2,7 +2,11 @@
 // float4 through reinterpret_cast, a templated 16-byte Packed128<T>, grid-stride loops, size_t / int64_t index
 // math, helpers for the global thread index, __ldg and __restrict__.
 
-typedef long long int64_t;
+#ifdef __CUDACC_RTC__
+typedef long long int64_t;  // NVRTC has no <stdint.h>
+#else
+#include <stdint.h>
+#endif
 
 
 template <class ElementType>

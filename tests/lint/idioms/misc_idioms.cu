@@ -9,9 +9,10 @@ struct Particle {
 
 __device__ inline unsigned int gtid() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
-// AoS: sizeof(Particle) = 32; lane k's p[i].pos.x at byte 32k -> 32 sectors (ideal 4), strided. p[i].mass:
-// byte 32k + 24 -> 32 sectors. pos_out[i] = p[i].pos (float3 store, 12 bytes per lane, 384 contiguous bytes ->
-// 12 sectors, ideal 12): coalesced. Block 256.
+// AoS: sizeof(Particle) = 32; lane k's p[i].pos.x at byte 32k -> 32 sectors (ideal 4), strided (32 bytes < 128).
+// p[i].mass: byte 32k + 24 -> 32 sectors. pos_out[i] = p[i].pos: float3 is 4-byte aligned, so three 4-byte
+// requests each (x, y, z): the store's lanes 12 bytes apart -> 12 sectors per request (ideal 4), strided; the load
+// of p[i].pos 32 per request. Block 256.
 __global__ void integrate(Particle *p, float3 *pos_out, float dt, int n) {
     unsigned int i = gtid();
     if (i >= n) return;
@@ -33,7 +34,7 @@ __global__ void stencil3d(float *__restrict__ out, const float *__restrict__ v, 
     out[idx] = v[idx] + v[idx + (size_t)nx * ny];
 }
 
-// Dynamic shared memory cut into a float and an int array: sv = smem, si = (int *)&sv[blockDim.x]. Block 128.
+// Dynamic shared memory cut into a float and an int array: sv = smem, si = (int *)&sv[blockDim.x]. Block 256.
 // sv[tid] store, si[tid] store: 1 wavefront each; sv[(tid * 2) % blockDim.x] load: words 0, 2, ..., 62 ->
 // 2-way, 2 wavefronts. The global loads: 4 sectors.
 __global__ void dyn_shared_split(float *out, const float *a, const int *b) {

@@ -6,14 +6,14 @@
 #define CLAMP_RANGE(x, min, max) x = (x < (min)) ? min : ((x > (max)) ? max : x)
 #define MIN(a, b) ((a) <= (b) ? (a) : (b))
 
-// hotspot-like, block 16 x 16, grid_cols = grid_rows = 1024, border = 1, small_block = 14. Block (0, 0):
-// blkX = -1, so xidx = tx - 1: warp 0 holds rows ty = 0, 1 with xidx = -1..14. The loads are guarded by
-// IN_RANGE(xidx, 0, grid_cols - 1), so lane 0 and lane 16 drop out in block 0; block (1, 0) has
-// blkX = 13, xidx = 13..28 -> power[index] for rows yidx = -1 (out of range in block (1,0): blkY = -1) ...
-// The first full warp: block (1, 1): blkY = 13, yidx = 13 + ty, xidx = 13 + tx; warp 0 rows 13, 14, columns
-// 13..28 -> two runs of 16 floats from byte 52 of a 128-byte line: each run spans 3 sectors (52..115 ->
-// sectors 1..3) -> 6 sectors (ideal 4), scattered (two rows). temp_on_cuda[ty][tx] store: words 16 ty + tx ->
-// 32 consecutive words: 1 wavefront. temp_on_cuda[S][tx] (S = ty - 1 clamped... see the kernel) loads: 1.
+// hotspot-like, block 16 x 16, iteration = 1, grid_cols = grid_rows = 1024, border = 1 (small block 14).
+// Block (0, 0) starts at blkX = blkY = -1, so row 0 and column 0 of the block are out of range and no warp of it
+// loads with 32 lanes; block (1, 0) (blkX = 13) warp 1: rows yidx = 1, 2, columns 13..28 -> two runs of 16 floats
+// from byte 52 of their 128-byte lines (sectors 1..3 each) -> 6 sectors (ideal 4), scattered. Its shared stores
+// temp_on_cuda[ty][tx]: words 32..63 -> 1 wavefront. The compute step keeps tx, ty in 1..14, so no warp has 32
+// lanes: block 0's warp 1 (rows 2, 3, 28 lanes) -> every shared access 1 wavefront; temp_dst[index] there: two
+// runs of 14 floats from the start of a line -> 4 sectors (ideal 4: 112 bytes), coalesced. With iteration = 1 the
+// loop breaks before its copy-back (line with temp_t -> temp_on_cuda): not executed.
 __global__ void calculate_temp(int iteration, float *power, float *temp_src, float *temp_dst, int grid_cols,
                                int grid_rows, int border_cols, int border_rows, float Cap, float Rx, float Ry,
                                float Rz, float step) {
@@ -63,13 +63,11 @@ __global__ void calculate_temp(int iteration, float *power, float *temp_src, flo
     }
 }
 
-// srad-like, block 16 x 16, cols = rows = 1024: 1-D index over a 2-D image with clamped neighbours.
-// index = cols * BLOCK_SIZE * by + BLOCK_SIZE * bx + cols * ty + tx: warp 0 = rows 0, 1 (16 floats each, 4 KiB
-// apart): J_cuda[index] -> 2 runs of 64 bytes, each aligned: 4 sectors (ideal 4), scattered?  No: the model's
-// fewest sectors for 2 x 64 bytes is 4, so 4 = ideal: coalesced. temp[ty][tx] store: 1 wavefront.
-// J_cuda[index_n] (row above, clamped to row 0 in block (0,0)): block 0 warp 0: by = 0, ty = 0 -> index_n is
-// clamped (bx*16 + tx) for ty = 0 and the row for ty = 1... every lane executes: rows 0 and 0 -> lanes 0-15
-// and 16-31 read the same 16 floats -> 2 sectors (ideal 2), coalesced.
+// srad-like, block 16 x 16, cols = rows = 1024: a 1-D index over a 2-D image; warp 0 = rows 0, 1 of the block
+// (16 floats each, 4 KiB apart). J_cuda[index]: two aligned 64-byte runs -> 4 sectors (ideal 4), coalesced.
+// The north row: block row 0 reads J_cuda[16 bx + tx] (both half-warps the same 16 floats) -> 2 sectors (ideal 2);
+// other block rows (block (0, 1)) J_cuda[index_n], the row above the block, the same for both half-warps -> 2 (2).
+// Shared: north[ty][tx], temp[ty][tx] -> 1 wavefront; north[ty][tx] under ty == 0 (16 lanes) -> 1.
 __global__ void srad_cuda_1(float *E_C, float *W_C, float *N_C, float *S_C, float *J_cuda, float *C_cuda,
                             int cols, int rows, float q0sqr) {
     int bx = blockIdx.x;
@@ -96,10 +94,11 @@ __global__ void srad_cuda_1(float *E_C, float *W_C, float *N_C, float *S_C, floa
     N_C[index] = n;
 }
 
-// bfs (Rodinia): one thread per node, CSR edges. g_graph_mask[tid] etc.: 1-byte bools, 32 consecutive bytes ->
-// 1 sector (ideal 1), coalesced. g_graph_nodes[tid].starting: an 8-byte struct {int starting; int no_of_edges;}:
-// lane k at byte 8k -> 256 bytes, 8 sectors (ideal 4: 128 bytes asked for), strided. The edge loop reads
-// g_graph_edges[i] with i from a loaded value: unknown.
+// bfs (Rodinia): one thread per node, CSR edges, block 256. g_graph_mask[tid]: 1-byte bools, 32 consecutive
+// bytes -> 1 sector (ideal 1), coalesced. The guard reads g_graph_mask[tid] (data): its lanes are assumed to pass
+// (said in the finding). g_graph_nodes[tid].starting: an 8-byte struct {int starting; int no_of_edges;}: lane k at
+// byte 8k -> 256 bytes, 8 sectors (ideal 4: 128 bytes asked for), strided. g_cost[tid]: 4 sectors. The edge loop
+// reads g_graph_edges[i] with i from a loaded value: unknown, and so is everything indexed by id.
 struct Node {
     int starting;
     int no_of_edges;
@@ -121,11 +120,13 @@ __global__ void bfs_kernel(Node *g_graph_nodes, int *g_graph_edges, bool *g_grap
     }
 }
 
-// nw (Needleman-Wunsch) style: block 16 threads, a (BLOCK_SIZE + 1)^2 int tile filled along anti-diagonals.
-// cols = 1025. First loads: temp[tx + 1][0] = itemsets[index_w + cols * tx]: lanes 4100 bytes apart (16 lanes)
-// -> 16 sectors (ideal 2), column-major; the shared store words 17 (tx + 1): banks 17, 2, 19, ... (17 tx mod
-// 32, all distinct for 16 lanes) -> 1 wavefront. Diagonal m = 0: only tx = 0 executes:
-// temp[tx + 1][m - tx + 1] -> 1 lane: 1 wavefront.
+// nw (Needleman-Wunsch) style: block 16 threads, a 17 x 17 int tile filled along anti-diagonals; cols = 1025,
+// i = 1 (block 0 at the corner). referrence[index + cols * ty], ty = 0: elements 1026..1041 = bytes 4104..4167 ->
+// 3 sectors (ideal 2), offset (later ty shift the start: at ty = 6 and 14 it is aligned, 2 sectors).
+// matrix_cuda[index_w + cols * tx]: 16 lanes 4100 bytes apart -> 16 sectors (ideal 2), column-major; its shared
+// store temp[tx + 1][0]: words 17 (tx + 1) -> 16 different banks, 1 wavefront. matrix_cuda[index_n]: elements 1..16
+// -> 3 sectors (ideal 2), offset. Diagonal m = 0: only tx = 0 executes -> 1 wavefront; at m = 2 lanes 0 and 2 hit
+// words 17 m + 18 and 17 m - 14, the same bank -> 2 wavefronts (the iteration classes say so).
 __global__ void needle_cuda_shared_1(int *referrence, int *matrix_cuda, int cols, int penalty, int i,
                                      int block_width) {
     int bx = blockIdx.x;
@@ -154,10 +155,10 @@ __global__ void needle_cuda_shared_1(int *referrence, int *matrix_cuda, int cols
     for (int ty = 0; ty < BLOCK_SIZE; ty++) matrix_cuda[index + ty * cols] = temp[ty + 1][tx + 1];
 }
 
-// pathfinder-like, block 256, cols = 100000, iteration = 1, border = 1, small_block_cols = 254; block 0:
+// pathfinder-like, block 256, cols = 100000, iteration = 1, border = 1, startStep = 0 (small block 254); block 0:
 // blkX = -1, xidx = tx - 1: lane 0 is out of range, so warp 1 is the first full warp: gpuSrc[31..62] -> 5 sectors
-// (ideal 4), offset. prev[tx] store: 1 wavefront. The loop (i = 0): prev[W] with W = tx - 1 clamped to
-// validXmin = 1 in block 0 (lane 0 -> 1, lane 1 -> 1, ...): warp 1 reads words 31..62 -> 1 wavefront.
+// (ideal 4), offset; gpuWall[index] and gpuResults[xidx] alike. prev[tx], prev[W] (W = tx - 1: words 31..62),
+// prev[E], result[tx]: 1 wavefront. The loop breaks at i = iteration - 1 before its copy-back: not executed.
 __global__ void dynproc_kernel(int iteration, int *gpuWall, int *gpuSrc, int *gpuResults, int cols, int rows,
                                int startStep, int border) {
     __shared__ int prev[256];
