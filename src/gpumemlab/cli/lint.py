@@ -151,8 +151,25 @@ def print_report(path: str, reports) -> None:
                           _v(f.wavefronts_per_request), _v(f.conflict_ways),
                           escape(f.verdict if f.verdict != "unknown" else f"unknown: {f.unknown_reason}"[:70]))
         console.print(table)
+        for f in r.findings:
+            for line in _details(f):
+                console.print(escape(f"  {f.line}:{f.column}: {line}"))
         for n in r.notes:
             console.print(escape(f"  note: {n}"))
+
+
+def _details(f) -> list[str]:
+    """What the table cannot hold: the lanes a data guard was assumed to select, loop iterations that differ."""
+    out = [f"assumed: {f.assumption}"] if f.assumption else []
+    if len(f.iterations) > 1:
+        key = "wavefronts_per_request" if f.space == "shared" else "sectors_per_request"
+        unit = "wavefronts" if f.space == "shared" else "sectors"
+        runs = [f"{c['first']}" + (f"-{c['last']}" if c["last"] > c["first"] else "") + ": " +
+                (f"{c[key]:g} {unit}/request, {c['active_lanes']} lanes" if c.get(key) is not None else
+                 "not executed" if c.get("requests") == 0 else "unknown") for c in f.iterations[:8]]
+        more = ", ..." if len(f.iterations) > 8 else ""
+        out.append(f"loop iterations differ (0 = the first, reported above): {'; '.join(runs)}{more}")
+    return out
 
 
 def _v(x) -> str:
