@@ -161,6 +161,15 @@ def print_report(path: str, reports) -> None:
 def _details(f) -> list[str]:
     """What the table cannot hold: the lanes a data guard was assumed to select, loop iterations that differ."""
     out = [f"assumed: {f.assumption}"] if f.assumption else []
+    c = f.compiled
+    if c:
+        unit = "wavefronts" if f.space == "shared" else "sectors"
+        lines = " and ".join(map(str, c["accesses_lines"]))
+        what = (f"the accesses of line{'s' if len(c['accesses_lines']) > 1 else ''} {lines} are one {c['instruction']}"
+                if c["how"] == "merged" else f"this access is {c['requests']} {c['instruction']}")
+        ways = f", {c['conflict_ways']}-way" if f.space == "shared" else ""
+        out.append(f"as compiled: {what} ({c['element_bytes']} bytes a lane): {c['requests']} request(s), "
+                   f"{c['total']:g} {unit}{ways}; as written {c['total_as_written']:g} {unit}")
     if len(f.iterations) > 1:
         key = "wavefronts_per_request" if f.space == "shared" else "sectors_per_request"
         unit = "wavefronts" if f.space == "shared" else "sectors"

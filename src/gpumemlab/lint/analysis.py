@@ -70,6 +70,7 @@ class Finding:
     explanation: str | None = None
     iterations: list = field(default_factory=list)  # classes of loop iterations with the same numbers
     assumption: str | None = None  # a guard on loaded data: its lanes were assumed to pass
+    compiled: dict | None = None  # the SASS instruction when it is wider/narrower than written (lint/compiled.py)
 
     @property
     def rule(self) -> str:
@@ -497,6 +498,7 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         f.unknown_reason = lanes
         return f
     res = predict(lanes, cc)
+    f._lanes = lanes  # not a field: kept for the comparison with the compiled instructions, not in the JSON
     f.warp, f.active_lanes = w, int(lanes.active.sum())
     f.requests = res["requests"]
     f.explanation = res["explanation"]

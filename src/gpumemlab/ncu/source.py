@@ -194,11 +194,21 @@ def measured_lines(rows: list[dict], offsets: dict[int, int]) -> dict[tuple, dic
 def predicted_lines(report) -> dict[tuple, dict]:
     """{(line, space, load/store): per-request numbers averaged over lint's accesses there} (known ones only)."""
     out: dict[tuple, dict] = {}
+    merged = set()
     for f in report.findings:
         if f.access not in ("load", "store") or f.space not in ("global", "shared"):
             continue
-        d = out.setdefault((f.line, f.space, f.access), dict(n=0, known=0, sum={}, texts=[], unknown=[],
-                                                              not_executed=0, first_iteration=False))
+        c = getattr(f, "compiled", None)
+        line = f.line
+        if c is not None:  # as compiled: ncu counts the instruction ptxas made, at the line it gave it
+            group = (c["line"], c["instruction"], f.array, f.access, tuple(c["accesses_lines"]))
+            if c["how"] == "merged" and group in merged:
+                continue
+            merged.add(group)
+            line = c["line"]
+            f = _as_compiled(f, c)
+        d = out.setdefault((line, f.space, f.access), dict(n=0, known=0, sum={}, texts=[], unknown=[],
+                                                            not_executed=0, first_iteration=False))
         d["n"] += 1
         d["texts"].append(f.text)
         if f.verdict == "not executed":
@@ -214,6 +224,15 @@ def predicted_lines(report) -> dict[tuple, dict]:
         for k in keys:
             d["sum"][k] = d["sum"].get(k, 0.0) + getattr(f, k)
     return out
+
+
+def _as_compiled(f, c: dict):
+    """A copy of finding ``f`` with the numbers of the instruction it was compiled to."""
+    from dataclasses import replace
+
+    keys = ("requests", "sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
+            "ideal_wavefronts_per_request", "conflict_ways")
+    return replace(f, text=f"{f.text} (as compiled: {c['instruction']})", **{k: c[k] for k in keys if k in c})
 
 
 def _int(text) -> int | None:
@@ -264,6 +283,19 @@ def compare(reports, pages: dict[str, list[dict]], maps: dict[str, dict[int, int
     return rows
 
 
+def _attach_compiled(reports, cubin: bytes, mapping: dict, nvdisasm: str, opts) -> None:
+    """As written vs as compiled from the cubin the GPU ran (what ncu measured), where lint has not done it."""
+    from ..lint import compiled
+    from ..lint.analysis import _cc_of
+    from ..model.cc import parse_cc
+
+    per_symbol = compiled.memory_instructions(compiled.disassemble_lines(cubin, nvdisasm))
+    for r in reports:
+        name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
+        if not any(getattr(f, "compiled", None) for f in r.findings):
+            compiled.attach(r, per_symbol.get(mapping.get(name, name), []), parse_cc(_cc_of(opts.arch)))
+
+
 def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0) -> int:
     """The --validate path of ``gpumemlab lint``: 0 if every analyzed line agrees with ncu, 1 if one differs."""
     nvdisasm = find_nvdisasm()
@@ -278,6 +310,7 @@ def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: floa
     fatal = str(status.get("fatal") or "")
     if res["device"] is None or fatal.startswith("compile:") or res["cubin"] is None:
         raise GpumemlabError(f"--validate: {fatal or _tail(res['console']) or 'no result from the GPU'}")
+    _attach_compiled(reports, res["cubin"], res["mapping"], nvdisasm, opts)
     rows = compare(reports, parse_sass_page(res["pages"].get("sass", "")), line_map(res["cubin"], nvdisasm),
                    res["mapping"])
     checked = [r for r in rows if r["lint"] is not None and not r["first_iteration"]]

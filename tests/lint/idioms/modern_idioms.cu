@@ -1,25 +1,9 @@
-// Newer idioms: cooperative groups (llm.c's warp-per-row kernels), cudaMallocPitch rows reached through a char
+// Newer idioms: cudaMallocPitch rows reached through a char
 // pointer (the CUDA Programming Guide's example), __half / __nv_bfloat16 / half2 elements, a pointer walked by
 // `p += blockDim.x`, a templated 16-byte copy, uint4 through __ldg, a shuffle then every other lane storing, global
 // atomics. Block 256 unless said; N = 1024, C = 768, n = 1 << 20.
-#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
-namespace cg = cooperative_groups;
-
-// warp = tiled_partition<32>: idx = blockIdx.x * 8 + warp rank; x[i], i = thread_rank() (step warp.size(), the
-// same for every lane): 4 sectors (ideal 4), coalesced. out[idx] by lane 0: 1 sector (ideal 1).
-__global__ void cg_rows(float* out, const float* inp, int N, int C) {
-    cg::thread_block block = cg::this_thread_block();
-    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
-    int idx = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
-    if (idx >= N) return;
-    const float* x = inp + idx * C;
-    float s = 0.f;
-    for (int i = warp.thread_rank(); i < C; i += warp.size()) s += x[i];
-    s = cg::reduce(warp, s, cg::plus<float>{});
-    if (warp.thread_rank() == 0) out[idx] = s;
-}
 
 // Block (32, 8), pitch 4096 bytes, width = height = 1000: row = devPtr + r * pitch bytes; warp 0 = row 0,
 // columns 0..31: row[c] load and store 4 sectors (ideal 4), coalesced.
