@@ -544,9 +544,17 @@ def _iteration_classes(a: Access, w: int, launch, cc) -> list[dict]:
     """Runs of consecutive loop iterations (0 = the first, the one reported) with the same numbers for the
     analyzed warp: [{"first", "last", "count", numbers...}]."""
     instances = [(a.offsets, a.active)] + [(off, act) for _, off, act in a.later]
-    out = []
+    out, seen = [], {}
+    sl = slice(w * WARP, (w + 1) * WARP)
     for i, (off, act) in enumerate(instances):
-        nums = _iteration_numbers(replace(a, offsets=off, active=act, later=[]), w, launch, cc)
+        m = act[sl]
+        rel = [int(x) for x in off[sl][m]]
+        # sectors (32 B), lines (128 B) and banks (32 x 4 B) repeat every 128 bytes: a shift by a multiple of 128
+        # bytes gives the same numbers
+        key = (tuple(m.tolist()), tuple(x - rel[0] for x in rel), rel[0] % 128 if rel else 0)
+        nums = seen.get(key)
+        if nums is None:
+            nums = seen[key] = _iteration_numbers(replace(a, offsets=off, active=act, later=[]), w, launch, cc)
         if out and {k: v for k, v in out[-1].items() if k not in ("first", "last", "count")} == nums:
             out[-1].update(last=i, count=out[-1]["count"] + 1)
         else:

@@ -22,7 +22,7 @@ from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name
 
 MAX_CALL_DEPTH = 12
 MAX_STEPS = 200_000  # statements and expressions visited per kernel run
-MAX_ITERATIONS = 64  # iterations of one loop entry evaluated after the first
+MAX_ITERATIONS = 16  # iterations of one loop entry evaluated after the first (the cost: one body run each)
 REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
@@ -159,6 +159,8 @@ class Interpreter:
         self.globals: dict = {}
         self.unbound = tuple(unbound)  # template parameters not given
         self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
+        self._cursor_types: dict = {}  # expression cursor -> lint type of its value
+        self._literals: dict = {}  # literal cursor -> (value, C type)
         self.repeat = 0  # enclosing loops now past their first iteration
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
@@ -372,8 +374,10 @@ class Interpreter:
         finally:
             self._probe = saved_probe
             self.depth -= 1
-        if isinstance(v, (expr.Value, PtrV)) and t.kind != self.ci.TypeKind.DEPENDENT and k not in (K.PAREN_EXPR,):
-            lt = self.ltype(t)
+        if isinstance(v, (expr.Value, PtrV)) and k not in (K.PAREN_EXPR,):
+            lt = self._cursor_types.get(c, False)
+            if lt is False:  # once per cursor and run: libclang's type calls are slow, loops revisit them
+                lt = self._cursor_types[c] = None if t.kind == self.ci.TypeKind.DEPENDENT else self.ltype(t)
             if isinstance(lt, (Int, Pointer)):
                 v = self.convert(v, lt, live)
         return v
@@ -383,11 +387,15 @@ class Interpreter:
         k = self.node(c)[0]
         kids = self.children(c)
         if k == K.INTEGER_LITERAL or k == K.CXX_BOOL_LITERAL_EXPR:
-            n = fe.evaluate_int(c)
+            hit = self._literals.get(c)
+            if hit is None:
+                n = fe.evaluate_int(c)
+                lt = self.ltype(c.type)
+                hit = self._literals[c] = (n, lt.ctype if isinstance(lt, Int) and lt.ctype.bits >= 32 else expr.INT)
+            n, ctype = hit
             if n is None:
                 return Unknown(f"literal {self.text(c)!r} not understood")
-            lt = self.ltype(c.type)
-            return self.const(n, lt.ctype if isinstance(lt, Int) and lt.ctype.bits >= 32 else expr.INT)
+            return self.const(n, ctype)
         if k in (K.FLOATING_LITERAL,):
             return Unknown("floating-point value")
         if k == K.CHARACTER_LITERAL:
@@ -1267,6 +1275,9 @@ class Interpreter:
                     self.value(inc_c, nxt)
                     if it == 0:
                         loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
+                        trips = self._trips_left(cond_c, var, before, nxt) if loop.additive else None
+                        if trips is not None and trips > MAX_ITERATIONS:  # not worth the body runs
+                            loop.stopped = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
                 elif inc_c is not None:
                     self.value(inc_c, nxt)
                 it += 1
@@ -1300,6 +1311,32 @@ class Interpreter:
         if var is not None and var not in env_before:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
+
+    def _trips_left(self, cond_c, var, before, live) -> int | None:
+        """Iterations still to come of ``for (...; var < bound; var += step)`` (also <=, >, >=) over the ``live``
+        lanes, the bound as it is now; None when the loop is not of that form."""
+        after = self.frame.env.get(var)
+        c = self.strip(cond_c) if cond_c is not None else None
+        if c is None or c.kind != self.K.BINARY_OPERATOR or not isinstance(after, expr.Value) or \
+                not isinstance(before, expr.Value) or not live.any():
+            return None
+        op = fe.binary_op(c)
+        lhs, rhs = self.children(c)[:2]
+        if op not in ("<", "<=", ">", ">=") or self.strip(lhs).kind != self.K.DECL_REF_EXPR or \
+                self.strip(lhs).spelling != var:
+            return None
+        bound = self.value(rhs, live, probe=True)
+        if not isinstance(bound, expr.Value):
+            return None
+        most = 0
+        for v, b, a, m, bd in zip(after.v, before.v, after.v, live, bound.v):
+            step = int(a) - int(b)
+            if not m or step == 0:
+                continue
+            gap = int(bd) - int(v) + (1 if op == "<=" else -1 if op == ">=" else 0)
+            n = -(-gap // step) if (step > 0) == (op in ("<", "<=")) else 0
+            most = max(most, n)
+        return most
 
     def _additive(self, inc_c) -> bool:
         c = self.strip(inc_c)
