@@ -296,6 +296,8 @@ class Interpreter:
                 return expr.Value(t.ctype.wrap(v.v), expr.INT)
             if t.ctype != v.type:
                 widening = t.ctype.bits > v.type.bits and (t.ctype.signed or not v.type.signed)
+                if not widening and v.v.size and t.ctype.lo <= min(v.v) and max(v.v) <= t.ctype.hi:
+                    widening = True  # every value fits (int <-> unsigned of small indices): nothing to wrap
                 return expr.Value(v.v if widening else t.ctype.wrap(v.v), t.ctype)  # widening keeps every value
             return v
         if isinstance(t, Float):
