@@ -66,3 +66,12 @@ def test_a_load_narrowed_to_the_byte_it_uses_is_not_called_a_split():
                      Options(kernel="histogram256Kernel", block=(192,), lets={"dataCount": 1 << 20}))
     (f,) = [f for f in r.findings if f.text == "d_Data[pos]"]
     assert f.compiled is None and f.sectors_per_request == 4.0
+
+
+def test_a_merge_takes_its_partner_at_the_instruction_not_a_loop_touching_the_same_words(prescan):
+    # lines 117/118 read temp[2t], temp[2t + 1] (one LDS.64 at line 117); the up-sweep's temp[ai], temp[bi] (line 100)
+    # read the same words at its first iteration but stay 4-byte loads: its later iterations are not adjacent
+    for line, text in ((117, "temp[2 * thid]"), (118, "temp[2 * thid + 1]")):
+        c = prescan[(line, text, "load")].compiled
+        assert (c["instruction"], c["line"], c["accesses_lines"]) == ("LDS.64", 117, [117, 118])
+    assert prescan[(100, "temp[ai]", "load")].compiled is None and prescan[(100, "temp[bi]", "load")].compiled is None

@@ -78,14 +78,16 @@ def _scalar(f) -> bool:
     return lanes is not None and len(lanes.widths) == 1
 
 
-def _merge_group(f, width: int, pool: list):
-    """The accesses of ``pool`` that, with ``f``, fill one aligned ``width``-byte word per lane (in order), else None."""
+def _merge_group(f, width: int, pool: list, line: int):
+    """The accesses of ``pool`` that, with ``f``, fill one aligned ``width``-byte word per lane (in order), else None.
+    Partners nearest the instruction's ``line`` first (a loop elsewhere may touch the same words)."""
     w = f._lanes.widths[0]
     act = f._lanes.active
     row = f._lanes.addresses[0]
     base = row - row % width
-    if width % w or np.any((row % width)[act] % w):
+    if width % w or np.any((row % width)[act] % w) or len(set((row % width)[act].tolist())) != 1:
         return None
+    pool = [f] + sorted((g for g in pool if g is not f), key=lambda g: abs(g.line - line))
     group = []
     for j in range(width // w):
         want = base + j * w
@@ -114,7 +116,7 @@ def attach(report, instructions: list, cc) -> None:
                     continue
                 pool = [g for g in acc if g.array == f.array]
                 if width > f._lanes.widths[0]:
-                    found = _merge_group(f, width, pool)
+                    found = _merge_group(f, width, pool, line)
                     if found is None:
                         continue
                     group, base = found

@@ -135,8 +135,9 @@ def parse_sass_page(text: str) -> dict[str, list[dict]]:
 
 
 def _base_name(signature: str) -> str | None:
-    """"void transpose_naive<float, 32, 8>(float *, ...)" or "ns::k(int)" -> the function's own name."""
-    m = re.search(r"([A-Za-z_][\w:]*)\s*[<(]", signature)
+    """"void transpose_naive<float, 32, 8>(float *, ...)", "ns::k(int)" or an extern "C" kernel's bare "offset_copy"
+    -> the function's own name."""
+    m = re.search(r"([A-Za-z_][\w:]*)\s*[<(]", signature) or re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", signature)
     return m.group(1).split("::")[-1] if m else None
 
 
