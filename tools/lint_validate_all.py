@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import time
@@ -166,6 +167,57 @@ def summary(results: list[dict]) -> str:
     return "\n".join([head, "", *rows, "", *bad]) + "\n"
 
 
+def _options(args: list[str]):
+    from gpumemlab.lint.analysis import Options
+
+    o = Options()
+    for flag, value in zip(args[::2], args[1::2]):
+        if flag == "--kernel":
+            o.kernel = value
+        elif flag == "--block":
+            o.block = tuple(int(x) for x in value.split(","))
+        elif flag == "--let":
+            k, v = value.split("=", 1)
+            o.lets[k] = int(v, 0)
+        elif flag == "--template":
+            k, v = value.split("=", 1)
+            o.templates[k] = v
+    return o
+
+
+def rejoin(path: Path) -> list[dict]:
+    """ncu's measured lines of an earlier run next to what lint says now (this checkout, compiled here for
+    sm_90 for the as-compiled comparison): a lint fix is judged on the measurement without a GPU."""
+    from gpumemlab.lint import lint_file
+    from gpumemlab.ncu import source
+
+    results = json.loads(path.read_text())
+    for r in results:
+        res = r.get("result")
+        if not res:
+            continue
+        here = r["file"] if Path(r["file"]).exists() else str(ROOT / re.search(r"(tests/lint/.*|src/gpumemlab/.*)",
+                                                                              r["file"]).group(1))
+        reports = {x.name: x for x in lint_file(here, _options(r["args"]), resources=True)}
+        measured = {(ln["kernel"], ln["line"], ln["space"], ln["access"]): ln for ln in res["lines"]}
+        lines = []
+        for name, rep in reports.items():
+            predicted = source.predicted_lines(rep)
+            keys = set(predicted) | {k[1:] for k in measured if k[0] == name}
+            for key in sorted(keys):
+                line, space, op = key
+                m = measured.get((name, *key), {})
+                p = predicted.get(key)
+                pk = (("sectors_per_request", "ideal_sectors_per_request") if space == "global" else
+                      ("wavefronts_per_request", "ideal_wavefronts_per_request"))
+                unit = "sectors" if space == "global" else "wavefronts"
+                row = dict(kernel=name, line=line, space=space, access=op, text=" | ".join(p["texts"]) if p else None,
+                           ncu=m.get("ncu"), ncu_counts=m.get("ncu_counts"))
+                lines.append(source.judge(row, p, pk, (m.get("ncu_counts") or {}).get(unit)))
+        res["lines"] = lines
+    return results
+
+
 def _pair(v) -> str:
     return "-" if v is None else f"{v[0]:g} ({v[1]:g})" if v[1] is not None else f"{v[0]:g}"
 
@@ -175,9 +227,16 @@ def main() -> int:
     ap.add_argument("outdir")
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--budget", type=float, default=240.0)
+    ap.add_argument("--rejoin", metavar="VALIDATE_JSON", help="no GPU: an earlier run's ncu lines against lint now")
     a = ap.parse_args()
     out = Path(a.outdir)
     out.mkdir(parents=True, exist_ok=True)
+    if a.rejoin:
+        results = rejoin(Path(a.rejoin))
+        (out / "validate.json").write_text(json.dumps(results, indent=1))
+        (out / "validate.md").write_text(summary(results))
+        print(summary(results).splitlines()[0])
+        return 0
     return run(out, a.dry_run, a.budget)
 
 

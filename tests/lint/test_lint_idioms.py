@@ -591,3 +591,15 @@ def test_std_type_traits_in_a_kernel(tmp_path):
     (r,) = lint_file(str(src), Options(kernel="d", block=(32,), templates={"T": "float"}), resources=False)
     (f,) = r.findings  # a type that depends on the template parameters: unknown, named
     assert f.verdict == "unknown" and f.unknown_reason == "element type type 'V' not understood"
+
+
+def test_all_iterations_averaged_per_request_as_a_profiler_does(findings):
+    # nw: referrence[index + cols * ty] over ty = 0..15, rows 1025 floats apart: the start shifts by 4 bytes a row,
+    # so 14 rows take 3 sectors and 2 (ty = 6, 14) are aligned and take 2: (14 x 3 + 2 x 2) / 16 = 2.875
+    f = findings[(11, "needle_cuda_shared_1", "141:59", "referrence[index + cols * ty]", "load", ())]
+    assert f.sectors_per_request == 3.0
+    assert f.over_iterations == dict(requests=16, iterations=16, sectors_per_request=2.875,
+                                     ideal_sectors_per_request=2.0)
+    # the anti-diagonal store: m + 1 lanes at step m, 17-word rows -> (m + 2) // 2 wavefronts: 72 / 16 = 4.5
+    f = findings[(11, "needle_cuda_shared_1", "151:13", "temp[t_index_y][t_index_x]", "store", ())]
+    assert f.over_iterations["wavefronts_per_request"] == 4.5

@@ -71,6 +71,7 @@ class Finding:
     iterations: list = field(default_factory=list)  # classes of loop iterations with the same numbers
     assumption: str | None = None  # a guard on loaded data: its lanes were assumed to pass
     compiled: dict | None = None  # the SASS instruction when it is wider/narrower than written (lint/compiled.py)
+    over_iterations: dict | None = None  # per request over every iteration of its loops, when all were evaluated
 
     @property
     def rule(self) -> str:
@@ -518,7 +519,22 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
             _global_fix(f, lanes, a, cc, neighbours)
     if a.later:
         f.iterations = _iteration_classes(a, w, launch, cc)
+        if all(lp.complete for lp in a.loops):
+            f.over_iterations = _over_iterations(f.iterations)
     return f
+
+
+def _over_iterations(classes: list[dict]) -> dict | None:
+    """Per-request numbers of the analyzed warp summed over every iteration in which it makes requests (what a
+    profiler's per-line counters average for a warp that runs the whole loop)."""
+    keys = [k for k in ("sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
+                        "ideal_wavefronts_per_request") if k in classes[0]]
+    run = [c for c in classes if c.get("requests") and all(c.get(k) is not None for k in keys)]
+    if len(run) != len([c for c in classes if c.get("requests") != 0]) or not run:
+        return None  # an iteration lint could not evaluate
+    reqs = sum(c["count"] * c["requests"] for c in run)
+    out = {k: round(sum(c["count"] * c["requests"] * c[k] for c in run) / reqs, 3) for k in keys}
+    return dict(requests=reqs, iterations=sum(c["count"] for c in run), **out)
 
 
 def _iteration_numbers(a: Access, w: int, launch, cc) -> dict:

@@ -11,6 +11,7 @@ its analyzed warp at the loops' first iteration; ncu's are averages over every w
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 import io
 import json
 import os
@@ -218,7 +219,10 @@ def predicted_lines(report) -> dict[tuple, dict]:
         if f.verdict == "unknown" or not f.requests:
             d["unknown"].append(f.unknown_reason or f.verdict)
             continue
-        d["first_iteration"] |= any(not lp["pattern_kept"] for lp in f.loops)
+        if f.over_iterations is not None:  # every iteration evaluated: their average is what ncu averages
+            f = replace(f, **{k: v for k, v in f.over_iterations.items() if k not in ("requests", "iterations")})
+        elif f.iterations and len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops):
+            d["first_iteration"] = True
         d["known"] += 1
         keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
                 ("wavefronts_per_request", "ideal_wavefronts_per_request"))
@@ -229,8 +233,6 @@ def predicted_lines(report) -> dict[tuple, dict]:
 
 def _as_compiled(f, c: dict):
     """A copy of finding ``f`` with the numbers of the instruction it was compiled to."""
-    from dataclasses import replace
-
     keys = ("requests", "sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
             "ideal_wavefronts_per_request", "conflict_ways")
     return replace(f, text=f"{f.text} (as compiled: {c['instruction']})", **{k: c[k] for k in keys if k in c})
@@ -267,21 +269,25 @@ def compare(reports, pages: dict[str, list[dict]], maps: dict[str, dict[int, int
                 ("wavefronts_per_request", "ideal_wavefronts_per_request")
             row["ncu"] = [_ratio(m[u], m["executed"]) for u in unit] if m else None
             row["ncu_counts"] = m
-            row["first_iteration"] = bool(p and p["first_iteration"])
-            if p and p["not_executed"] == p["n"]:
-                row["lint"] = [0, 0]
-                row["agree"] = m is None or m[unit[0]] == 0
-                rows.append(row)
-                continue
-            if p and p["known"] == p["n"] - p["not_executed"]:
-                row["lint"] = [round(p["sum"][k] / p["known"], 3) for k in pk]
-            else:
-                row["lint"] = None
-                row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
-            row["agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][0] == row["ncu"][0]
-            row["ideal_agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][1] == row["ncu"][1]
-            rows.append(row)
+            rows.append(judge(row, p, pk, m[unit[0]] if m else None))
     return rows
+
+
+def judge(row: dict, p: dict | None, pk: tuple, measured_units) -> dict:
+    """Fill lint's per-request numbers for one line (``p`` from predicted_lines) and whether they agree with ncu."""
+    row["first_iteration"] = bool(p and p["first_iteration"])
+    if p and p["not_executed"] == p["n"]:
+        row["lint"] = [0, 0]
+        row["agree"] = row.get("ncu") is None or measured_units == 0
+        return row
+    if p and p["known"] == p["n"] - p["not_executed"]:
+        row["lint"] = [round(p["sum"][k] / p["known"], 3) for k in pk]
+    else:
+        row["lint"] = None
+        row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
+    row["agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][0] == row["ncu"][0]
+    row["ideal_agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][1] == row["ncu"][1]
+    return row
 
 
 def _attach_compiled(reports, cubin: bytes, mapping: dict, nvdisasm: str, opts) -> None:
