@@ -28,29 +28,36 @@ _SPACE = {"LDG": ("global", "load"), "STG": ("global", "store"), "LD": ("global"
 _WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
 
 
-def memory_instructions(text: str) -> dict[str, list[tuple[int, str, str, int, str]]]:
-    """{function symbol: [(source line, space, load/store, bytes per lane, mnemonic)]} from ``nvdisasm -g``."""
-    out: dict[str, list] = {}
+def instructions(text: str):
+    """(function symbol, source line, offset, instruction text) of each instruction of ``nvdisasm -g`` output
+    (symbol alone, with line and offset None, where a function starts)."""
     fn, line = None, None
     for ln in text.splitlines():
         m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", ln)
         if m:
             fn, line = m.group(1), None
-            out.setdefault(fn, [])
+            yield fn, None, None, None
             continue
         m = re.search(r'//## File "[^"]*", line (\d+)', ln)
         if m:
             line = int(m.group(1))
             continue
-        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", ln)
-        if not m or fn is None or line is None:
-            continue
-        op = _OP.match(m.group(1) + " ")
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", ln)
+        if m and fn is not None and line is not None:
+            yield fn, line, int(m.group(1), 16), m.group(2)
+
+
+def memory_instructions(text: str) -> dict[str, list[tuple[int, str, str, int, str]]]:
+    """{function symbol: [(source line, space, load/store, bytes per lane, mnemonic)]} from ``nvdisasm -g``."""
+    out: dict[str, list] = {}
+    for fn, line, _, ins in instructions(text):
+        rows = out.setdefault(fn, [])
+        op = _OP.match(ins + " ") if ins is not None else None
         if op is None:
             continue
         space, kind = _SPACE[op.group(1)]
         width = next((_WIDTH[s] for s in op.group(2).split(".") if s in _WIDTH), 4)
-        out[fn].append((line, space, kind, width, (op.group(1) + op.group(2))))
+        rows.append((line, space, kind, width, (op.group(1) + op.group(2))))
     return out
 
 

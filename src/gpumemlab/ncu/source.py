@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import GpumemlabError
 from ..gpu.sass import find_nvdisasm  # the one finder, shared with the SASS tools
+from ..lint import compiled  # nvdisasm -g read once: instructions with their source lines
 from .runner import _child_env, _tail, find_ncu
 
 FRONT = 64 << 20  # bytes before each buffer's pointer (negative offsets, e.g. a stencil's halo at block 0)
@@ -144,32 +145,16 @@ def _base_name(signature: str) -> str | None:
 
 def line_map(cubin: bytes, nvdisasm: str) -> dict[str, dict[int, int]]:
     """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` (the cubin's line information)."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
-        fh.write(cubin)
-    try:
-        text = subprocess.run([nvdisasm, "-g", "-c", fh.name], capture_output=True, text=True, check=True).stdout
-    finally:
-        os.unlink(fh.name)
-    return parse_line_info(text)
+    return parse_line_info(compiled.disassemble_lines(cubin, nvdisasm))
 
 
 def parse_line_info(text: str) -> dict[str, dict[int, int]]:
     """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` output."""
     out: dict[str, dict[int, int]] = {}
-    fn, line = None, None
-    for ln in text.splitlines():
-        m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", ln)
-        if m:
-            fn, line = m.group(1), None
-            out.setdefault(fn, {})
-            continue
-        m = re.search(r'//## File "[^"]*", line (\d+)', ln)
-        if m:
-            line = int(m.group(1))
-            continue
-        m = re.search(r"/\*([0-9a-f]{4,})\*/", ln)
-        if m and fn is not None and line is not None:
-            out[fn][int(m.group(1), 16)] = line
+    for fn, line, offset, _ in compiled.instructions(text):
+        rows = out.setdefault(fn, {})
+        if offset is not None:
+            rows[offset] = line
     return out
 
 
@@ -292,7 +277,6 @@ def judge(row: dict, p: dict | None, pk: tuple, measured_units) -> dict:
 
 def _attach_compiled(reports, cubin: bytes, mapping: dict, nvdisasm: str, opts) -> None:
     """As written vs as compiled from the cubin the GPU ran (what ncu measured), where lint has not done it."""
-    from ..lint import compiled
     from ..lint.analysis import _cc_of
     from ..model.cc import parse_cc
 
