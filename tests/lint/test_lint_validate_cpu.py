@@ -72,6 +72,16 @@ def test_plan_synthesizes_arguments_and_skips_unbound_templates():
     assert source.plan("text", spread, Options())["skipped"] == {"spread": "template parameter(s) SPREAD not given"}
 
 
+def test_the_child_compiles_with_the_files_folder_on_the_include_path():
+    from gpumemlab.lint.resources import include_dirs
+    from gpumemlab.ncu.lint_child import _options
+
+    reports = lint_file(str(CORPUS / "transpose_samples.cu"), NAIVE, resources=False)
+    p = source.plan("text", reports, NAIVE, include_dirs(str(CORPUS / "transpose_samples.cu")))
+    assert p["include_path"][0] == str(CORPUS)
+    assert _options(p) == (("include_path", p["include_path"]),) and _options(source.plan("t", reports, NAIVE)) == ()
+
+
 @pytest.mark.skipif(shutil.which("ncu") is not None, reason="this machine has Nsight Compute")
 def test_validate_without_ncu_is_one_line(monkeypatch, capsys):
     monkeypatch.delenv("GPUMEMLAB_NCU", raising=False)

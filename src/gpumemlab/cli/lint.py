@@ -79,7 +79,7 @@ def cmd_lint(args) -> int:
         from ..ncu.source import validate_lint  # GPU path, imported only when asked for
         from ..lint.frontend import read_source
 
-        return validate_lint(read_source(args.file), reports, opts, as_json=args.json)
+        return validate_lint(read_source(args.file), reports, opts, as_json=args.json, path=args.file)
     if args.json:
         print(json.dumps(to_json(args.file, opts, reports), indent=2))
     else:

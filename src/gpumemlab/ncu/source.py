@@ -38,7 +38,7 @@ COLUMNS = {"executed": "Instructions Executed", "space": "Address Space", "opera
 PROGRAM = "gpumemlab"  # NVRTC's program name: the file name the line information refers to
 
 
-def plan(text: str, reports, opts) -> dict:
+def plan(text: str, reports, opts, include_path: list[str] | None = None) -> dict:
     """The child's plan: kernels lint analyzed without error and whose parameters can be synthesized."""
     kernels, skipped = [], {}
     for r in reports:
@@ -62,7 +62,7 @@ def plan(text: str, reports, opts) -> dict:
         name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
         kernels.append(dict(name=name, base=r.name, grid=r.grid, block=r.block,
                             shmem=48 * 1024 if r.dynamic_shared else 0, args=args))
-    return dict(text=text, kernels=kernels, skipped=skipped)
+    return dict(text=text, kernels=kernels, skipped=skipped, include_path=list(include_path or []))
 
 
 def _bytes(report, param: str) -> int:
@@ -287,12 +287,15 @@ def _attach_compiled(reports, cubin: bytes, mapping: dict, nvdisasm: str, opts) 
             compiled.attach(r, per_symbol.get(mapping.get(name, name), []), parse_cc(_cc_of(opts.arch)))
 
 
-def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0) -> int:
+def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0,
+                  path: str | None = None) -> int:
     """The --validate path of ``gpumemlab lint``: 0 if every analyzed line agrees with ncu, 1 if one differs."""
     nvdisasm = find_nvdisasm()
     if nvdisasm is None:
         raise GpumemlabError("--validate needs nvdisasm to map instructions to lines: pip install nvidia-cuda-nvdisasm")
-    p = plan(text, reports, opts)
+    from ..lint.resources import include_dirs
+
+    p = plan(text, reports, opts, include_dirs(path) if path else None)  # the file's headers, the toolkit's
     if not p["kernels"]:
         raise GpumemlabError("--validate: no kernel to run (" + "; ".join(f"{k}: {v}" for k, v in p["skipped"].items())
                              + ")")
