@@ -603,3 +603,16 @@ def test_all_iterations_averaged_per_request_as_a_profiler_does(findings):
     # the anti-diagonal store: m + 1 lanes at step m, 17-word rows -> (m + 2) // 2 wavefronts: 72 / 16 = 4.5
     f = findings[(11, "needle_cuda_shared_1", "151:13", "temp[t_index_y][t_index_x]", "store", ())]
     assert f.over_iterations["wavefronts_per_request"] == 4.5
+
+
+def test_shared_array_indexed_past_its_end_at_this_block_is_said_and_not_launched():
+    from gpumemlab.ncu import source
+
+    # reduce_volatile is written for 64 threads (__shared__ int sdata[64]): at 256, threads 64..255 store past it
+    (r,) = lint_file(str(IDIOMS / "misc_idioms.cu"), Options(kernel="reduce_volatile", block=(256,)), resources=False)
+    assert r.out_of_bounds == ["62:5: shared store `sdata[tid]` is out of the bounds of sdata (256 bytes) in threads "
+                               "64..255 of the block: the launch would touch other memory or fault"]
+    assert r.out_of_bounds[0] in r.notes
+    assert source.plan("text", [r], Options())["skipped"] == {"reduce_volatile": "not launched: " + r.out_of_bounds[0]}
+    (r,) = lint_file(str(IDIOMS / "misc_idioms.cu"), Options(kernel="reduce_volatile", block=(64,)), resources=False)
+    assert r.out_of_bounds == []

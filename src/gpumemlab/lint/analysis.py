@@ -100,6 +100,7 @@ class KernelReport:
     unbound: list = field(default_factory=list)  # template parameters not given
     params: list = field(default_factory=list)  # name, kind (pointer/int/float/other), type, value (for --validate)
     dynamic_shared: bool = False  # the kernel uses extern __shared__ memory
+    out_of_bounds: list = field(default_factory=list)  # shared accesses past their array at this block (notes too)
 
 
 # ------------------------------------------------------------------ kernels and their parameters
@@ -782,7 +783,28 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         f.block = list(blk.block_idx)
         rep.findings.append(f)
     rep.findings.sort(key=lambda f: (f.line, f.column, f.call_lines))
+    rep.out_of_bounds = [_out_of_bounds(a) for a in base.accesses.values() if _out_of_bounds(a)]
+    rep.notes += rep.out_of_bounds
     return rep
+
+
+def _out_of_bounds(a: Access) -> str | None:
+    """A static shared array indexed past its end (or before it) by some thread of the block: the launch would
+    write other memory or fault (a kernel written for another block size)."""
+    buf = a.buf
+    if buf is None or buf.space != "shared" or not isinstance(buf.type, Array) or a.offsets is None:
+        return None
+    size, t = buf.type.size, buf.type
+    while isinstance(t, Array):
+        if t.n is None:
+            return None  # extern __shared__: sized at launch
+        t = t.of
+    width = getattr(a.type, "size", 0) or 1
+    bad = [i for i, (o, m) in enumerate(zip(a.offsets, a.active)) if m and (int(o) < 0 or int(o) + width > size)]
+    if not bad:
+        return None
+    return (f"{a.line}:{a.column}: shared {a.kind} `{a.text}` is out of the bounds of {buf.name} ({size} bytes) in "
+            f"threads {bad[0]}..{bad[-1]} of the block: the launch would touch other memory or fault")
 
 
 # blocks tried, in order, for an access that has no warp whose 32 lanes all execute it in block 0 (a boundary

@@ -48,6 +48,9 @@ def plan(text: str, reports, opts, include_path: list[str] | None = None) -> dic
         if r.unbound:
             skipped[r.name] = f"template parameter(s) {', '.join(r.unbound)} not given"
             continue
+        if r.out_of_bounds:  # it would lose the context, and with it every kernel after it
+            skipped[r.name] = f"not launched: {r.out_of_bounds[0]}"
+            continue
         args, why = [], None
         for p in r.params:
             if p["kind"] == "pointer":
