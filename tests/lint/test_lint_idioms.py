@@ -616,3 +616,16 @@ def test_shared_array_indexed_past_its_end_at_this_block_is_said_and_not_launche
     assert source.plan("text", [r], Options())["skipped"] == {"reduce_volatile": "not launched: " + r.out_of_bounds[0]}
     (r,) = lint_file(str(IDIOMS / "misc_idioms.cu"), Options(kernel="reduce_volatile", block=(64,)), resources=False)
     assert r.out_of_bounds == []
+
+
+def test_switch_on_a_known_value_enters_each_lane_at_its_case_and_falls_through(tmp_path):
+    src = tmp_path / "sw.cu"
+    src.write_text("__global__ void k(float* a) {\n  switch (threadIdx.x % 4) {\n"
+                   "    case 0: a[threadIdx.x] = 0;\n"
+                   "    case 1: a[threadIdx.x + 32] = 1; break;\n"
+                   "    default: a[threadIdx.x + 64] = 2;\n  }\n}\n")
+    (r,) = lint_file(str(src), Options(block=(32,)), resources=False)
+    got = {f.line: (f.active_lanes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) for f in r.findings}
+    # case 0: lanes 0, 4, ..., 28, 16 bytes apart: 4 sectors for 32 bytes (ideal 1); case 1 is reached by lanes 4k
+    # falling through and lanes 4k + 1: 16 lanes, two of every four floats: 4 sectors (ideal 2); default: 4k + 2, 4k + 3
+    assert got == {3: (8, 4.0, 1.0, "strided"), 4: (16, 4.0, 2.0, "scattered"), 5: (16, 4.0, 2.0, "scattered")}

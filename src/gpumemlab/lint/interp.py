@@ -1046,8 +1046,10 @@ class Interpreter:
             return live
         if k == K.SWITCH_STMT:
             kids = self.children(s)
-            self.value(kids[0], live)
-            self.uncertain.append("inside a switch (lint does not follow switch cases)")
+            cv = self.value(kids[0], live)
+            if isinstance(cv, expr.Value) and kids[-1].kind == K.COMPOUND_STMT:
+                return self._switch(kids[-1], cv, live)
+            self.uncertain.append(f"switch on a value lint does not know ({getattr(cv, 'reason', 'not an integer')})")
             self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))  # a break leaves the switch
             try:
                 self.stmt(kids[-1], live)
@@ -1103,6 +1105,43 @@ class Interpreter:
                 v = dict(v)
         self.frame.env[name] = v
         self.frame.types[name] = t if not isinstance(t, Opaque) else None
+
+    def _switch(self, body, cv, live):
+        """A switch on a known value: each lane enters at its case (or default) and runs on until a break."""
+        K = self.K
+        labels, default = [], False
+        for d in body.walk_preorder():
+            if d.kind == K.CASE_STMT:
+                n = self.const_int(self.children(d)[0])
+                if n is None:
+                    self.uncertain.append("switch case value not known")
+                    try:
+                        self.stmt(body, live)
+                    finally:
+                        self.uncertain.pop()
+                    return live
+                labels.append(n)
+            default |= d.kind == K.DEFAULT_STMT
+        vals = [int(x) for x in cv.v]
+        unmatched = np.asarray([v not in labels for v in vals], dtype=bool)
+        self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
+        cur = np.zeros(self.n, dtype=bool)
+        try:
+            for ch in self.children(body):
+                while ch.kind in (K.CASE_STMT, K.DEFAULT_STMT):  # labels, then the statement they mark
+                    kids = self.children(ch)
+                    if ch.kind == K.CASE_STMT:
+                        n = self.const_int(kids[0])
+                        cur = cur | (live & np.asarray([v == n for v in vals], dtype=bool))
+                    else:
+                        cur = cur | (live & unmatched)
+                    ch = kids[-1]
+                cur = self.stmt(ch, cur)
+        finally:
+            brk, cont = self.exits.pop()
+        if self.exits:  # continue inside a switch goes to the enclosing loop
+            self.exits[-1][1][:] |= cont
+        return live & ~self.frame.returned & ~cont
 
     def _truth(self, v):
         return np.asarray([x != 0 for x in v.v], dtype=bool)
