@@ -629,3 +629,12 @@ def test_switch_on_a_known_value_enters_each_lane_at_its_case_and_falls_through(
     # case 0: lanes 0, 4, ..., 28, 16 bytes apart: 4 sectors for 32 bytes (ideal 1); case 1 is reached by lanes 4k
     # falling through and lanes 4k + 1: 16 lanes, two of every four floats: 4 sectors (ideal 2); default: 4k + 2, 4k + 3
     assert got == {3: (8, 4.0, 1.0, "strided"), 4: (16, 4.0, 2.0, "scattered"), 5: (16, 4.0, 2.0, "scattered")}
+
+
+def test_a_while_loops_variable_is_the_one_its_condition_compares(findings):
+    # reduce6's grid-stride while: i += gridSize in the body, 512 x 4 blocks: the same shift for every lane; with
+    # n = 2^20 the loop runs 512 times, so it is not run past the first iteration
+    f = findings[(3, "reduce6", "50:18", "g_idata[i]", "load", ())]
+    (lp,) = f.loops
+    assert (lp["var"], lp["step"], lp["uniform_step"], lp["pattern_kept"], lp["stopped"]) == (
+        "i", "i changed in the body by 2048", True, True, "about 512 iterations, more than 17")

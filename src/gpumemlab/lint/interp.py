@@ -1262,7 +1262,12 @@ class Interpreter:
         if do:
             body, cond_c = kids[0], kids[-1]
             return self._loop(s, None, body, None, live, None, post_cond=cond_c)
-        return self._loop(s, kids[0], kids[-1], None, live, None)
+        c = self.strip(kids[0])  # while (i < n) { ...; i += stride; }: i is the loop's variable, stepped in the body
+        var = None
+        if c.kind == self.K.BINARY_OPERATOR and fe.binary_op(c) in ("<", "<=", ">", ">=", "!="):
+            lhs = self.strip(self.children(c)[0])
+            var = lhs.spelling if lhs.kind == self.K.DECL_REF_EXPR else None
+        return self._loop(s, kids[0], kids[-1], None, live, var)
 
     def _loop(self, s, cond_c, body, inc_c, live, var, post_cond=None):
         """Run the loop's iterations for the lanes that take them: the first always; later ones while the
@@ -1300,6 +1305,7 @@ class Interpreter:
                     loop.complete = True
                     break
                 self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
+                start = self.frame.env.get(var) if var is not None else None
                 try:
                     out = self.stmt(body, cur)
                 finally:
@@ -1321,6 +1327,8 @@ class Interpreter:
                             loop.stopped = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
                 elif inc_c is not None:
                     self.value(inc_c, nxt)
+                elif var is not None and it == 0:  # a while loop: the step is whatever the body did to var
+                    self._body_step(loop, cond_c, var, start, nxt)
                 it += 1
                 loop.iterations = it
                 cur = nxt
@@ -1352,6 +1360,19 @@ class Interpreter:
         if var is not None and var not in env_before:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
+
+    def _body_step(self, loop, cond_c, var, start, live) -> None:
+        """Uniformity, additivity (the same shift for every lane) and the trip count of a while loop's variable."""
+        after = self.frame.env.get(var)
+        if not isinstance(start, expr.Value) or not isinstance(after, expr.Value) or not live.any():
+            return
+        loop.uniform = self._uniform_step(start, after, live)
+        deltas = {int(a) - int(b) for a, b, m in zip(after.v, start.v, live) if m}
+        loop.additive = len(deltas) == 1 and 0 not in deltas
+        loop.step = f"{var} changed in the body by {deltas.pop()}" if loop.additive else f"{var} changed in the body"
+        trips = self._trips_left(cond_c, var, start, live) if loop.additive else None
+        if trips is not None and trips > MAX_ITERATIONS:
+            loop.stopped = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
 
     def _trips_left(self, cond_c, var, before, live) -> int | None:
         """Iterations still to come of ``for (...; var < bound; var += step)`` (also <=, >, >=) over the ``live``
