@@ -57,6 +57,13 @@ RUNS = [
     ),
     ("cg_rows.cu", None, dict(block=(256,), lets={"N": 1024, "C": 768})),
     ("modern_idioms.cu", "pitched", dict(block=(32, 8), lets={"pitch": 4096, "width": 1000, "height": 1000})),
+    (
+        "more_idioms.cu",
+        None,
+        dict(
+            block=(16, 16), lets={"n": 1 << 20, "w": 1024, "h": 1024, "p.n": 4096, "p.ld": 1}, templates={"T": "float"}
+        ),
+    ),
 ]
 SOLO = {"layernorm_forward_kernel", "sum_dim0", "stencil3d", "double_column", "pitched"}  # have a run of their own
 
@@ -477,6 +484,38 @@ EXPECTED = [
     (20, "cg_rows", "18:34", "out[idx]", "store", (), (1.0, 1.0, "coalesced")),
     (21, "pitched", "15:9", "row[c]", "store", (), (4.0, 4.0, "coalesced")),
     (21, "pitched", "15:18", "row[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (22, "axpy_t", "16:3", "out[idx]", "store", (), (2.0, 2.0, "coalesced")),
+    (22, "axpy_t", "16:18", "in[idx]", "load", (), (2.0, 2.0, "coalesced")),
+    (22, "axpy_t", "16:28", "out[idx]", "load", (), (2.0, 2.0, "coalesced")),
+    (22, "params_k", "23:16", "p.x[i * p.ld]", "store", (), (2.0, 2.0, "coalesced")),
+    (22, "params_k", "23:32", "p.y[i]", "load", (), (2.0, 2.0, "coalesced")),
+    (22, "tile2d", "33:23", "s[threadIdx.y][threadIdx.x]", "store", (), (2.0, 1.0, 2, "2-way bank conflict")),
+    (22, "tile2d", "33:53", "in[static_cast<size_t>(y) * w + x]", "load", (), (4.0, 4.0, "coalesced")),
+    (22, "tile2d", "36:23", "out[(size_t)y * h + x]", "store", (), (4.0, 4.0, "coalesced")),
+    (22, "tile2d", "36:48", "s[threadIdx.x][threadIdx.y]", "load", (), (2.0, 1.0, 2, "2-way bank conflict")),
+    (22, "gs2d", "43:7", "img[y * w + x]", "load", (), (4.0, 4.0, "coalesced")),
+    (22, "gs2d", "43:7", "img[y * w + x]", "store", (), (4.0, 4.0, "coalesced")),
+    (22, "ldg_int4", "49:14", "out[i]", "store", (), (8.0, 8.0, "coalesced")),
+    (22, "ldg_int4", "49:23", "__ldg(in + i)", "load", (), (8.0, 8.0, "coalesced")),
+    (22, "f2", "55:14", "reinterpret_cast<const float2*>(in)[t]", "load", (), (4.0, 4.0, "coalesced")),
+    (22, "f2", "56:3", "out[t]", "store", (), (4.0, 4.0, "coalesced")),
+    (22, "asm_ld", "63:3", "out[threadIdx.x]", "store", (), (2.0, 2.0, "coalesced")),
+    (22, "lam", "70:3", "out[f(i)]", "store", (), ("unknown", "index 'f(i)': lambda expression (not ana")),
+    (22, "warp_lane", "79:13", "in[blockIdx.x * blockDim.x + threadIdx.x]", "load", (), (2.0, 2.0, "coalesced")),
+    (22, "warp_lane", "80:18", "partial[wid]", "store", (), (1.0, 1.0, 1, "broadcast")),
+    (22, "warp_lane", "82:17", "out[blockIdx.x * kWarpSize + lane]", "store", (), (2.0, 2.0, "coalesced")),
+    (22, "warp_lane", "82:54", "partial[lane]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (22, "static_constexpr_k", "91:3", "t[threadIdx.x % Tile<8>::kSize]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (22, "static_constexpr_k", "92:3", "out[threadIdx.x]", "store", (), (2.0, 2.0, "coalesced")),
+    (
+        22,
+        "static_constexpr_k",
+        "92:22",
+        "t[(threadIdx.x * 8) % Tile<8>::kSize]",
+        "load",
+        (),
+        (2.0, 1.0, 2, "2-way bank conflict"),
+    ),
 ]
 
 
@@ -567,7 +606,10 @@ def test_a_grid_stride_loop_longer_than_the_cap_says_where_it_stopped(findings):
     f = findings[(13, "gelu_float4", "121:20", "reinterpret_cast<const float4 *>(inp)[i]", "load", ())]
     (lp,) = f.loops
     assert (lp["iterations_evaluated"], lp["all_iterations"], lp["stopped"]) == (
-        1, False, "about 256 iterations, more than 17")
+        1,
+        False,
+        "about 256 iterations, more than 17",
+    )
     assert (lp["uniform_step"], lp["pattern_kept"]) == (True, True) and f.iterations == []
 
 
@@ -598,8 +640,9 @@ def test_all_iterations_averaged_per_request_as_a_profiler_does(findings):
     # so 14 rows take 3 sectors and 2 (ty = 6, 14) are aligned and take 2: (14 x 3 + 2 x 2) / 16 = 2.875
     f = findings[(11, "needle_cuda_shared_1", "141:59", "referrence[index + cols * ty]", "load", ())]
     assert f.sectors_per_request == 3.0
-    assert f.over_iterations == dict(requests=16, iterations=16, sectors_per_request=2.875,
-                                     ideal_sectors_per_request=2.0)
+    assert f.over_iterations == dict(
+        requests=16, iterations=16, sectors_per_request=2.875, ideal_sectors_per_request=2.0
+    )
     # the anti-diagonal store: m + 1 lanes at step m, 17-word rows -> (m + 2) // 2 wavefronts: 72 / 16 = 4.5
     f = findings[(11, "needle_cuda_shared_1", "151:13", "temp[t_index_y][t_index_x]", "store", ())]
     assert f.over_iterations["wavefronts_per_request"] == 4.5
@@ -610,8 +653,10 @@ def test_shared_array_indexed_past_its_end_at_this_block_is_said_and_not_launche
 
     # reduce_volatile is written for 64 threads (__shared__ int sdata[64]): at 256, threads 64..255 store past it
     (r,) = lint_file(str(IDIOMS / "misc_idioms.cu"), Options(kernel="reduce_volatile", block=(256,)), resources=False)
-    assert r.out_of_bounds == ["62:5: shared store `sdata[tid]` is out of the bounds of sdata (256 bytes) in threads "
-                               "64..255 of the block: the launch would touch other memory or fault"]
+    assert r.out_of_bounds == [
+        "62:5: shared store `sdata[tid]` is out of the bounds of sdata (256 bytes) in threads "
+        "64..255 of the block: the launch would touch other memory or fault"
+    ]
     assert r.out_of_bounds[0] in r.notes
     assert source.plan("text", [r], Options())["skipped"] == {"reduce_volatile": "not launched: " + r.out_of_bounds[0]}
     (r,) = lint_file(str(IDIOMS / "misc_idioms.cu"), Options(kernel="reduce_volatile", block=(64,)), resources=False)
@@ -620,10 +665,12 @@ def test_shared_array_indexed_past_its_end_at_this_block_is_said_and_not_launche
 
 def test_switch_on_a_known_value_enters_each_lane_at_its_case_and_falls_through(tmp_path):
     src = tmp_path / "sw.cu"
-    src.write_text("__global__ void k(float* a) {\n  switch (threadIdx.x % 4) {\n"
-                   "    case 0: a[threadIdx.x] = 0;\n"
-                   "    case 1: a[threadIdx.x + 32] = 1; break;\n"
-                   "    default: a[threadIdx.x + 64] = 2;\n  }\n}\n")
+    src.write_text(
+        "__global__ void k(float* a) {\n  switch (threadIdx.x % 4) {\n"
+        "    case 0: a[threadIdx.x] = 0;\n"
+        "    case 1: a[threadIdx.x + 32] = 1; break;\n"
+        "    default: a[threadIdx.x + 64] = 2;\n  }\n}\n"
+    )
     (r,) = lint_file(str(src), Options(block=(32,)), resources=False)
     got = {f.line: (f.active_lanes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) for f in r.findings}
     # case 0: lanes 0, 4, ..., 28, 16 bytes apart: 4 sectors for 32 bytes (ideal 1); case 1 is reached by lanes 4k
@@ -637,4 +684,9 @@ def test_a_while_loops_variable_is_the_one_its_condition_compares(findings):
     f = findings[(3, "reduce6", "50:18", "g_idata[i]", "load", ())]
     (lp,) = f.loops
     assert (lp["var"], lp["step"], lp["uniform_step"], lp["pattern_kept"], lp["stopped"]) == (
-        "i", "i changed in the body by 2048", True, True, "about 512 iterations, more than 17")
+        "i",
+        "i changed in the body by 2048",
+        True,
+        True,
+        "about 512 iterations, more than 17",
+    )
