@@ -50,7 +50,7 @@ def test_two_shared_stores_compiled_as_one_sts64(prescan):
         assert (f.wavefronts_per_request, f.conflict_ways) == (2.0, 2)
         assert f.compiled == dict(instruction="STS.64", line=94, how="merged", element_bytes=8, accesses_lines=[93, 94],
                                   requests=1, wavefronts_per_request=2.0, ideal_wavefronts_per_request=2.0,
-                                  conflict_ways=1, total=2.0, total_as_written=4.0)
+                                  conflict_ways=1, total=2.0, total_as_written=4.0, requests_per_execution=1.0)
 
 
 def test_global_loads_of_a_4_byte_aligned_pointer_stay_as_written(prescan):
@@ -75,3 +75,23 @@ def test_a_merge_takes_its_partner_at_the_instruction_not_a_loop_touching_the_sa
         c = prescan[(line, text, "load")].compiled
         assert (c["instruction"], c["line"], c["accesses_lines"]) == ("LDS.64", 117, [117, 118])
     assert prescan[(100, "temp[ai]", "load")].compiled is None and prescan[(100, "temp[bi]", "load")].compiled is None
+
+
+
+def test_an_unrolled_loops_iterations_compiled_as_one_lds128():
+    pytest.importorskip("cuda.core", reason="NVRTC (the cuda extra) compiles the kernel")
+    if find_nvdisasm() is None:
+        pytest.skip("needs nvdisasm (the test extra)")
+    from gpumemlab.ncu import source
+
+    (r,) = lint_file(str(IDIOMS / "samples_matmul.cu"),
+                     Options(block=(32, 32), templates={"BLOCK_SIZE": "32"}, lets={"wA": 1024, "wB": 1024}))
+    (f,) = [f for f in r.findings if f.compiled]
+    # #pragma unroll: AS(ty, k) .. AS(ty, k + 3), one row's consecutive words, the same for the whole warp, in one
+    # LDS.128: a broadcast served in 2 half-warp phases -> 2 wavefronts for 4 iterations (as written 4 x 1)
+    assert (f.text, f.compiled["instruction"], f.compiled["how"]) == ("AS(ty, k)", "LDS.128", "merged iterations")
+    assert (f.compiled["wavefronts_per_request"], f.compiled["requests_per_execution"], f.compiled["total_as_written"]) \
+        == (2.0, 0.25, 4.0)
+    # the line as ncu counts it: one LDS.128 (2 wavefronts) and four LDS of BS(k, tx) (1 each) per 4 iterations
+    p = source.predicted_lines(r)[(26, "shared", "load")]
+    assert round(p["sum"]["wavefronts_per_request"] / p["weight"], 3) == 1.2

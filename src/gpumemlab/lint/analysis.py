@@ -519,6 +519,7 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         if f.verdict not in ("coalesced", "broadcast"):
             _global_fix(f, lanes, a, cc, neighbours)
     if a.later:
+        f._instances = [(a.offsets, a.active)] + [(off, act) for _, off, act in a.later]  # for lint/compiled.py
         f.iterations = _iteration_classes(a, w, launch, cc)
         if all(lp.complete for lp in a.loops):
             f.over_iterations = _over_iterations(f.iterations)

@@ -106,6 +106,26 @@ def _merge_group(f, width: int, pool: list, line: int):
     return group, base
 
 
+def _merge_iterations(f, width: int):
+    """([f], aligned starts) when the first ``width / w`` iterations of ``f``'s loop read, in every lane of the
+    analyzed warp, the consecutive pieces of one aligned ``width``-byte word (an unrolled loop ptxas vectorized)."""
+    inst = getattr(f, "_instances", None)
+    w = f._lanes.widths[0]
+    k = width // w
+    if not inst or width % w or len(inst) < k:
+        return None
+    act = f._lanes.active
+    row = f._lanes.addresses[0]
+    if np.any(row[act] % width):
+        return None
+    for j, (off, active) in enumerate(inst[:k]):
+        lanes_j = np.asarray([int(x) if m else 0 for x, m in zip(off, act)], dtype=np.int64)
+        if not np.array_equal(np.asarray(active, dtype=bool) & act, act) or \
+                not np.array_equal(lanes_j[act], row[act] + j * w):
+            return None
+    return [f], row
+
+
 def attach(report, instructions: list, cc) -> None:
     """Set ``compiled`` on the findings of one kernel whose SASS instructions are wider or narrower than written."""
     todo = {}
@@ -122,13 +142,18 @@ def attach(report, instructions: list, cc) -> None:
                 if f.compiled is not None:
                     continue
                 pool = [g for g in acc if g.array == f.array]
+                per_iteration = 1.0  # requests of the instruction per execution of the source access
                 if width > f._lanes.widths[0]:
                     found = _merge_group(f, width, pool, line)
+                    how = "merged"
+                    if found is None:  # an unrolled loop: consecutive iterations of this access in one instruction
+                        found = _merge_iterations(f, width)
+                        how = "merged iterations"
+                        per_iteration = f._lanes.widths[0] / width
                     if found is None:
                         continue
                     group, base = found
                     lanes = replace(f._lanes, widths=(width,), addresses=base[None, :].astype(np.int64))
-                    how = "merged"
                 else:
                     w = f._lanes.widths[0]
                     if w % width or width < 4 or sum(1 for i in ins if i[0] == line and i[1] == width) % (w // width):
@@ -139,9 +164,10 @@ def attach(report, instructions: list, cc) -> None:
                     how = "split"
                 nums = _numbers(lanes, cc)
                 key = "wavefronts_per_request" if space == "shared" else "sectors_per_request"
-                written = sum(g.requests * getattr(g, key) for g in group)
+                written = sum(g.requests * getattr(g, key) for g in group) / per_iteration
                 lines = sorted({g.line for g in group})
                 for g in group:
                     g.compiled = dict(instruction=mnem, line=line, how=how, element_bytes=width,
                                       accesses_lines=lines, **nums, total=round(nums["requests"] * nums[key], 3),
-                                      total_as_written=round(written, 3))
+                                      total_as_written=round(written, 3), requests_per_execution=
+                                      round(nums["requests"] * per_iteration, 3))

@@ -23,6 +23,7 @@ from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name
 MAX_CALL_DEPTH = 12
 MAX_STEPS = 200_000  # statements and expressions visited per kernel run
 MAX_ITERATIONS = 16  # iterations of one loop entry evaluated after the first (the cost: one body run each)
+PEEK_ITERATIONS = 4  # iterations of a loop too long to run whole: what a 16-byte vectorized unroll spans
 REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
@@ -82,6 +83,7 @@ class Loop:
     iterations: int = 0  # iterations evaluated (of the first entry)
     complete: bool = False  # every lane left the loop within them
     stopped: str | None = None  # why later iterations were not evaluated
+    too_long: str | None = None  # the trip count is over MAX_ITERATIONS: stop after PEEK_ITERATIONS
 
 
 @dataclass
@@ -161,6 +163,7 @@ class Interpreter:
         self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
         self._cursor_types: dict = {}  # expression cursor -> lint type of its value
         self._literals: dict = {}  # literal cursor -> (value, C type)
+        self._source_lines = None  # the file's lines (a loop's #pragma unroll)
         self.repeat = 0  # enclosing loops now past their first iteration
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
@@ -1324,7 +1327,7 @@ class Interpreter:
                         loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
                         trips = self._trips_left(cond_c, var, before, nxt) if loop.additive else None
                         if trips is not None and trips > MAX_ITERATIONS:  # not worth the body runs
-                            loop.stopped = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
+                            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
                 elif inc_c is not None:
                     self.value(inc_c, nxt)
                 elif var is not None and it == 0:  # a while loop: the step is whatever the body did to var
@@ -1335,6 +1338,8 @@ class Interpreter:
                 if post_cond is not None and not cur.any() and loop.stopped is None:
                     loop.complete = True
                     break
+                if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not self._unrolled(s)):
+                    loop.stopped = loop.too_long
                 if loop.stopped is None and it > MAX_ITERATIONS:
                     loop.stopped = f"more than {MAX_ITERATIONS} iterations"
                 if loop.stopped is None and self.steps > REPEAT_STEPS:
@@ -1361,6 +1366,18 @@ class Interpreter:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
 
+    def _unrolled(self, s) -> bool:
+        """``#pragma unroll`` (not ``unroll 1``) on the line before the loop: ptxas may vectorize across its
+        iterations, so the first few are kept for the as-compiled comparison."""
+        loc = s.location
+        if loc.file is None or loc.file.name != self.parsed.path or loc.line < 2:
+            return False
+        lines = self._source_lines
+        if lines is None:
+            lines = self._source_lines = self.parsed.text.splitlines()
+        prev = lines[loc.line - 2].strip() if loc.line - 2 < len(lines) else ""
+        return prev.startswith("#pragma unroll") and prev.split()[2:3] != ["1"]
+
     def _body_step(self, loop, cond_c, var, start, live) -> None:
         """Uniformity, additivity (the same shift for every lane) and the trip count of a while loop's variable."""
         after = self.frame.env.get(var)
@@ -1372,7 +1389,7 @@ class Interpreter:
         loop.step = f"{var} changed in the body by {deltas.pop()}" if loop.additive else f"{var} changed in the body"
         trips = self._trips_left(cond_c, var, start, live) if loop.additive else None
         if trips is not None and trips > MAX_ITERATIONS:
-            loop.stopped = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
+            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
 
     def _trips_left(self, cond_c, var, before, live) -> int | None:
         """Iterations still to come of ``for (...; var < bound; var += step)`` (also <=, >, >=) over the ``live``

@@ -197,7 +197,7 @@ def predicted_lines(report) -> dict[tuple, dict]:
             merged.add(group)
             line = c["line"]
             f = _as_compiled(f, c)
-        d = out.setdefault((line, f.space, f.access), dict(n=0, known=0, sum={}, texts=[], unknown=[],
+        d = out.setdefault((line, f.space, f.access), dict(n=0, known=0, weight=0.0, sum={}, texts=[], unknown=[],
                                                             not_executed=0, first_iteration=False))
         d["n"] += 1
         d["texts"].append(f.text)
@@ -207,15 +207,20 @@ def predicted_lines(report) -> dict[tuple, dict]:
         if f.verdict == "unknown" or not f.requests:
             d["unknown"].append(f.unknown_reason or f.verdict)
             continue
-        if f.over_iterations is not None:  # every iteration evaluated: their average is what ncu averages
+        # ncu divides by instructions executed: weigh each access by its instructions per execution
+        weight = c["requests_per_execution"] if c is not None else f.requests
+        if c is not None:
+            pass  # the compiled instruction's numbers, per request
+        elif f.over_iterations is not None:  # every iteration evaluated: their average is what ncu averages
             f = replace(f, **{k: v for k, v in f.over_iterations.items() if k not in ("requests", "iterations")})
         elif f.iterations and len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops):
             d["first_iteration"] = True
         d["known"] += 1
+        d["weight"] += weight
         keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
                 ("wavefronts_per_request", "ideal_wavefronts_per_request"))
         for k in keys:
-            d["sum"][k] = d["sum"].get(k, 0.0) + getattr(f, k)
+            d["sum"][k] = d["sum"].get(k, 0.0) + weight * getattr(f, k)
     return out
 
 
@@ -269,7 +274,7 @@ def judge(row: dict, p: dict | None, pk: tuple, measured_units) -> dict:
         row["agree"] = row.get("ncu") is None or measured_units == 0
         return row
     if p and p["known"] == p["n"] - p["not_executed"]:
-        row["lint"] = [round(p["sum"][k] / p["known"], 3) for k in pk]
+        row["lint"] = [round(p["sum"][k] / p["weight"], 3) for k in pk]
     else:
         row["lint"] = None
         row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
