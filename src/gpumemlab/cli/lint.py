@@ -79,7 +79,12 @@ def cmd_lint(args) -> int:
         from ..ncu.source import validate_lint  # GPU path, imported only when asked for
         from ..lint.frontend import read_source
 
-        return validate_lint(read_source(args.file), reports, opts, as_json=args.json, path=args.file)
+        from ..lint import compiled
+        from ..lint.resources import include_dirs
+
+        return validate_lint(read_source(args.file), reports, opts, as_json=args.json,
+                             include_path=include_dirs(args.file),  # the file's headers, the toolkit's
+                             as_compiled=lambda *a: compiled.attach_from_cubin(*a, opts.arch))
     if args.json:
         print(json.dumps(to_json(args.file, opts, reports), indent=2))
     else:

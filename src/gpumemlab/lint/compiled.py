@@ -12,15 +12,14 @@ instruction that matches no such group is left alone.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import tempfile
 from dataclasses import replace
 
 import numpy as np
 
 from ..model import predict
+from ..model.cc import parse_cc
+from ..ncu.source import disassemble, sass_instructions
 
 _OP = re.compile(r"^(?:@!?U?P\w+\s+)?(LDG|STG|LDS|STS|LD|ST)((?:\.[A-Z0-9_]+)*)\s")
 _SPACE = {"LDG": ("global", "load"), "STG": ("global", "store"), "LD": ("global", "load"),
@@ -28,29 +27,10 @@ _SPACE = {"LDG": ("global", "load"), "STG": ("global", "store"), "LD": ("global"
 _WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
 
 
-def instructions(text: str):
-    """(function symbol, source line, offset, instruction text) of each instruction of ``nvdisasm -g`` output
-    (symbol alone, with line and offset None, where a function starts)."""
-    fn, line = None, None
-    for ln in text.splitlines():
-        m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", ln)
-        if m:
-            fn, line = m.group(1), None
-            yield fn, None, None, None
-            continue
-        m = re.search(r'//## File "[^"]*", line (\d+)', ln)
-        if m:
-            line = int(m.group(1))
-            continue
-        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", ln)
-        if m and fn is not None and line is not None:
-            yield fn, line, int(m.group(1), 16), m.group(2)
-
-
 def memory_instructions(text: str) -> dict[str, list[tuple[int, str, str, int, str]]]:
     """{function symbol: [(source line, space, load/store, bytes per lane, mnemonic)]} from ``nvdisasm -g``."""
     out: dict[str, list] = {}
-    for fn, line, _, ins in instructions(text):
+    for fn, line, _, ins in sass_instructions(text):
         rows = out.setdefault(fn, [])
         op = _OP.match(ins + " ") if ins is not None else None
         if op is None:
@@ -59,15 +39,6 @@ def memory_instructions(text: str) -> dict[str, list[tuple[int, str, str, int, s
         width = next((_WIDTH[s] for s in op.group(2).split(".") if s in _WIDTH), 4)
         rows.append((line, space, kind, width, (op.group(1) + op.group(2))))
     return out
-
-
-def disassemble_lines(cubin: bytes, nvdisasm: str) -> str:
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
-        fh.write(cubin)
-    try:
-        return subprocess.run([nvdisasm, "-g", "-c", fh.name], capture_output=True, text=True, check=True).stdout
-    finally:
-        os.unlink(fh.name)
 
 
 def _numbers(lanes, cc) -> dict:
@@ -171,3 +142,15 @@ def attach(report, instructions: list, cc) -> None:
                                       accesses_lines=lines, **nums, total=round(nums["requests"] * nums[key], 3),
                                       total_as_written=round(written, 3), requests_per_execution=
                                       round(nums["requests"] * per_iteration, 3))
+
+
+def attach_from_cubin(reports, cubin: bytes, mapping: dict, nvdisasm: str, arch: str) -> None:
+    """As written vs as compiled from a cubin built elsewhere (the one ``--validate`` ran, what ncu measured), for
+    the reports that have no comparison yet."""
+    from .analysis import _cc_of
+
+    per_symbol = memory_instructions(disassemble(cubin, nvdisasm))
+    for r in reports:
+        name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
+        if not any(f.compiled for f in r.findings):
+            attach(r, per_symbol.get(mapping.get(name, name), []), parse_cc(_cc_of(arch)))

@@ -83,7 +83,7 @@ def _compare_sass(mod, reports, names, cc) -> None:
             r.notes.append("as compiled: not compared (nvdisasm not found: pip install nvidia-cuda-nvdisasm)")
         return
     try:
-        per_symbol = compiled.memory_instructions(compiled.disassemble_lines(mod.cubin, nvdisasm))
+        per_symbol = compiled.memory_instructions(compiled.disassemble(mod.cubin, nvdisasm))
     except (OSError, subprocess.CalledProcessError) as exc:
         for r in reports:
             r.notes.append(f"as compiled: nvdisasm failed ({str(exc).strip()[:120]})")

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from ..errors import GpumemlabError
 from ..gpu.sass import find_nvdisasm  # the one finder, shared with the SASS tools
-from ..lint import compiled  # nvdisasm -g read once: instructions with their source lines
 from .runner import _child_env, _tail, find_ncu
 
 FRONT = 64 << 20  # bytes before each buffer's pointer (negative offsets, e.g. a stencil's halo at block 0)
@@ -146,15 +145,44 @@ def _base_name(signature: str) -> str | None:
     return m.group(1).split("::")[-1] if m else None
 
 
+def disassemble(cubin: bytes, nvdisasm: str) -> str:
+    """``nvdisasm -g`` of a cubin: the SASS with each instruction's source line."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
+        fh.write(cubin)
+    try:
+        return subprocess.run([nvdisasm, "-g", "-c", fh.name], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(fh.name)
+
+
+def sass_instructions(text: str):
+    """(function symbol, source line, offset, instruction text) of each instruction of ``nvdisasm -g`` output
+    (symbol alone, with line and offset None, where a function starts)."""
+    fn, line = None, None
+    for ln in text.splitlines():
+        m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", ln)
+        if m:
+            fn, line = m.group(1), None
+            yield fn, None, None, None
+            continue
+        m = re.search(r'//## File "[^"]*", line (\d+)', ln)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", ln)
+        if m and fn is not None and line is not None:
+            yield fn, line, int(m.group(1), 16), m.group(2)
+
+
 def line_map(cubin: bytes, nvdisasm: str) -> dict[str, dict[int, int]]:
     """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` (the cubin's line information)."""
-    return parse_line_info(compiled.disassemble_lines(cubin, nvdisasm))
+    return parse_line_info(disassemble(cubin, nvdisasm))
 
 
 def parse_line_info(text: str) -> dict[str, dict[int, int]]:
     """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` output."""
     out: dict[str, dict[int, int]] = {}
-    for fn, line, offset, _ in compiled.instructions(text):
+    for fn, line, offset, _ in sass_instructions(text):
         rows = out.setdefault(fn, {})
         if offset is not None:
             rows[offset] = line
@@ -283,27 +311,15 @@ def judge(row: dict, p: dict | None, pk: tuple, measured_units) -> dict:
     return row
 
 
-def _attach_compiled(reports, cubin: bytes, mapping: dict, nvdisasm: str, opts) -> None:
-    """As written vs as compiled from the cubin the GPU ran (what ncu measured), where lint has not done it."""
-    from ..lint.analysis import _cc_of
-    from ..model.cc import parse_cc
-
-    per_symbol = compiled.memory_instructions(compiled.disassemble_lines(cubin, nvdisasm))
-    for r in reports:
-        name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
-        if not any(getattr(f, "compiled", None) for f in r.findings):
-            compiled.attach(r, per_symbol.get(mapping.get(name, name), []), parse_cc(_cc_of(opts.arch)))
-
-
 def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0,
-                  path: str | None = None) -> int:
+                  include_path: list[str] | None = None, as_compiled=None) -> int:
+    """``include_path``: NVRTC's include folders for the child; ``as_compiled(reports, cubin, mapping, nvdisasm)``:
+    the caller's as-written/as-compiled comparison on the cubin the GPU ran (lint's, passed down by the CLI)."""
     """The --validate path of ``gpumemlab lint``: 0 if every analyzed line agrees with ncu, 1 if one differs."""
     nvdisasm = find_nvdisasm()
     if nvdisasm is None:
         raise GpumemlabError("--validate needs nvdisasm to map instructions to lines: pip install nvidia-cuda-nvdisasm")
-    from ..lint.resources import include_dirs
-
-    p = plan(text, reports, opts, include_dirs(path) if path else None)  # the file's headers, the toolkit's
+    p = plan(text, reports, opts, include_path)
     if not p["kernels"]:
         raise GpumemlabError("--validate: no kernel to run (" + "; ".join(f"{k}: {v}" for k, v in p["skipped"].items())
                              + ")")
@@ -312,7 +328,8 @@ def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: floa
     fatal = str(status.get("fatal") or "")
     if res["device"] is None or fatal.startswith("compile:") or res["cubin"] is None:
         raise GpumemlabError(f"--validate: {fatal or _tail(res['console']) or 'no result from the GPU'}")
-    _attach_compiled(reports, res["cubin"], res["mapping"], nvdisasm, opts)
+    if as_compiled is not None:
+        as_compiled(reports, res["cubin"], res["mapping"], nvdisasm)
     rows = compare(reports, parse_sass_page(res["pages"].get("sass", "")), line_map(res["cubin"], nvdisasm),
                    res["mapping"])
     checked = [r for r in rows if r["lint"] is not None and not r["first_iteration"]]
