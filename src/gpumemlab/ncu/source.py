@@ -237,12 +237,10 @@ def predicted_lines(report) -> dict[tuple, dict]:
             continue
         # ncu divides by instructions executed: weigh each access by its instructions per execution
         weight = c["requests_per_execution"] if c is not None else f.requests
-        if c is not None:
-            pass  # the compiled instruction's numbers, per request
-        elif f.over_iterations is not None:  # every iteration evaluated: their average is what ncu averages
+        if c is None and f.over_iterations is not None:  # every iteration evaluated: what ncu averages
             f = replace(f, **{k: v for k, v in f.over_iterations.items() if k not in ("requests", "iterations")})
-        elif f.iterations and len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops):
-            d["first_iteration"] = True
+        elif c is None and (len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops)):
+            d["first_iteration"] = True  # the compiled instruction's numbers hold per request as they are
         d["known"] += 1
         d["weight"] += weight
         keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
