@@ -67,9 +67,9 @@ CASES = [
     ("misaligned-float4", K.format(body="reinterpret_cast<float4*>(a + 1)[threadIdx.x] = make_float4(0, 0, 0, 0);"),
      [], 0, "misaligned"),
     ("unknown-guard", "__global__ void k(float* a, const float* b) { if (b[0] > 0) a[threadIdx.x] = 0; }", [], 0,
-     "guard `b[0] > 0`"),
+     "assumed: guard `b[0] > 0`"),
     ("switch", K.format(body="switch (threadIdx.x % 2) { case 0: a[threadIdx.x] = 0; break; default: break; }"), [], 0,
-     "switch"),
+     "4 sectors/request (ideal 2), strided"),  # the even lanes store: the switch is followed per lane
     ("goto", K.format(body="int i = threadIdx.x; goto end; end: a[i] = 0;"), [], 0, "coalesced"),
     ("while-true", K.format(body="int i = threadIdx.x; while (true) { a[i] = 0; break; }"), [], 0, "coalesced"),
     ("do-while", K.format(body="int i = threadIdx.x; do { a[i] = 0; } while (i < 0);"), [], 0, "coalesced"),

@@ -43,6 +43,7 @@ def test_sass_page_rows_of_the_first_listing():
 
 
 def test_template_kernel_names_lose_their_return_type_and_arguments():
+    assert source._base_name("offset_copy") == "offset_copy"  # extern "C": ncu prints the bare symbol
     assert source._base_name("void transpose_naive<float, 32, 8>(float *, const float *, int, int)") == \
         "transpose_naive"
 
@@ -69,6 +70,16 @@ def test_plan_synthesizes_arguments_and_skips_unbound_templates():
     spread = lint_file(str(CORPUS / "templates_macros.cu"), Options(kernel="spread", templates={"T": "float"}),
                        resources=False)
     assert source.plan("text", spread, Options())["skipped"] == {"spread": "template parameter(s) SPREAD not given"}
+
+
+def test_the_child_compiles_with_the_files_folder_on_the_include_path():
+    from gpumemlab.lint.resources import include_dirs
+    from gpumemlab.ncu.lint_child import _options
+
+    reports = lint_file(str(CORPUS / "transpose_samples.cu"), NAIVE, resources=False)
+    p = source.plan("text", reports, NAIVE, include_dirs(str(CORPUS / "transpose_samples.cu")))
+    assert p["include_path"][0] == str(CORPUS)
+    assert _options(p) == (("include_path", p["include_path"]),) and _options(source.plan("t", reports, NAIVE)) == ()
 
 
 @pytest.mark.skipif(shutil.which("ncu") is not None, reason="this machine has Nsight Compute")

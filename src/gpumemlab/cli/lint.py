@@ -79,7 +79,12 @@ def cmd_lint(args) -> int:
         from ..ncu.source import validate_lint  # GPU path, imported only when asked for
         from ..lint.frontend import read_source
 
-        return validate_lint(read_source(args.file), reports, opts, as_json=args.json)
+        from ..lint import compiled
+        from ..lint.resources import include_dirs
+
+        return validate_lint(read_source(args.file), reports, opts, as_json=args.json,
+                             include_path=include_dirs(args.file),  # the file's headers, the toolkit's
+                             as_compiled=lambda *a: compiled.attach_from_cubin(*a, opts.arch))
     if args.json:
         print(json.dumps(to_json(args.file, opts, reports), indent=2))
     else:
@@ -151,8 +156,34 @@ def print_report(path: str, reports) -> None:
                           _v(f.wavefronts_per_request), _v(f.conflict_ways),
                           escape(f.verdict if f.verdict != "unknown" else f"unknown: {f.unknown_reason}"[:70]))
         console.print(table)
+        for f in r.findings:
+            for line in _details(f):
+                console.print(escape(f"  {f.line}:{f.column}: {line}"))
         for n in r.notes:
             console.print(escape(f"  note: {n}"))
+
+
+def _details(f) -> list[str]:
+    """What the table cannot hold: the lanes a data guard was assumed to select, loop iterations that differ."""
+    out = [f"assumed: {f.assumption}"] if f.assumption else []
+    c = f.compiled
+    if c:
+        unit = "wavefronts" if f.space == "shared" else "sectors"
+        lines = " and ".join(map(str, c["accesses_lines"]))
+        what = (f"the accesses of line{'s' if len(c['accesses_lines']) > 1 else ''} {lines} are one {c['instruction']}"
+                if c["how"] == "merged" else f"this access is {c['requests']} {c['instruction']}")
+        ways = f", {c['conflict_ways']}-way" if f.space == "shared" else ""
+        out.append(f"as compiled: {what} ({c['element_bytes']} bytes a lane): {c['requests']} request(s), "
+                   f"{c['total']:g} {unit}{ways}; as written {c['total_as_written']:g} {unit}")
+    if len(f.iterations) > 1:
+        key = "wavefronts_per_request" if f.space == "shared" else "sectors_per_request"
+        unit = "wavefronts" if f.space == "shared" else "sectors"
+        runs = [f"{c['first']}" + (f"-{c['last']}" if c["last"] > c["first"] else "") + ": " +
+                (f"{c[key]:g} {unit}/request, {c['active_lanes']} lanes" if c.get(key) is not None else
+                 "not executed" if c.get("requests") == 0 else "unknown") for c in f.iterations[:8]]
+        more = ", ..." if len(f.iterations) > 8 else ""
+        out.append(f"loop iterations differ (0 = the first, reported above): {'; '.join(runs)}{more}")
+    return out
 
 
 def _v(x) -> str:

@@ -68,6 +68,10 @@ class Finding:
     call_lines: list = field(default_factory=list)
     loops: list = field(default_factory=list)
     explanation: str | None = None
+    iterations: list = field(default_factory=list)  # classes of loop iterations with the same numbers
+    assumption: str | None = None  # a guard on loaded data: its lanes were assumed to pass
+    compiled: dict | None = None  # the SASS instruction when it is wider/narrower than written (lint/compiled.py)
+    over_iterations: dict | None = None  # per request over every iteration of its loops, when all were evaluated
 
     @property
     def rule(self) -> str:
@@ -96,6 +100,7 @@ class KernelReport:
     unbound: list = field(default_factory=list)  # template parameters not given
     params: list = field(default_factory=list)  # name, kind (pointer/int/float/other), type, value (for --validate)
     dynamic_shared: bool = False  # the kernel uses extern __shared__ memory
+    out_of_bounds: list = field(default_factory=list)  # shared accesses past their array at this block (notes too)
 
 
 # ------------------------------------------------------------------ kernels and their parameters
@@ -224,9 +229,9 @@ def _bind_templates(c, opts, ci, interp_records, rec_types):
                 unbound.append(name)
                 continue
             try:
-                tenv[name] = int(str(v), 0)
+                tenv[name] = {"true": 1, "false": 0}.get(str(v)) if str(v) in ("true", "false") else int(str(v), 0)
             except ValueError:
-                raise UsageError(f"--template {name}={v}: expected an integer value") from None
+                raise UsageError(f"--template {name}={v}: expected an integer value (or true/false)") from None
     return tenv, unbound
 
 
@@ -471,9 +476,13 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
                 buf.name if buf else None, getattr(a.type, "size", None) if a.type is not None else None,
                 call_lines=list(a.call_lines),
                 loops=[dict(line=lp.line, var=lp.var, step=lp.step, uniform_step=lp.uniform,
-                           pattern_kept=bool(lp.uniform and lp.additive), per_thread_start=lp.lane_start)
+                           pattern_kept=bool(lp.uniform and lp.additive), per_thread_start=lp.lane_start,
+                           iterations_evaluated=lp.iterations, all_iterations=lp.complete, stopped=lp.stopped)
                        for lp in a.loops])
     reason = unknown or a.unknown
+    if a.assumption and reason is None:
+        f.assumption = (f"{a.assumption}; every lane its known part selects is assumed to execute (the addresses "
+                        f"do not depend on the data)")
     if reason is None and buf is not None and buf.space == "constant":
         reason = "__constant__ memory: served per distinct address, not modeled by lint"
     if reason is None and a.offsets is None:
@@ -491,6 +500,7 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         f.unknown_reason = lanes
         return f
     res = predict(lanes, cc)
+    f._lanes = lanes  # not a field: kept for the comparison with the compiled instructions, not in the JSON
     f.warp, f.active_lanes = w, int(lanes.active.sum())
     f.requests = res["requests"]
     f.explanation = res["explanation"]
@@ -508,7 +518,66 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         f.verdict = _global_verdict(lanes, res)
         if f.verdict not in ("coalesced", "broadcast"):
             _global_fix(f, lanes, a, cc, neighbours)
+    if a.later:
+        f._instances = [(a.offsets, a.active)] + [(off, act) for _, off, act in a.later]  # for lint/compiled.py
+        f.iterations = _iteration_classes(a, w, launch, cc)
+        if all(lp.complete for lp in a.loops):
+            f.over_iterations = _over_iterations(f.iterations)
     return f
+
+
+def _over_iterations(classes: list[dict]) -> dict | None:
+    """Per-request numbers of the analyzed warp summed over every iteration in which it makes requests (what a
+    profiler's per-line counters average for a warp that runs the whole loop)."""
+    keys = [k for k in ("sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
+                        "ideal_wavefronts_per_request") if k in classes[0]]
+    run = [c for c in classes if c.get("requests") and all(c.get(k) is not None for k in keys)]
+    if len(run) != len([c for c in classes if c.get("requests") != 0]) or not run:
+        return None  # an iteration lint could not evaluate
+    reqs = sum(c["count"] * c["requests"] for c in run)
+    out = {k: round(sum(c["count"] * c["requests"] * c[k] for c in run) / reqs, 3) for k in keys}
+    return dict(requests=reqs, iterations=sum(c["count"] for c in run), **out)
+
+
+def _iteration_numbers(a: Access, w: int, launch, cc) -> dict:
+    """The analyzed warp's numbers for one iteration (a copy of ``a`` with that iteration's addresses)."""
+    sl = slice(w * WARP, (w + 1) * WARP)
+    if not a.active[sl].any():
+        return dict(requests=0, active_lanes=0)
+    lanes = lane_accesses(a, w, launch)
+    if isinstance(lanes, str):
+        return dict(unknown_reason=lanes)
+    res = predict(lanes, cc)
+    out = dict(requests=res["requests"], active_lanes=int(lanes.active.sum()))
+    if a.buf.space == "shared":
+        out.update(wavefronts_per_request=_per_request(res["wavefronts"], res["requests"]),
+                   ideal_wavefronts_per_request=_per_request(res["ideal_wavefronts"], res["requests"]),
+                   conflict_ways=res["ways"])
+    else:
+        out.update(_numbers_global(res))
+    return out
+
+
+def _iteration_classes(a: Access, w: int, launch, cc) -> list[dict]:
+    """Runs of consecutive loop iterations (0 = the first, the one reported) with the same numbers for the
+    analyzed warp: [{"first", "last", "count", numbers...}]."""
+    instances = [(a.offsets, a.active)] + [(off, act) for _, off, act in a.later]
+    out, seen = [], {}
+    sl = slice(w * WARP, (w + 1) * WARP)
+    for i, (off, act) in enumerate(instances):
+        m = act[sl]
+        rel = [int(x) for x in off[sl][m]]
+        # sectors (32 B), lines (128 B) and banks (32 x 4 B) repeat every 128 bytes: a shift by a multiple of 128
+        # bytes gives the same numbers
+        key = (tuple(m.tolist()), tuple(x - rel[0] for x in rel), rel[0] % 128 if rel else 0)
+        nums = seen.get(key)
+        if nums is None:
+            nums = seen[key] = _iteration_numbers(replace(a, offsets=off, active=act, later=[]), w, launch, cc)
+        if out and {k: v for k, v in out[-1].items() if k not in ("first", "last", "count")} == nums:
+            out[-1].update(last=i, count=out[-1]["count"] + 1)
+        else:
+            out.append(dict(first=i, last=i, count=1, **nums))
+    return out
 
 
 def _numbers_global(r: dict) -> dict:
@@ -715,7 +784,28 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         f.block = list(blk.block_idx)
         rep.findings.append(f)
     rep.findings.sort(key=lambda f: (f.line, f.column, f.call_lines))
+    rep.out_of_bounds = [_out_of_bounds(a) for a in base.accesses.values() if _out_of_bounds(a)]
+    rep.notes += rep.out_of_bounds
     return rep
+
+
+def _out_of_bounds(a: Access) -> str | None:
+    """A static shared array indexed past its end (or before it) by some thread of the block: the launch would
+    write other memory or fault (a kernel written for another block size)."""
+    buf = a.buf
+    if buf is None or buf.space != "shared" or not isinstance(buf.type, Array) or a.offsets is None:
+        return None
+    size, t = buf.type.size, buf.type
+    while isinstance(t, Array):
+        if t.n is None:
+            return None  # extern __shared__: sized at launch
+        t = t.of
+    width = getattr(a.type, "size", 0) or 1
+    bad = [i for i, (o, m) in enumerate(zip(a.offsets, a.active)) if m and (int(o) < 0 or int(o) + width > size)]
+    if not bad:
+        return None
+    return (f"{a.line}:{a.column}: shared {a.kind} `{a.text}` is out of the bounds of {buf.name} ({size} bytes) in "
+            f"threads {bad[0]}..{bad[-1]} of the block: the launch would touch other memory or fault")
 
 
 # blocks tried, in order, for an access that has no warp whose 32 lanes all execute it in block 0 (a boundary

@@ -89,6 +89,16 @@ __host__ __device__ __half __float2half(float); __host__ __device__ float __half
 __device__ __half __hadd(__half, __half); __device__ __half __hmul(__half, __half);
 __device__ __half2 __hadd2(__half2, __half2); __device__ __half2 __hmul2(__half2, __half2);
 __device__ __half2 __floats2half2_rn(float, float); __device__ float2 __half22float2(__half2);
+__device__ __half2 __float2half2_rn(float); __device__ __half2 __halves2half2(__half, __half);
+__device__ float __low2float(__half2); __device__ float __high2float(__half2); __device__ __half __hmax(__half, __half);
+__device__ __half __float2half_rn(float); __device__ __half2 __hfma2(__half2, __half2, __half2);
+struct __attribute__((aligned(4))) __nv_bfloat162 { __nv_bfloat16 x, y; };
+typedef __nv_bfloat16 nv_bfloat16; typedef __nv_bfloat162 nv_bfloat162;
+__host__ __device__ float __bfloat162float(__nv_bfloat16); __host__ __device__ __nv_bfloat16 __float2bfloat16(float);
+__host__ __device__ __nv_bfloat16 __float2bfloat16_rn(float); __device__ float2 __bfloat1622float2(__nv_bfloat162);
+__device__ __nv_bfloat162 __floats2bfloat162_rn(float, float); __device__ __nv_bfloat16 __hadd(__nv_bfloat16, __nv_bfloat16);
+__device__ __nv_bfloat16 __hmul(__nv_bfloat16, __nv_bfloat16); __device__ float __low2float(__nv_bfloat162);
+__device__ float __high2float(__nv_bfloat162);
 typedef unsigned long long cudaTextureObject_t; typedef unsigned long long cudaSurfaceObject_t;
 enum cudaTextureReadMode { cudaReadModeElementType, cudaReadModeNormalizedFloat };
 template <class T, int D = 1, int M = 0> struct texture { int normalized; int filterMode; int addressMode[3]; };
@@ -151,6 +161,8 @@ struct thread_block {
   __device__ unsigned num_threads() const { return blockDim.x * blockDim.y * blockDim.z; }
   __device__ dim3 group_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
   __device__ dim3 thread_index() const { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
+  __device__ dim3 group_dim() const { return dim3(blockDim.x, blockDim.y, blockDim.z); }
+  __device__ dim3 dim_threads() const { return dim3(blockDim.x, blockDim.y, blockDim.z); }
 };
 template <unsigned N> struct thread_block_tile {
   __device__ void sync() const {}
@@ -158,6 +170,7 @@ template <unsigned N> struct thread_block_tile {
   __device__ unsigned size() const { return N; }
   __device__ unsigned num_threads() const { return N; }
   __device__ unsigned meta_group_rank() const { return ((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x) / N; }
+  __device__ unsigned meta_group_size() const { return (blockDim.x * blockDim.y * blockDim.z + N - 1) / N; }
   template <class T> __device__ T shfl(T, int) const; template <class T> __device__ T shfl_down(T, unsigned) const;
   template <class T> __device__ T shfl_up(T, unsigned) const; template <class T> __device__ T shfl_xor(T, unsigned) const;
   __device__ unsigned ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
@@ -166,11 +179,23 @@ struct grid_group { __device__ void sync() const {} __device__ unsigned long lon
   __device__ unsigned long long size() const; };
 __device__ inline thread_block this_thread_block() { return thread_block(); }
 __device__ grid_group this_grid();
-template <unsigned N, class P> __device__ thread_block_tile<N> tiled_partition(const P&);
+template <unsigned N, class P> __device__ thread_block_tile<N> tiled_partition(const P&) { return thread_block_tile<N>(); }
+__device__ inline unsigned thread_rank(const thread_block& g) { return g.thread_rank(); }
 __device__ inline void sync(const thread_block&) {}
 template <class G, class T, class Op> __device__ T reduce(const G&, T, Op);
 template <class T> struct plus { __device__ T operator()(T a, T b) const { return a + b; } };
 template <class T> struct greater { __device__ T operator()(T a, T b) const { return a > b ? a : b; } };
+}
+namespace std {  // the few templates kernels use from <type_traits>, <limits> and <algorithm>
+template <bool B, class T, class F> struct conditional { typedef T type; };
+template <class T, class F> struct conditional<false, T, F> { typedef F type; };
+template <bool B, class T = void> struct enable_if {}; template <class T> struct enable_if<true, T> { typedef T type; };
+template <class T, T v> struct integral_constant { static constexpr T value = v; };
+template <class A, class B> struct is_same : integral_constant<bool, false> {};
+template <class A> struct is_same<A, A> : integral_constant<bool, true> {};
+template <class T> struct numeric_limits { static constexpr __host__ __device__ T max(); static constexpr __host__ __device__ T min();
+  static constexpr __host__ __device__ T lowest(); static constexpr __host__ __device__ T infinity(); };
+template <class T> __host__ __device__ const T& min(const T&, const T&); template <class T> __host__ __device__ const T& max(const T&, const T&);
 }
 extern "C" __host__ __device__ int printf(const char*, ...);
 extern "C" __host__ __device__ void* malloc(size_t); extern "C" __host__ __device__ void free(void*);
@@ -193,7 +218,8 @@ KNOWN_HEADERS = ("cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "device_launc
                  "assert.h", "cassert", "string.h", "cstring", "iostream", "vector", "algorithm", "time.h", "ctime",
                  "float.h", "cfloat", "limits.h", "climits", "helper_cuda.h", "helper_functions.h", "sm_20_atomic_functions.h",
                  "vector_types.h", "math_functions.h", "cooperative_groups.h", "cooperative_groups/reduce.h",
-                 "cuda/std/cstdint", "device_atomic_functions.h", "sm_60_atomic_functions.h")
+                 "cuda/std/cstdint", "device_atomic_functions.h", "sm_60_atomic_functions.h", "cuda_bf16.h",
+                 "type_traits", "limits", "utility", "cstddef", "stddef.h", "cooperative_groups/memcpy_async.h")
 
 
 class _Lib:

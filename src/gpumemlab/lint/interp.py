@@ -22,6 +22,9 @@ from .ltypes import BOOL, Array, Float, Int, Opaque, Pointer, Record, by_name
 
 MAX_CALL_DEPTH = 12
 MAX_STEPS = 200_000  # statements and expressions visited per kernel run
+MAX_ITERATIONS = 16  # iterations of one loop entry evaluated after the first (the cost: one body run each)
+PEEK_ITERATIONS = 4  # iterations of a loop too long to run whole: what a 16-byte vectorized unroll spans
+REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -77,6 +80,10 @@ class Loop:
     step: str
     lane_start: bool = False  # the variable starts at a different value in each lane (a per-thread chunk)
     additive: bool = False  # the step adds (++, +=, -=): a uniform one shifts every lane alike, keeping the pattern
+    iterations: int = 0  # iterations evaluated (of the first entry)
+    complete: bool = False  # every lane left the loop within them
+    stopped: str | None = None  # why later iterations were not evaluated
+    too_long: str | None = None  # the trip count is over MAX_ITERATIONS: stop after PEEK_ITERATIONS
 
 
 @dataclass
@@ -99,6 +106,8 @@ class Access:
     notes: list = field(default_factory=list)
     member: str | None = None
     record_type: object = None  # the struct an AoS member access reads from
+    later: list = field(default_factory=list)  # (iteration path, offsets, active) of each later loop iteration
+    assumption: str | None = None  # the guard on loaded data whose lanes were assumed to pass
 
 
 class Frame:
@@ -141,6 +150,7 @@ class Interpreter:
         self.calls: list[tuple[str, int]] = []  # (function, call line)
         self.loops: list[Loop] = []
         self.uncertain: list[str] = []  # reasons the executing lanes are not known
+        self.assumed: list[str] = []  # guards on loaded data: every lane the known part selects is assumed to pass
         self.notes: list[str] = []
         self.steps = 0
         self.depth = 0
@@ -151,6 +161,12 @@ class Interpreter:
         self.globals: dict = {}
         self.unbound = tuple(unbound)  # template parameters not given
         self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
+        self._cursor_types: dict = {}  # expression cursor -> lint type of its value
+        self._literals: dict = {}  # literal cursor -> (value, C type)
+        self._source_lines = None  # the file's lines (a loop's #pragma unroll)
+        self.repeat = 0  # enclosing loops now past their first iteration
+        self.iter_path: list[int] = []  # the iteration of each enclosing loop
+        self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
 
     # ------------------------------------------------------------ types
 
@@ -283,6 +299,8 @@ class Interpreter:
                 return expr.Value(t.ctype.wrap(v.v), expr.INT)
             if t.ctype != v.type:
                 widening = t.ctype.bits > v.type.bits and (t.ctype.signed or not v.type.signed)
+                if not widening and v.v.size and t.ctype.lo <= min(v.v) and max(v.v) <= t.ctype.hi:
+                    widening = True  # every value fits (int <-> unsigned of small indices): nothing to wrap
                 return expr.Value(v.v if widening else t.ctype.wrap(v.v), t.ctype)  # widening keeps every value
             return v
         if isinstance(t, Float):
@@ -361,8 +379,10 @@ class Interpreter:
         finally:
             self._probe = saved_probe
             self.depth -= 1
-        if isinstance(v, (expr.Value, PtrV)) and t.kind != self.ci.TypeKind.DEPENDENT and k not in (K.PAREN_EXPR,):
-            lt = self.ltype(t)
+        if isinstance(v, (expr.Value, PtrV)) and k not in (K.PAREN_EXPR,):
+            lt = self._cursor_types.get(c, False)
+            if lt is False:  # once per cursor and run: libclang's type calls are slow, loops revisit them
+                lt = self._cursor_types[c] = None if t.kind == self.ci.TypeKind.DEPENDENT else self.ltype(t)
             if isinstance(lt, (Int, Pointer)):
                 v = self.convert(v, lt, live)
         return v
@@ -372,11 +392,15 @@ class Interpreter:
         k = self.node(c)[0]
         kids = self.children(c)
         if k == K.INTEGER_LITERAL or k == K.CXX_BOOL_LITERAL_EXPR:
-            n = fe.evaluate_int(c)
+            hit = self._literals.get(c)
+            if hit is None:
+                n = fe.evaluate_int(c)
+                lt = self.ltype(c.type)
+                hit = self._literals[c] = (n, lt.ctype if isinstance(lt, Int) and lt.ctype.bits >= 32 else expr.INT)
+            n, ctype = hit
             if n is None:
                 return Unknown(f"literal {self.text(c)!r} not understood")
-            lt = self.ltype(c.type)
-            return self.const(n, lt.ctype if isinstance(lt, Int) and lt.ctype.bits >= 32 else expr.INT)
+            return self.const(n, ctype)
         if k in (K.FLOATING_LITERAL,):
             return Unknown("floating-point value")
         if k == K.CHARACTER_LITERAL:
@@ -476,8 +500,15 @@ class Interpreter:
         if op == ",":
             self.value(kids[0], live)
             return self.value(kids[1], live)
+        if op in ("==", "!=") and len(kids) == 2 and (self._is_null(kids[0], kids[1]) or self._is_null(kids[1], kids[0])):
+            v = self.value(kids[1] if self._is_null(kids[0], kids[1]) else kids[0], live)
+            if isinstance(v, PtrV):  # lint's buffers are allocations: never null
+                return self.const(int(op == "!="))
+            return v if isinstance(v, Unknown) else Unknown("comparison with a null pointer")
         if op in ("&&", "||"):
             a = self.value(kids[0], live)
+            if isinstance(a, PtrV):
+                a = self.const(1)
             if isinstance(a, Unknown):
                 self.value(kids[1], live)
                 return a
@@ -505,6 +536,14 @@ class Interpreter:
             return Unknown("operand not an integer")
         return self.arith(expr.Binary(op, expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
 
+    def _is_null(self, c, other) -> bool:
+        """``c`` is nullptr, NULL, or a literal 0 compared with a pointer."""
+        c = self.strip(c)
+        if c.kind in (self.K.CXX_NULL_PTR_LITERAL_EXPR, self.K.GNU_NULL_EXPR):
+            return True
+        return c.kind == self.K.INTEGER_LITERAL and self.const_int(c) == 0 and \
+            self.strip(other).type.kind == self.ci.TypeKind.POINTER
+
     def _pointer_arith(self, op, a, b, live):
         if isinstance(a, PtrV) and isinstance(b, PtrV):
             if op in ("==", "!=", "<", ">", "<=", ">="):
@@ -512,7 +551,7 @@ class Interpreter:
             return Unknown("difference of two pointers")
         p, i = (a, b) if isinstance(a, PtrV) else (b, a)
         if isinstance(i, Unknown):
-            return Unknown(i.reason)
+            return Unknown(i.reason, p.buf)  # still into p's memory: an atomic on it is known to be shared/global
         if op not in ("+", "-") or (op == "-" and isinstance(b, PtrV)):
             return Unknown(f"pointer operation {op}")
         size = getattr(p.to, "size", 0)
@@ -740,11 +779,17 @@ class Interpreter:
         key = base + (k,)
         if place is not None and place.buf.space == "local":
             return
+        if self.repeat and key in self.accesses:  # a later iteration of a loop: kept beside the first
+            if place is not None and unknown is None and not self.uncertain:
+                self.accesses[key].later.append((tuple(self.iter_path), place.off.copy(), live.copy()))
+            return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
+        assumption = self.assumed[-1] if self.assumed and unknown is None else None
         a = Access(key, loc.line, loc.column, fname, self.text(c), kind, place.buf if place else buf,
                    place.type if place else None, place.off.copy() if place is not None else None,
                    live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
+        a.assumption = assumption
         if place is not None:
             a.member = getattr(place, "member", None)
             a.record_type = getattr(place, "record", None)
@@ -880,6 +925,16 @@ class Interpreter:
             self.record(c, "texture", None, live, unknown=f"{name}: texture fetches go through the texture "
                                                            f"path, not modeled")
             return Unknown(f"texture fetch ({name})")
+        if name in ("__umul24", "__mul24") and len(args) == 2:
+            vals = [self.value(a, live) for a in args]
+            if not all(isinstance(v, expr.Value) for v in vals):
+                return next((v for v in vals if isinstance(v, Unknown)), Unknown(f"{name} of non-integers"))
+            lo, hi = (0, 1 << 24) if name == "__umul24" else (-(1 << 23), 1 << 23)
+            if any(not lo <= int(x) < hi for v in vals for x in v.v):  # only the low 24 bits take part
+                return Unknown(f"{name} of a value wider than 24 bits")
+            t = expr.UINT if name == "__umul24" else expr.INT
+            a, b = (expr.Value(v.v, t) for v in vals)  # in range: the conversion keeps every value
+            return self.arith(expr.Binary("*", expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
         if name in ("min", "max", "abs") and len(args) == len({"abs": 1}.get(name, 2) * [0]):
             vals = [self.value(a, live) for a in args]
             if all(isinstance(v, expr.Value) for v in vals):
@@ -909,6 +964,8 @@ class Interpreter:
             return None
         ops = [ch for ch in self.children(cls) if ch.kind == self.K.CONVERSION_FUNCTION
                and any(g.kind == self.K.COMPOUND_STMT for g in self.children(ch))]
+        if len(ops) > 1:  # operator T*() and operator const T*() const (cuda-samples' SharedMemory): same pointer
+            ops = [o for o in ops if not o.is_const_method()] or ops[:1]
         return ops[0] if len(ops) == 1 else None
 
     def _inline(self, c, defn, args, live):
@@ -981,6 +1038,8 @@ class Interpreter:
             self.frame.returned |= live
             return np.zeros(self.n, dtype=bool)
         if k in (K.BREAK_STMT, K.CONTINUE_STMT):
+            if self.exits:
+                self.exits[-1][0 if k == K.BREAK_STMT else 1][:] |= live
             return np.zeros(self.n, dtype=bool)
         if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
             self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
@@ -990,12 +1049,16 @@ class Interpreter:
             return live
         if k == K.SWITCH_STMT:
             kids = self.children(s)
-            self.value(kids[0], live)
-            self.uncertain.append("inside a switch (lint does not follow switch cases)")
+            cv = self.value(kids[0], live)
+            if isinstance(cv, expr.Value) and kids[-1].kind == K.COMPOUND_STMT:
+                return self._switch(kids[-1], cv, live)
+            self.uncertain.append(f"switch on a value lint does not know ({getattr(cv, 'reason', 'not an integer')})")
+            self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))  # a break leaves the switch
             try:
                 self.stmt(kids[-1], live)
             finally:
                 self.uncertain.pop()
+                self.exits.pop()
             return live
         if k in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
             for ch in self.children(s)[1 if k == K.CASE_STMT else 0:]:  # a case's first child is its value
@@ -1046,6 +1109,43 @@ class Interpreter:
         self.frame.env[name] = v
         self.frame.types[name] = t if not isinstance(t, Opaque) else None
 
+    def _switch(self, body, cv, live):
+        """A switch on a known value: each lane enters at its case (or default) and runs on until a break."""
+        K = self.K
+        labels, default = [], False
+        for d in body.walk_preorder():
+            if d.kind == K.CASE_STMT:
+                n = self.const_int(self.children(d)[0])
+                if n is None:
+                    self.uncertain.append("switch case value not known")
+                    try:
+                        self.stmt(body, live)
+                    finally:
+                        self.uncertain.pop()
+                    return live
+                labels.append(n)
+            default |= d.kind == K.DEFAULT_STMT
+        vals = [int(x) for x in cv.v]
+        unmatched = np.asarray([v not in labels for v in vals], dtype=bool)
+        self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
+        cur = np.zeros(self.n, dtype=bool)
+        try:
+            for ch in self.children(body):
+                while ch.kind in (K.CASE_STMT, K.DEFAULT_STMT):  # labels, then the statement they mark
+                    kids = self.children(ch)
+                    if ch.kind == K.CASE_STMT:
+                        n = self.const_int(kids[0])
+                        cur = cur | (live & np.asarray([v == n for v in vals], dtype=bool))
+                    else:
+                        cur = cur | (live & unmatched)
+                    ch = kids[-1]
+                cur = self.stmt(ch, cur)
+        finally:
+            brk, cont = self.exits.pop()
+        if self.exits:  # continue inside a switch goes to the enclosing loop
+            self.exits[-1][1][:] |= cont
+        return live & ~self.frame.returned & ~cont
+
     def _truth(self, v):
         return np.asarray([x != 0 for x in v.v], dtype=bool)
 
@@ -1061,25 +1161,29 @@ class Interpreter:
         else_s = branches[1] if len(branches) > 1 else None
         const_if = "constexpr" in self.tokens(s)[:2]
         cv = self.value(cond_c, live)
-        if isinstance(cv, Unknown) or isinstance(cv, PtrV):
+        if isinstance(cv, PtrV):  # if (p): a buffer lint allocated is never null
+            cv = self.const(1)
+        if isinstance(cv, Unknown):
             reason = cv.reason if isinstance(cv, Unknown) else "pointer test"
             why = f"guard `{self.text(cond_c)[:60]}` (line {cond_c.location.line}) not known: {reason}"
             if const_if:
                 why = f"if constexpr `{self.text(cond_c)[:60]}` not known: {reason}"
-            self.uncertain.append(why)
+            stack = self.assumed if self._on_data(reason) and not const_if else self.uncertain
+            stack.append(why)
             env0 = dict(self.frame.env)
             try:
-                after_t = self.stmt(then_s, live) if then_s is not None else live
+                taken = live & self._known_conjuncts(cond_c, live)
+                after_t = self.stmt(then_s, taken) if then_s is not None else taken
                 env_t = self.frame.env
                 self.frame.env = dict(env0)
                 after_e = self.stmt(else_s, live) if else_s is not None else live
             finally:
-                self.uncertain.pop()
+                stack.pop()
             env_e = self.frame.env
             self.frame.env = {k: (env_t.get(k) if env_t.get(k) is env_e.get(k) else
                                   Unknown(f"{k} assigned under an unknown guard")) for k in set(env_t) | set(env_e)}
-            if not (after_t == live).all() or not (after_e == live).all():
-                self.uncertain.append(why)  # threads may have left: the rest of the function is uncertain
+            if not (after_t == taken).all() or not (after_e == live).all():
+                stack.append(why)  # threads may have left: the rest of the function is uncertain
             return live
         c = self._truth(cv)
         env0 = self.frame.env
@@ -1102,6 +1206,21 @@ class Interpreter:
                 merged[k] = self.merge(c, a, b, live)
         self.frame.env = merged
         return after_t | after_e
+
+    @staticmethod
+    def _on_data(reason: str) -> bool:
+        """An unknown guard that only depends on data (loaded values, atomics' results): the lanes it selects are
+        unknown, but the addresses of the accesses it guards are not."""
+        return "loaded from memory" in reason or "result of atomic" in reason
+
+    def _known_conjuncts(self, cond_c, live):
+        """The lanes that pass every known operand of a chain of ``&&`` (all lanes when none is known)."""
+        c = self.strip(cond_c)
+        if c.kind == self.K.BINARY_OPERATOR and fe.binary_op(c) == "&&":
+            a, b = self.children(c)[:2]
+            return self._known_conjuncts(a, live) & self._known_conjuncts(b, live)
+        v = self.value(c, live, probe=True)
+        return self._truth(v) if isinstance(v, expr.Value) else np.ones(self.n, dtype=bool)
 
     def _loop_var(self, init_c):
         if init_c is None:
@@ -1146,53 +1265,157 @@ class Interpreter:
         if do:
             body, cond_c = kids[0], kids[-1]
             return self._loop(s, None, body, None, live, None, post_cond=cond_c)
-        return self._loop(s, kids[0], kids[-1], None, live, None)
+        c = self.strip(kids[0])  # while (i < n) { ...; i += stride; }: i is the loop's variable, stepped in the body
+        var = None
+        if c.kind == self.K.BINARY_OPERATOR and fe.binary_op(c) in ("<", "<=", ">", ">=", "!="):
+            lhs = self.strip(self.children(c)[0])
+            var = lhs.spelling if lhs.kind == self.K.DECL_REF_EXPR else None
+        return self._loop(s, kids[0], kids[-1], None, live, var)
 
     def _loop(self, s, cond_c, body, inc_c, live, var, post_cond=None):
+        """Run the loop's iterations for the lanes that take them: the first always; later ones while the
+        condition is known, up to MAX_ITERATIONS (their accesses are kept beside the first iteration's)."""
         entry = live
-        if cond_c is not None:
-            cv = self.value(cond_c, live)
-            if isinstance(cv, Unknown):
-                self.uncertain.append(f"loop condition `{self.text(cond_c)[:60]}` (line {cond_c.location.line}) not "
-                                      f"known: {cv.reason}")
-                pushed = True
-            else:
-                pushed = False
-                if isinstance(cv, expr.Value):
-                    live = live & self._truth(cv)
-        else:
-            pushed = False
         env_before = dict(self.frame.env)
         loop = Loop(s.location.line, var, None, self.text(inc_c) if inc_c is not None else "")
         loop.additive = inc_c is not None and self._additive(inc_c)
         start = self.frame.env.get(var) if var is not None else None
         if isinstance(start, expr.Value):
             loop.lane_start = self._uniform_step(self.const(0), start, live) is False
+        seen0 = dict(self.seen)
         self.loops.append(loop)
+        self.iter_path.append(0)
+        cur, it, pushed, repeating = live, 0, False, False
         try:
-            self.stmt(body, live)
-            if post_cond is not None:
-                self.value(post_cond, live)
-            if inc_c is not None and var is not None:
-                before = self.frame.env.get(var)
-                self.value(inc_c, live)
-                after = self.frame.env.get(var)
-                loop.uniform = self._uniform_step(before, after, live)
-            elif inc_c is not None:
-                self.value(inc_c, live)
+            while True:
+                if it:
+                    self.seen = dict(seen0)  # the same accesses again: recorded as later iterations
+                if cond_c is not None:
+                    cv = self.value(cond_c, cur)
+                    if isinstance(cv, Unknown):
+                        if it:
+                            loop.stopped = f"its condition is not known ({cv.reason})"
+                            break
+                        if it == 0:
+                            pushed = self.assumed if self._on_data(cv.reason) else self.uncertain
+                            pushed.append(f"loop condition `{self.text(cond_c)[:60]}` (line "
+                                          f"{cond_c.location.line}) not known: {cv.reason}")
+                            cur = cur & self._known_conjuncts(cond_c, cur)
+                        loop.stopped = f"its condition is not known ({cv.reason})"
+                    elif isinstance(cv, expr.Value):
+                        cur = cur & self._truth(cv)
+                if it and not cur.any():
+                    loop.complete = True
+                    break
+                self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
+                start = self.frame.env.get(var) if var is not None else None
+                try:
+                    out = self.stmt(body, cur)
+                finally:
+                    _, cont = self.exits.pop()
+                nxt = (out | cont) & ~self.frame.returned
+                if post_cond is not None:
+                    cv = self.value(post_cond, nxt)
+                    if isinstance(cv, expr.Value):
+                        nxt = nxt & self._truth(cv)
+                    else:
+                        loop.stopped = f"its condition is not known ({getattr(cv, 'reason', 'not an integer')})"
+                if inc_c is not None and var is not None:
+                    before = self.frame.env.get(var)
+                    self.value(inc_c, nxt)
+                    if it == 0:
+                        loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
+                        trips = self._trips_left(cond_c, var, before, nxt) if loop.additive else None
+                        if trips is not None and trips > MAX_ITERATIONS:  # not worth the body runs
+                            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
+                elif inc_c is not None:
+                    self.value(inc_c, nxt)
+                elif var is not None and it == 0:  # a while loop: the step is whatever the body did to var
+                    self._body_step(loop, cond_c, var, start, nxt)
+                it += 1
+                loop.iterations = it
+                cur = nxt
+                if post_cond is not None and not cur.any() and loop.stopped is None:
+                    loop.complete = True
+                    break
+                if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not self._unrolled(s)):
+                    loop.stopped = loop.too_long
+                if loop.stopped is None and it > MAX_ITERATIONS:
+                    loop.stopped = f"more than {MAX_ITERATIONS} iterations"
+                if loop.stopped is None and self.steps > REPEAT_STEPS:
+                    loop.stopped = "the evaluation budget for later iterations is spent"
+                if loop.stopped is not None:
+                    break
+                if not repeating:
+                    self.repeat, repeating = self.repeat + 1, True
+                self.iter_path[-1] = it
         finally:
+            if repeating:
+                self.repeat -= 1
             self.loops.pop()
+            self.iter_path.pop()
             if pushed:
-                self.uncertain.pop()
+                pushed.pop()
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
-            if k in env_before:
+            if k in env_before and not loop.complete:
                 self.frame.env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
-            else:
+            elif k not in env_before:
                 self.frame.env.pop(k, None)
         if var is not None and var not in env_before:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
+
+    def _unrolled(self, s) -> bool:
+        """``#pragma unroll`` (not ``unroll 1``) on the line before the loop: ptxas may vectorize across its
+        iterations, so the first few are kept for the as-compiled comparison."""
+        loc = s.location
+        if loc.file is None or loc.file.name != self.parsed.path or loc.line < 2:
+            return False
+        lines = self._source_lines
+        if lines is None:
+            lines = self._source_lines = self.parsed.text.splitlines()
+        prev = lines[loc.line - 2].strip() if loc.line - 2 < len(lines) else ""
+        return prev.startswith("#pragma unroll") and prev.split()[2:3] != ["1"]
+
+    def _body_step(self, loop, cond_c, var, start, live) -> None:
+        """Uniformity, additivity (the same shift for every lane) and the trip count of a while loop's variable."""
+        after = self.frame.env.get(var)
+        if not isinstance(start, expr.Value) or not isinstance(after, expr.Value) or not live.any():
+            return
+        loop.uniform = self._uniform_step(start, after, live)
+        deltas = {int(a) - int(b) for a, b, m in zip(after.v, start.v, live) if m}
+        loop.additive = len(deltas) == 1 and 0 not in deltas
+        loop.step = f"{var} changed in the body by {deltas.pop()}" if loop.additive else f"{var} changed in the body"
+        trips = self._trips_left(cond_c, var, start, live) if loop.additive else None
+        if trips is not None and trips > MAX_ITERATIONS:
+            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
+
+    def _trips_left(self, cond_c, var, before, live) -> int | None:
+        """Iterations still to come of ``for (...; var < bound; var += step)`` (also <=, >, >=) over the ``live``
+        lanes, the bound as it is now; None when the loop is not of that form."""
+        after = self.frame.env.get(var)
+        c = self.strip(cond_c) if cond_c is not None else None
+        if c is None or c.kind != self.K.BINARY_OPERATOR or not isinstance(after, expr.Value) or \
+                not isinstance(before, expr.Value) or not live.any():
+            return None
+        op = fe.binary_op(c)
+        lhs, rhs = self.children(c)[:2]
+        if op not in ("<", "<=", ">", ">=") or self.strip(lhs).kind != self.K.DECL_REF_EXPR or \
+                self.strip(lhs).spelling != var:
+            return None
+        bound = self.value(rhs, live, probe=True)
+        if not isinstance(bound, expr.Value):
+            return None
+        most = 0
+        for v, b, a, m, bd in zip(after.v, before.v, after.v, live, bound.v):
+            step = int(a) - int(b)
+            if not m or step == 0:
+                continue
+            gap = int(bd) - int(v) + (1 if op == "<=" else -1 if op == ">=" else 0)
+            n = -(-gap // step) if (step > 0) == (op in ("<", "<=")) else 0
+            most = max(most, n)
+        return most
 
     def _additive(self, inc_c) -> bool:
         c = self.strip(inc_c)
@@ -1200,6 +1423,8 @@ class Interpreter:
             return fe.unary_op(c) in ("pre++", "pre--", "post++", "post--")
         if c.kind == self.K.COMPOUND_ASSIGNMENT_OPERATOR:
             return fe.binary_op(c) in ("+=", "-=")
+        if c.kind == self.K.BINARY_OPERATOR and fe.binary_op(c) == ",":  # a += aStep, b += bStep
+            return all(self._additive(k) for k in self.children(c))
         return False
 
     def _uniform_step(self, before, after, live):

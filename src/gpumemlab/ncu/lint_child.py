@@ -34,11 +34,16 @@ def arguments(cupy, spec: list[dict], keep: list):
     return out
 
 
+def _options(plan: dict) -> tuple:
+    """NVRTC options of the plan: the include folders (the file's own, the CUDA toolkit's) where it has any."""
+    return (("include_path", plan["include_path"]),) if plan.get("include_path") else ()
+
+
 def _save_module(plan: dict, names: list[str], arch: str) -> None:
     """The cubin just loaded (the compile cache returns it again) and its names, for the parent's line map."""
     from ..gpu.compile import compile_text
 
-    mod = compile_text(plan["text"], names, arch)
+    mod = compile_text(plan["text"], names, arch, _options(plan))
     out = Path(plan["module_dir"])
     (out / "module.cubin").write_bytes(mod.cubin)
     (out / "module.json").write_text(json.dumps(mod.symbol_mapping))
@@ -54,7 +59,7 @@ def child_main(plan_path: str, status_path: str) -> int:
     status = begin_status(runtime, spath)
     names = [k["name"] for k in plan["kernels"]]
     try:
-        kernels = runtime.load_text(plan["text"], names)
+        kernels = runtime.load_text(plan["text"], names, _options(plan))
         _save_module(plan, names, runtime.device_info()["arch"])
     except Exception as exc:  # noqa: BLE001 - NVRTC's log, reported as one line by the parent
         status["fatal"] = f"compile: {_one_line(exc)}"

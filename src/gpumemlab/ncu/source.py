@@ -11,6 +11,7 @@ its analyzed warp at the loops' first iteration; ncu's are averages over every w
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 import io
 import json
 import os
@@ -36,7 +37,7 @@ COLUMNS = {"executed": "Instructions Executed", "space": "Address Space", "opera
 PROGRAM = "gpumemlab"  # NVRTC's program name: the file name the line information refers to
 
 
-def plan(text: str, reports, opts) -> dict:
+def plan(text: str, reports, opts, include_path: list[str] | None = None) -> dict:
     """The child's plan: kernels lint analyzed without error and whose parameters can be synthesized."""
     kernels, skipped = [], {}
     for r in reports:
@@ -45,6 +46,9 @@ def plan(text: str, reports, opts) -> dict:
             continue
         if r.unbound:
             skipped[r.name] = f"template parameter(s) {', '.join(r.unbound)} not given"
+            continue
+        if r.out_of_bounds:  # it would lose the context, and with it every kernel after it
+            skipped[r.name] = f"not launched: {r.out_of_bounds[0]}"
             continue
         args, why = [], None
         for p in r.params:
@@ -60,7 +64,7 @@ def plan(text: str, reports, opts) -> dict:
         name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
         kernels.append(dict(name=name, base=r.name, grid=r.grid, block=r.block,
                             shmem=48 * 1024 if r.dynamic_shared else 0, args=args))
-    return dict(text=text, kernels=kernels, skipped=skipped)
+    return dict(text=text, kernels=kernels, skipped=skipped, include_path=list(include_path or []))
 
 
 def _bytes(report, param: str) -> int:
@@ -135,39 +139,53 @@ def parse_sass_page(text: str) -> dict[str, list[dict]]:
 
 
 def _base_name(signature: str) -> str | None:
-    """"void transpose_naive<float, 32, 8>(float *, ...)" or "ns::k(int)" -> the function's own name."""
-    m = re.search(r"([A-Za-z_][\w:]*)\s*[<(]", signature)
+    """"void transpose_naive<float, 32, 8>(float *, ...)", "ns::k(int)" or an extern "C" kernel's bare "offset_copy"
+    -> the function's own name."""
+    m = re.search(r"([A-Za-z_][\w:]*)\s*[<(]", signature) or re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", signature)
     return m.group(1).split("::")[-1] if m else None
 
 
-def line_map(cubin: bytes, nvdisasm: str) -> dict[str, dict[int, int]]:
-    """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` (the cubin's line information)."""
+def disassemble(cubin: bytes, nvdisasm: str) -> str:
+    """``nvdisasm -g`` of a cubin: the SASS with each instruction's source line."""
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
         fh.write(cubin)
     try:
-        text = subprocess.run([nvdisasm, "-g", "-c", fh.name], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([nvdisasm, "-g", "-c", fh.name], capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(fh.name)
-    return parse_line_info(text)
 
 
-def parse_line_info(text: str) -> dict[str, dict[int, int]]:
-    """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` output."""
-    out: dict[str, dict[int, int]] = {}
+def sass_instructions(text: str):
+    """(function symbol, source line, offset, instruction text) of each instruction of ``nvdisasm -g`` output
+    (symbol alone, with line and offset None, where a function starts)."""
     fn, line = None, None
     for ln in text.splitlines():
         m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", ln)
         if m:
             fn, line = m.group(1), None
-            out.setdefault(fn, {})
+            yield fn, None, None, None
             continue
         m = re.search(r'//## File "[^"]*", line (\d+)', ln)
         if m:
             line = int(m.group(1))
             continue
-        m = re.search(r"/\*([0-9a-f]{4,})\*/", ln)
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", ln)
         if m and fn is not None and line is not None:
-            out[fn][int(m.group(1), 16)] = line
+            yield fn, line, int(m.group(1), 16), m.group(2)
+
+
+def line_map(cubin: bytes, nvdisasm: str) -> dict[str, dict[int, int]]:
+    """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` (the cubin's line information)."""
+    return parse_line_info(disassemble(cubin, nvdisasm))
+
+
+def parse_line_info(text: str) -> dict[str, dict[int, int]]:
+    """{function symbol: {instruction offset: source line}} from ``nvdisasm -g`` output."""
+    out: dict[str, dict[int, int]] = {}
+    for fn, line, offset, _ in sass_instructions(text):
+        rows = out.setdefault(fn, {})
+        if offset is not None:
+            rows[offset] = line
     return out
 
 
@@ -194,11 +212,21 @@ def measured_lines(rows: list[dict], offsets: dict[int, int]) -> dict[tuple, dic
 def predicted_lines(report) -> dict[tuple, dict]:
     """{(line, space, load/store): per-request numbers averaged over lint's accesses there} (known ones only)."""
     out: dict[tuple, dict] = {}
+    merged = set()
     for f in report.findings:
         if f.access not in ("load", "store") or f.space not in ("global", "shared"):
             continue
-        d = out.setdefault((f.line, f.space, f.access), dict(n=0, known=0, sum={}, texts=[], unknown=[],
-                                                              not_executed=0, first_iteration=False))
+        c = getattr(f, "compiled", None)
+        line = f.line
+        if c is not None:  # as compiled: ncu counts the instruction ptxas made, at the line it gave it
+            group = (c["line"], c["instruction"], f.array, f.access, tuple(c["accesses_lines"]))
+            if c["how"] == "merged" and group in merged:
+                continue
+            merged.add(group)
+            line = c["line"]
+            f = _as_compiled(f, c)
+        d = out.setdefault((line, f.space, f.access), dict(n=0, known=0, weight=0.0, sum={}, texts=[], unknown=[],
+                                                            not_executed=0, first_iteration=False))
         d["n"] += 1
         d["texts"].append(f.text)
         if f.verdict == "not executed":
@@ -207,13 +235,26 @@ def predicted_lines(report) -> dict[tuple, dict]:
         if f.verdict == "unknown" or not f.requests:
             d["unknown"].append(f.unknown_reason or f.verdict)
             continue
-        d["first_iteration"] |= any(not lp["pattern_kept"] for lp in f.loops)
+        # ncu divides by instructions executed: weigh each access by its instructions per execution
+        weight = c["requests_per_execution"] if c is not None else f.requests
+        if c is None and f.over_iterations is not None:  # every iteration evaluated: what ncu averages
+            f = replace(f, **{k: v for k, v in f.over_iterations.items() if k not in ("requests", "iterations")})
+        elif c is None and (len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops)):
+            d["first_iteration"] = True  # the compiled instruction's numbers hold per request as they are
         d["known"] += 1
+        d["weight"] += weight
         keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
                 ("wavefronts_per_request", "ideal_wavefronts_per_request"))
         for k in keys:
-            d["sum"][k] = d["sum"].get(k, 0.0) + getattr(f, k)
+            d["sum"][k] = d["sum"].get(k, 0.0) + weight * getattr(f, k)
     return out
+
+
+def _as_compiled(f, c: dict):
+    """A copy of finding ``f`` with the numbers of the instruction it was compiled to."""
+    keys = ("requests", "sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
+            "ideal_wavefronts_per_request", "conflict_ways")
+    return replace(f, text=f"{f.text} (as compiled: {c['instruction']})", **{k: c[k] for k in keys if k in c})
 
 
 def _int(text) -> int | None:
@@ -247,29 +288,36 @@ def compare(reports, pages: dict[str, list[dict]], maps: dict[str, dict[int, int
                 ("wavefronts_per_request", "ideal_wavefronts_per_request")
             row["ncu"] = [_ratio(m[u], m["executed"]) for u in unit] if m else None
             row["ncu_counts"] = m
-            row["first_iteration"] = bool(p and p["first_iteration"])
-            if p and p["not_executed"] == p["n"]:
-                row["lint"] = [0, 0]
-                row["agree"] = m is None or m[unit[0]] == 0
-                rows.append(row)
-                continue
-            if p and p["known"] == p["n"] - p["not_executed"]:
-                row["lint"] = [round(p["sum"][k] / p["known"], 3) for k in pk]
-            else:
-                row["lint"] = None
-                row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
-            row["agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][0] == row["ncu"][0]
-            row["ideal_agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][1] == row["ncu"][1]
-            rows.append(row)
+            rows.append(judge(row, p, pk, m[unit[0]] if m else None))
     return rows
 
 
-def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0) -> int:
+def judge(row: dict, p: dict | None, pk: tuple, measured_units) -> dict:
+    """Fill lint's per-request numbers for one line (``p`` from predicted_lines) and whether they agree with ncu."""
+    row["first_iteration"] = bool(p and p["first_iteration"])
+    if p and p["not_executed"] == p["n"]:
+        row["lint"] = [0, 0]
+        row["agree"] = row.get("ncu") is None or measured_units == 0
+        return row
+    if p and p["known"] == p["n"] - p["not_executed"]:
+        row["lint"] = [round(p["sum"][k] / p["weight"], 3) for k in pk]
+    else:
+        row["lint"] = None
+        row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
+    row["agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][0] == row["ncu"][0]
+    row["ideal_agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][1] == row["ncu"][1]
+    return row
+
+
+def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: float = 300.0,
+                  include_path: list[str] | None = None, as_compiled=None) -> int:
+    """``include_path``: NVRTC's include folders for the child; ``as_compiled(reports, cubin, mapping, nvdisasm)``:
+    the caller's as-written/as-compiled comparison on the cubin the GPU ran (lint's, passed down by the CLI)."""
     """The --validate path of ``gpumemlab lint``: 0 if every analyzed line agrees with ncu, 1 if one differs."""
     nvdisasm = find_nvdisasm()
     if nvdisasm is None:
         raise GpumemlabError("--validate needs nvdisasm to map instructions to lines: pip install nvidia-cuda-nvdisasm")
-    p = plan(text, reports, opts)
+    p = plan(text, reports, opts, include_path)
     if not p["kernels"]:
         raise GpumemlabError("--validate: no kernel to run (" + "; ".join(f"{k}: {v}" for k, v in p["skipped"].items())
                              + ")")
@@ -278,6 +326,8 @@ def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: floa
     fatal = str(status.get("fatal") or "")
     if res["device"] is None or fatal.startswith("compile:") or res["cubin"] is None:
         raise GpumemlabError(f"--validate: {fatal or _tail(res['console']) or 'no result from the GPU'}")
+    if as_compiled is not None:
+        as_compiled(reports, res["cubin"], res["mapping"], nvdisasm)
     rows = compare(reports, parse_sass_page(res["pages"].get("sass", "")), line_map(res["cubin"], nvdisasm),
                    res["mapping"])
     checked = [r for r in rows if r["lint"] is not None and not r["first_iteration"]]

@@ -1,0 +1,244 @@
+"""`gpumemlab lint --validate` over the shipped kernels and the idioms corpus, on a GPU with Nsight Compute.
+
+Jobs: every file of tests/lint/idioms with the launch its test expects (tests/lint/test_lint_idioms.py RUNS), then
+every src/gpumemlab/kernels/*.cu with, per template kernel, the template arguments of its first declared
+instantiation (the family tables' KernelSpec names) - one ncu run per job. Writes OUTDIR/validate.json (every job's
+JSON) and OUTDIR/validate.md (one row per kernel line and access, and the totals); stops starting jobs after
+--budget seconds. Run: PYTHONPATH=src python tools/lint_validate_all.py OUTDIR [--dry-run] [--budget 240]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IDIOMS = ROOT / "tests" / "lint" / "idioms"
+KERNELS = ROOT / "src" / "gpumemlab" / "kernels"
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated template arguments of ``name<...>``."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += 1 if ch in "<(" else -1 if ch in ">)" else 0
+        cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+def _option_args(opts: dict) -> list[str]:
+    args = []
+    if opts.get("kernel"):
+        args += ["--kernel", opts["kernel"]]
+    if opts.get("block"):
+        args += ["--block", ",".join(map(str, opts["block"]))]
+    for k, v in opts.get("lets", {}).items():
+        args += ["--let", f"{k}={v}"]
+    for k, v in opts.get("templates", {}).items():
+        args += ["--template", f"{k}={v}"]
+    return args
+
+
+def idiom_jobs() -> list[tuple[str, str, list[str]]]:
+    spec = importlib.util.spec_from_file_location("idioms", ROOT / "tests" / "lint" / "test_lint_idioms.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    jobs = []
+    for i, (name, kernel, opts) in enumerate(mod.RUNS):
+        args = _option_args(dict(opts, kernel=kernel))
+        jobs.append((f"idioms-{i}", str(IDIOMS / name), args))
+    return jobs
+
+
+def shipped_jobs() -> list[tuple[str, str, list[str]]]:
+    from gpumemlab.kernels import all_specs
+    from gpumemlab.lint import frontend as fe
+    from gpumemlab.lint.analysis import find_functions, template_params
+
+    first: dict[tuple[str, str], str] = {}
+    for s in all_specs():
+        base = s.name.split("<", 1)[0]
+        first.setdefault((s.source, base), s.name)
+    jobs = []
+    for path in sorted(KERNELS.glob("*.cu")):
+        parsed = fe.parse(str(path), [], 90)
+        ci = fe.cindex()
+        templates: dict[str, str] = {}
+        for c, is_global, _ in find_functions(parsed):
+            params = template_params(c, ci) if is_global else []
+            inst = first.get((path.name, c.spelling))
+            if not params or inst is None or "<" not in inst:
+                continue
+            values = _split_args(inst[inst.index("<") + 1:inst.rindex(">")])
+            for (pname, _, _), v in zip(params, values):
+                templates.setdefault(pname, v)
+        args = _option_args(dict(templates=templates, lets=_lets(path, templates)))
+        jobs.append((f"kernels-{path.stem}", str(path), args))
+    return jobs
+
+
+JOB_SECONDS = 60
+PRIORITY = ("kernels-transpose", "kernels-coalescing", "kernels-copy", "kernels-reduce")
+SIZES = {"offset": 1, "stride": 2, "log2n": 10, "log_chunk": 4, "shift": 2}  # first non-trivial values; else 1024
+
+
+def _lets(path: Path, templates: dict) -> dict:
+    """A value for every integer parameter of the file's kernels (sizes 1024): accesses that depend on one are
+    known, and the launch ncu profiles is the one lint analyzed."""
+    from gpumemlab.lint import lint_file
+    from gpumemlab.lint.analysis import Options
+
+    lets = {}
+    for r in lint_file(str(path), Options(templates=templates), resources=False):
+        for p in r.params:
+            if p["kind"] == "int":
+                lets.setdefault(p["name"], SIZES.get(p["name"], 1024))
+    return lets
+
+
+def run(outdir: Path, dry: bool, budget: float) -> int:
+    shipped = shipped_jobs()
+    first = [j for j in shipped if j[0] in PRIORITY]  # the template kernels ncu names `void name<...>` first
+    jobs = first + idiom_jobs() + [j for j in shipped if j not in first]
+    results, t0 = [], time.monotonic()
+    for label, path, args in jobs:
+        cmd = [sys.executable, "-m", "gpumemlab", "lint", path, *args, "--validate", "--json", "--no-resources"]
+        if dry:
+            print(label, " ".join(cmd[3:]))
+            continue
+        if time.monotonic() - t0 > budget:
+            results.append(dict(job=label, file=path, args=args, skipped="time budget spent"))
+            continue
+        t = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_SECONDS)
+            out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+            err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else None
+        except subprocess.TimeoutExpired:
+            out, err = None, f"timed out after {JOB_SECONDS} s"
+        results.append(dict(job=label, file=path, args=args, seconds=round(time.monotonic() - t, 1), result=out,
+                            error=None if out else err))
+        print(f"{label}: {'ok' if out else err} ({results[-1]['seconds']} s)", flush=True)
+        (outdir / "validate.json").write_text(json.dumps(results, indent=1))
+    if not dry:
+        (outdir / "validate.md").write_text(summary(results))
+        print(summary(results)[-1500:])
+    return 0
+
+
+def summary(results: list[dict]) -> str:
+    rows = ["| job | kernel | line | access | lint (ideal) | ncu (ideal) | |", "|---|---|---:|---|---:|---:|---|"]
+    tally = dict(rows=0, agree=0, differ=0, first_iteration=0, unknown=0, compiled=0)
+    for r in results:
+        res = r.get("result") or {}
+        for ln in res.get("lines", []):
+            tally["rows"] += 1
+            lint, ncu = ln.get("lint"), ln.get("ncu")
+            if lint is None:
+                what = "lint: unknown"
+                tally["unknown"] += 1
+            elif ln.get("first_iteration") and not ln["agree"]:
+                what = "first iteration only"
+                tally["first_iteration"] += 1
+            elif ln["agree"]:
+                what = "agree" + ("" if ln.get("ideal_agree", True) else "; ideal differs")
+                tally["agree"] += 1
+            else:
+                what = "DIFFERS"
+                tally["differ"] += 1
+            if "as compiled" in (ln.get("text") or ""):
+                tally["compiled"] += 1
+                what += " (as compiled)"
+            rows.append(f"| {r['job']} | {ln['kernel']} | {ln['line']} | {ln['space']} {ln['access']} | {_pair(lint)} "
+                        f"| {_pair(ncu) if ncu and ncu[0] is not None else '-'} | {what} |")
+    bad = [f"- {r['job']}: {r.get('error') or r.get('skipped')}" for r in results if not r.get("result")]
+    device = next((r["result"]["device"] for r in results if r.get("result")), None)
+    head = (f"device: {device['name'] if device else '?'}; " + ", ".join(f"{k} {v}" for k, v in tally.items()))
+    return "\n".join([head, "", *rows, "", *bad]) + "\n"
+
+
+def _options(args: list[str]):
+    from gpumemlab.lint.analysis import Options
+
+    o = Options()
+    for flag, value in zip(args[::2], args[1::2]):
+        if flag == "--kernel":
+            o.kernel = value
+        elif flag == "--block":
+            o.block = tuple(int(x) for x in value.split(","))
+        elif flag == "--let":
+            k, v = value.split("=", 1)
+            o.lets[k] = int(v, 0)
+        elif flag == "--template":
+            k, v = value.split("=", 1)
+            o.templates[k] = v
+    return o
+
+
+def rejoin(path: Path) -> list[dict]:
+    """ncu's measured lines of an earlier run next to what lint says now (this checkout, compiled here for
+    sm_90 for the as-compiled comparison): a lint fix is judged on the measurement without a GPU."""
+    from gpumemlab.lint import lint_file
+    from gpumemlab.ncu import source
+
+    results = json.loads(path.read_text())
+    for r in results:
+        res = r.get("result")
+        if not res:
+            continue
+        here = r["file"] if Path(r["file"]).exists() else str(ROOT / re.search(r"(tests/lint/.*|src/gpumemlab/.*)",
+                                                                              r["file"]).group(1))
+        reports = {x.name: x for x in lint_file(here, _options(r["args"]), resources=True)}
+        measured = {(ln["kernel"], ln["line"], ln["space"], ln["access"]): ln for ln in res["lines"]}
+        lines = []
+        for name, rep in reports.items():
+            predicted = source.predicted_lines(rep)
+            keys = set(predicted) | {k[1:] for k in measured if k[0] == name}
+            for key in sorted(keys):
+                line, space, op = key
+                m = measured.get((name, *key), {})
+                p = predicted.get(key)
+                pk = (("sectors_per_request", "ideal_sectors_per_request") if space == "global" else
+                      ("wavefronts_per_request", "ideal_wavefronts_per_request"))
+                unit = "sectors" if space == "global" else "wavefronts"
+                row = dict(kernel=name, line=line, space=space, access=op, text=" | ".join(p["texts"]) if p else None,
+                           ncu=m.get("ncu"), ncu_counts=m.get("ncu_counts"))
+                lines.append(source.judge(row, p, pk, (m.get("ncu_counts") or {}).get(unit)))
+        res["lines"] = lines
+    return results
+
+
+def _pair(v) -> str:
+    return "-" if v is None else f"{v[0]:g} ({v[1]:g})" if v[1] is not None else f"{v[0]:g}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("outdir")
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--budget", type=float, default=240.0)
+    ap.add_argument("--rejoin", metavar="VALIDATE_JSON", help="no GPU: an earlier run's ncu lines against lint now")
+    a = ap.parse_args()
+    out = Path(a.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    if a.rejoin:
+        results = rejoin(Path(a.rejoin))
+        (out / "validate.json").write_text(json.dumps(results, indent=1))
+        (out / "validate.md").write_text(summary(results))
+        print(summary(results).splitlines()[0])
+        return 0
+    return run(out, a.dry_run, a.budget)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
