@@ -379,7 +379,7 @@ def test_findings_render_from_records():
     red += [_rec("reduce", "gpumemlab.sum", dict(n=n), 1e-4, 3000.0, pct=95.0),
             _rec("reduce", "cupy.sum", dict(n=n), 1e-4, 2950.0, kind="baseline")]
     lines = list(reg["reduce"].findings(red))
-    assert any("6.0x" in s for s in lines) and any("gpumemlab.sum = 1.02x cupy.sum (2950 GB/s)" in s for s in lines)
+    assert any("6.0x" in s for s in lines) and any("gpumemlab.sum = 1.02x cupy.sum (2950 GB/s, separate medians)" in s for s in lines)
 
     p = dict(n=16384, dtype="float32")
     tr = [_rec("transpose", v.name, p, 1e-3 / (i + 1), 100.0 * (i + 1)) for i, v in enumerate(transpose.LADDER)]

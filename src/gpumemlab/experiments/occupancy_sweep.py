@@ -121,7 +121,8 @@ def findings(records):
     one = {r.params["occupancy_pct"]: r for r in records if r.params["ilp"] == ilp_label("float4", 1)}
     both = sorted(set(four) & set(one))
     if both:
-        yield sentence("16 B in flight per thread, float x4 (four requests) over float4 x1 (one), by occupancy: ",
+        yield sentence("the same ", q(field(four[both[0]], "extra", "bytes_in_flight_per_thread"), ".0f"),
+                       " B in flight per thread, float x4 (four requests) over float4 x1 (one), by occupancy: ",
                        join(", ", (sentence(q(field(four[o], "params", "occupancy_pct"), "g"), "%: ",
                                             q(field(four[o], "gbps") / field(one[o], "gbps"), ".2f"), "x")
                                    for o in both)))
