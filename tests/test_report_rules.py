@@ -56,7 +56,7 @@ def _findings(name: str) -> list[str]:
 def test_the_texts_say_what_the_numbers_support():
     stride = " ".join(_findings("stride_copy"))
     assert "-byte sector per 4-byte element predicts 12.5% (the L1/L2 sector model), DRAM's 64 bytes per missed " \
-           "sector (L2 sector promotion) 6.25%" in stride
+           "sector (the model's hypothesis) 6.25%" in stride
     batching = " ".join(_findings("transfer_batching"))
     assert "at least" not in batching and "from issue to completion (its latency" in batching
     pitched = _findings("pitched_copy")

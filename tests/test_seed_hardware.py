@@ -184,8 +184,8 @@ def test_text_a_seed_claim_quotes_is_in_that_seed(seed_text):
                 for q in re.findall(r'"([^"]+)"', c.text):
                     quoted.append((name, c.source.seed, q))
     assert {"l2_persist", "matmul_shapes"} <= {n for n, _, _ in quoted}  # the rule has cases to hold
-    for name, seed, q in quoted:
-        assert _collapse(q) in _collapse(seed_text[seed]), f"{name}: {q!r} is not in seed {seed}"
+    for name, number, q in quoted:
+        assert _collapse(q) in _collapse(seed_text[number]), f"{name}: {q!r} is not in seed {number}"
 
 
 def test_the_l2_recipe_quoted_is_the_seed_figure_10():

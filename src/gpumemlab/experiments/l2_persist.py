@@ -109,7 +109,8 @@ def cases(session, params):
         kernel, grid = runtime.get_kernel(K.SLIDING_WINDOW), blocks_for(n, K.BLOCK)
 
         def launch():
-            runtime.launch(kernel, grid, K.BLOCK, persistent, streaming, np.uint32(n), np.uint32(freq))
+            runtime.launch(kernel, grid, K.BLOCK, persistent, streaming, np.uint32(n), np.uint32(freq),
+                           stream=session.stream)
 
         session.stream.sync()
         l2.set_window(l2.NO_WINDOW, stream)

@@ -144,10 +144,10 @@ def findings(records):
                            q(calls, ".0f"), " calls, the two alternating, CUDA events)")
         yield from head_to_head_findings(f"gpumemlab.{fn}", ours)
         if "ours_median_s" in h2h:  # the seed's overlap: a synchronous call would cost host + GPU time per call
-            yield sentence(f"gpumemlab.{fn}'s burst on the host clock, ", q(field(ours, "extra", "us_per_call"), ".1f"),
-                           " us/call, vs its GPU time between CUDA events, ", per_call("ours_median_s"),
-                           " us/call: each call returns before its GPU work ends, and the next call's host work "
-                           "overlaps it")
+            yield sentence(f"gpumemlab.{fn}'s burst costs ", q(field(ours, "extra", "us_per_call"), ".1f"),
+                           " us/call on the host clock against ", per_call("ours_median_s"),
+                           " us/call between CUDA events: calls return before their GPU work runs, so a burst does "
+                           "not pay host work + GPU time + a synchronization per call")
         yield sentence(f"{fn}, each timed alone (host clock, bursts back to back, not interleaved): gpumemlab.{fn} ",
                        q(field(ours, "extra", "us_per_call"), ".1f"), " us/call (min ",
                        q(field(ours, "extra", "us_per_call_min_max", 0), ".1f"), f"), {base.variant} ",

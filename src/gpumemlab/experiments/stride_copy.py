@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..kernels import copy as K
 from ._copies import BLOCK, indexed_copy_cases, relative_to, variants
 from ._cite import claim, constant, field, q, sentence
-from ._declare import Claim, Experiment, Plot, outside, seed
+from ._declare import Claim, Experiment, Plot, seed
 
 # bytes DRAM moves for one 32-byte sector missed in L2 on HBM GPUs: the model's hypothesis (two sectors per fill),
 # to be checked with ncu's dram__bytes_read per element
@@ -43,7 +43,7 @@ def findings(records):
                            q(100 * (one / field(w, "time_s", "median")), ".1f"), "% of unit stride; one ",
                            q(claim("32"), ".0f"), "-byte sector per ", q(element, ".0f"), "-byte element predicts ",
                            q(100 * element / claim("32"), ".1f"), "% (the L1/L2 sector model), DRAM's ",
-                           q(fetch, ".0f"), " bytes per missed sector (L2 sector promotion) ",
+                           q(fetch, ".0f"), " bytes per missed sector (the model's hypothesis) ",
                            q(100 * element / fetch, ".2f"), "%, and each strided store leaves a partly written "
                            "sector that L2 must fill from DRAM before writing it back (ECC memory): below that")
 
@@ -53,12 +53,13 @@ EXPERIMENT = Experiment(
     title="Strided access: copy with a stride of 1..32 floats",
     claims=(Claim("Stride 2 gives 50% load/store efficiency (8 sectors per warp); bandwidth keeps falling until each "
                   "thread needs its own 32-byte sector (stride >= 8), where a warp moves 32 sectors for 128 useful "
-                  "bytes.", seed("003", "Best Practices 9.2.1.4, strideCopy figure")),
-            Claim("Hypothesis for the gap below the sector model: DRAM is read 64 bytes (two sectors) per isolated "
-                  "miss, and ECC memory turns a partial-sector write into a read-modify-write.",
-                  outside("this project's model (stride_copy.DRAM_FETCH_BYTES), not yet checked with ncu"))),
+                  "bytes.", seed("003", "Best Practices 9.2.1.4, strideCopy figure")),),
     cases=cases,
     params=dict(strides=list(range(1, 33)), l2_factor=4.0, ilp=[8]),
+    modern_note="The seed's sector model (one 32-byte sector per element at large strides) bounds the loss from "
+                "above; this model's hypothesis for the rest, to check with ncu's dram__bytes per element: DRAM is "
+                "read 64 bytes per isolated miss (DRAM_FETCH_BYTES, two sectors), and with ECC memory each partly "
+                "written sector is filled from DRAM before it is written back.",
     plot=Plot(x="stride", y="gbps", series="variant", title="stride_copy: effective GB/s (read+write) vs stride"),
     findings=findings,
     derive=relative_to("stride", 1, "efficiency_vs_stride1_pct"),

@@ -364,7 +364,7 @@ EXPERIMENT = Experiment(
                   seed("001", "slide 'Two CUDA Texture Types'")),
             Claim("Linear memory textures are fetched with tex1Dfetch(); array textures with tex1D(), tex2D() or "
                   "tex3D(); both return either the element type or a normalized float.",
-                  seed("001", "slides 'Two CUDA Texture Types' and 'CUDA Texturing Steps'")),
+                  seed("001", "slide 'CUDA Texturing Steps'")),
             Claim("Linear filtering computes its weights in 9-bit fixed point with 8 bits of fractional value.",
                   outside("NVIDIA, CUDA C++ Programming Guide, appendix 'Texture Fetching', linear filtering"))),
     cases=cases,

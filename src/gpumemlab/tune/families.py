@@ -358,8 +358,7 @@ REDUCE = Family(
     final_timer=TimerConfig(warmup=2, min_samples=40, min_time_s=0.5, max_samples=300),
 )
 
-from .l2_family import L2_PERSIST  # noqa: E402 (it builds on the classes above)
-FAMILIES = {f.name: f for f in (MATMUL, REDUCE, L2_PERSIST)}
+FAMILIES = {f.name: f for f in (MATMUL, REDUCE)}
 
 
 def get(name: str) -> Family:

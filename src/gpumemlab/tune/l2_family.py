@@ -10,8 +10,9 @@ each timed against the device as found (no window, the set-aside limit the conte
 
 Every run, the baseline's included, sets the limit, the stream's window and resets persisting lines before its
 launch, so the host calls cost all of them alike. ``persist_l2(hit_ratio=None)`` reads the chosen point of the
-nearest measured table size (:func:`gpumemlab.ops.l2.measured_policy`). Registered in (and imported through)
-:mod:`gpumemlab.tune.families`.
+nearest measured table size (:func:`gpumemlab.ops.l2.measured_policy`). It adds itself to
+``families.FAMILIES`` when imported (the package imports it: families.py itself cannot, its modules may not import
+each other in a circle).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 from ..errors import UsageError
 from ..gpu.l2 import AS_FOUND, NONE, SIZED, setting
 from ..kernels import l2 as K
-from .families import Family, Problem, Runner, run_checked
+from .families import FAMILIES, Family, Problem, Runner, run_checked
 from .space import Space
 
 MIB = 2**20
@@ -127,3 +128,5 @@ L2_PERSIST = Family(
     check=_check,
     top=3,
 )
+
+FAMILIES[L2_PERSIST.name] = L2_PERSIST
