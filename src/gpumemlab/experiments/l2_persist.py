@@ -67,10 +67,12 @@ def check_sliding_window(persistent, streaming, init_p, init_s, freq: int, what:
     v = persistent[:freq].astype(np.uint64)
     start = init_p[:freq].astype(np.uint64)
     low = v & (~v + np.uint64(1)) & np.uint64(0xFFFFFFFF)  # lowest set bit = 2^k (start values are odd)
-    k = xp.where(v == 0, 32, xp.log2(xp.maximum(low, 1)).astype(np.int64))
+    zero, one = xp.zeros((), np.uint64), xp.ones((), np.uint64)  # typed: no promotion of uint64 with Python ints
+    k = xp.where(v == zero, np.int64(32), xp.log2(xp.maximum(low, one)).astype(np.int64))
     ok = (k >= 1) & (k <= min(count, 32))
-    shifted = xp.where(k < 32, v >> xp.minimum(k, 31).astype(np.uint64), 0)
-    mask = xp.where(k < 32, (np.uint64(1) << (32 - xp.minimum(k, 31)).astype(np.uint64)) - np.uint64(1), 0)
+    bits = xp.minimum(k, 31).astype(np.uint64)
+    shifted = xp.where(k < 32, v >> bits, zero)
+    mask = xp.where(k < 32, (one << (np.uint64(32) - bits)) - one, zero)
     ok &= (k == 32) | (shifted == (start & mask))
     if not bool(ok.all()):
         i = int(xp.flatnonzero(~ok)[0])
@@ -96,7 +98,7 @@ def cases(session, params):
     graphs = []
 
     def streaming_set(factor):
-        n = session.fit_elements(session.dram_bytes(factor) // 4, 3 * 4, "l2_persist")
+        n = session.fit_elements(session.dram_bytes(factor) // 4, 4 * 4, "l2_persist")  # init, array, check
         n -= n % K.BLOCK
         n = min(n, 2**32 - K.BLOCK)  # the kernel's indices are 32-bit
         init = cupy.asarray(gen.integers(0, 2**32, n, dtype=np.uint32))
