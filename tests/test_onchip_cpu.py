@@ -102,6 +102,30 @@ def test_a_window_is_taken_only_beyond_the_noise():
         "set-aside sized", "no window", "no window", "no window"]
 
 
+def test_measured_table_takes_a_window_only_where_every_stream_size_did(monkeypatch, tmp_path):
+    import json
+
+    import gpumemlab.ops.l2 as ops
+
+    e = _entry({"20:400": ("set-aside sized", (1.0, 1.1), (1.2, 1.3)), "20:100": ("set-aside sized", (1.0, 1.1),
+                (1.2, 1.3)), "30:400": ("set-aside sized", (1.0, 1.1), (1.2, 1.3)),
+                "30:100": ("set-aside sized", (1.0, 1.25), (1.2, 1.3))})
+    for k, v in dict(date="d", command="c", space={}, checks={}).items():
+        e[k] = v
+    for p in e["points"]:
+        p.update(label=p["name"], params={}, median_s=p["p10_s"], samples_n=10, gbps=1.0, ratio_to_baseline=1.0)
+    for b in e["baseline"]["points"]:
+        b.update(median_s=b["p10_s"], samples_n=10, gbps=1.0)
+    path = tmp_path / "l2_persist.json"
+    path.write_text(json.dumps(dict(format=1, family="l2_persist", about="a", metric="gbps", devices={"GPU A": e})))
+    monkeypatch.setattr(ops, "TUNED_PATH", path)
+    ops.measured_table.cache_clear()
+    try:
+        assert ops.measured_table()["GPU A"]["choices"] == [(20 * 2**20, "set-aside sized"), (30 * 2**20, "no window")]
+    finally:
+        ops.measured_table.cache_clear()
+
+
 def test_measured_policy_nearest_table_size_and_borrowed():
     from gpumemlab.ops.l2 import measured_policy
 

@@ -39,8 +39,8 @@ def findings(records):
     for r in records:
         if r.variant.endswith("x1") and r.kind == "kernel":
             yield sentence(f"{r.variant}: ", q(100 * (field(r, "gbps") / memcpy), ".0f"), "% of cudaMemcpy (one "
-                           f"thread per {r.params['type']}, one load in flight each: the launch, not coalescing, "
-                           f"bounds it; {r.params['type']} x4 is the same kernel with four per thread)")
+                           f"thread per {r.params['type']}, one load in flight each; {r.params['type']} x4 is the same "
+                           "kernel with four per thread)")
 
 
 EXPERIMENT = Experiment(

@@ -149,6 +149,14 @@ def persisting_window(base_ptr: int, num_bytes: int, hit_ratio: float = 1.0) -> 
     return AccessWindow(int(base_ptr), int(num_bytes), float(hit_ratio), "persisting", "streaming")
 
 
+def _node_window_attribute(driver):
+    """The kernel-node attribute id of the access policy window: cuda.bindings names it CU_KERNEL_NODE_ATTRIBUTE_... in
+    newer releases and only by its launch-attribute name (the same value) in older ones."""
+    ids = driver.CUkernelNodeAttrID
+    return getattr(ids, "CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW", None) or \
+        ids.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+
+
 class WindowedGraph:
     """The work ``enqueue()`` submits, captured once into a CUDA graph whose kernel nodes carry an access policy
     window (seed 003, 9.2.2.1: "the access policy window on a CUDA stream or a CUDA graph kernel node");
@@ -169,7 +177,7 @@ class WindowedGraph:
         self.graph = graph
         value = driver.CUkernelNodeAttrValue()
         value.accessPolicyWindow = _driver_window(driver, window)
-        attr = driver.CUkernelNodeAttrID.CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW
+        attr = _node_window_attribute(driver)
         nodes, count = _check(driver.cuGraphGetNodes(graph, 0), "cuGraphGetNodes")
         nodes, _ = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
         self.kernel_nodes = 0
@@ -182,7 +190,7 @@ class WindowedGraph:
     def window(self) -> AccessWindow:
         """The window the first kernel node carries, read back from the graph."""
         driver = self._driver
-        attr = driver.CUkernelNodeAttrID.CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW
+        attr = _node_window_attribute(driver)
         nodes, _ = _check(driver.cuGraphGetNodes(self.graph, 1), "cuGraphGetNodes")
         w = _check(driver.cuGraphKernelNodeGetAttribute(nodes[0], attr), "cuGraphKernelNodeGetAttribute").accessPolicyWindow
         names = {int(_prop(driver, p)): p for p in PROPERTIES}

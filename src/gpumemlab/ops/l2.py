@@ -52,15 +52,20 @@ def decide(entry: dict, shape: str) -> str:
 @cache
 def measured_table() -> dict:
     """{device name: entry} of kernels/tuned/l2_persist.json ({} if absent or unreadable); each entry keeps
-    ``device`` and ``choices``: [(table bytes, policy)] ascending."""
+    ``device`` and ``choices``: [(table bytes, policy)] ascending, one per table size (:func:`decide` at each
+    stream size; a window only where every stream size measured took the same one)."""
     from ..tune.table import read_devices
 
     out = {}
     for name, e in read_devices(TUNED_PATH, "l2_persist").items():
+        by_table: dict[float, set] = {}
         try:
-            choices = sorted((float(shape.split(":")[0]) * 2**20, decide(e, shape)) for shape in e["chosen"])  # TABLE:STREAM MiB
+            for shape in e["chosen"]:  # TABLE:STREAM in MiB
+                by_table.setdefault(float(shape.split(":")[0]) * 2**20, set()).add(decide(e, shape))
         except (AttributeError, KeyError, TypeError, ValueError):  # a hand-damaged or older entry: as if absent
             continue
+        # persist_l2 does not know the stream beside the array: a window only where it won with every stream measured
+        choices = sorted((size, next(iter(d)) if len(d) == 1 else NONE) for size, d in by_table.items())
         if choices:
             out[name] = dict(device=e["device"], choices=choices)
     return out
