@@ -192,7 +192,8 @@ class WindowedGraph:
         driver = self._driver
         attr = _node_window_attribute(driver)
         nodes, _ = _check(driver.cuGraphGetNodes(self.graph, 1), "cuGraphGetNodes")
-        w = _check(driver.cuGraphKernelNodeGetAttribute(nodes[0], attr), "cuGraphKernelNodeGetAttribute").accessPolicyWindow
+        value = _check(driver.cuGraphKernelNodeGetAttribute(nodes[0], attr), "cuGraphKernelNodeGetAttribute")
+        w = value.accessPolicyWindow  # a view into value: value must stay alive while w is read
         names = {int(_prop(driver, p)): p for p in PROPERTIES}
         return AccessWindow(int(w.base_ptr), int(w.num_bytes), float(w.hitRatio), names[int(w.hitProp)],
                             names[int(w.missProp)])
