@@ -799,3 +799,57 @@ def test_only_calls_where_the_cap_can_bind_observe_their_points(prepared):
     call(img, None)
     assert call.board is board and call.local.calls[0][1] == board.device_ptr
     assert list(board._keys) == [(pts.data.ptr, cap + 1)]
+
+
+def _l2_records(win_at=20.0):
+    """Stand-in l2_persist records of the current shape: every policy per region (8x L2 stream) and the small set;
+    the sized window beats the device as found beyond the noise at region ``win_at`` MiB only."""
+    from gpumemlab.bench.records import Record
+    from gpumemlab.experiments import l2_persist as E
+
+    mib = 2**20
+    recs = []
+    for factor, policies in ((8.0, E.POLICIES), (2.0, E.SMALL_SET)):
+        for region in (10.0, 20.0, 30.0):
+            for policy in policies:
+                t = 1e-3 * (0.8 if policy in (E.SIZED, E.GRAPH) and region == win_at and factor == 8.0 else
+                            1.25 if policy in (E.RESERVED, E.FIG9, E.FIG10) else 1.0)
+                recs.append(Record(
+                    experiment="l2_persist", variant=policy, bytes=1e9, flops=None, gbps=1.0 / t, gflops=None,
+                    params=dict(region_mib=region, streaming_over_l2=factor, region_over_set_aside=1.0,
+                                streaming_mib=400.0 if factor == 8.0 else 100.0),
+                    time_s=dict(median=t, p10=0.99 * t, p90=1.01 * t, min=0.98 * t, max=1.1 * t, n=20),
+                    pct_of_ceiling=None, ceiling=None, verified=True, kind="kernel",
+                    extra=dict(limit_as_found_bytes=11.25 * mib, seed_set_aside_bytes=30 * mib)))
+    return recs
+
+
+def test_l2_persist_leads_with_the_device_as_found_and_names_where_a_window_wins():
+    import sys
+    from pathlib import Path
+
+    from gpumemlab.experiments import registry
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_findings_cite import problems
+
+    exp = registry()["l2_persist"]
+    recs = _l2_records()
+    exp.derive(recs, None)
+    info = exp.describe(recs)
+    found = [str(f) for f in info["findings"]]
+    assert found[0] == "the device as found: set-aside limit 11.25 MiB; the seed's 30 MB set-aside runs as 30.00 MiB"
+    assert found[1].startswith("seed set-aside, no window vs the device as found (streaming 400 MiB), per region MiB: "
+                               "10: 0.80x (slower)")
+    assert "set-aside sized to the region vs the device as found (streaming 400 MiB), per region MiB: 10: 1.00x (tie), " \
+           "20: 1.25x (faster), 30: 1.00x (tie)" in found
+    wins = [f for f in found if f.startswith("a window beats")]
+    assert len(wins) == 1 and wins[0].startswith("a window beats the device as found beyond the noise at: 20 MiB with "
+                                                 "streaming 400 MiB (")
+    assert "the same window on a CUDA graph kernel node vs on the stream, per region MiB: 10: 1.00x, 20: 1.00x, " \
+           "30: 1.00x" in found
+    assert all(problems(f, recs, info["claims"]) == [] for f in info["findings"])
+    none = _l2_records(win_at=-1.0)
+    exp.derive(none, None)
+    assert "no window beats the device as found beyond the noise at any region or streaming set measured" in [
+        str(f) for f in exp.describe(none)["findings"]]

@@ -246,9 +246,9 @@ def findings(records):
     factors = sorted({r.params["streaming_over_l2"] for r in records}, reverse=True)
     base = next((r for r in records if r.variant == NONE), None)
     if base is not None:
-        yield sentence("the device as found: set-aside limit ", q(field(base, "extra", "limit_as_found_bytes") / MIB,
+        yield sentence("the device as found: set-aside limit ", q(field(base, "extra", "limit_as_found_bytes") * (1 / MIB),
                        ".2f"), " MiB; the seed's 30 MB set-aside runs as ",
-                       q(field(base, "extra", "seed_set_aside_bytes") / MIB, ".2f"), " MiB")
+                       q(field(base, "extra", "seed_set_aside_bytes") * (1 / MIB), ".2f"), " MiB")
     for factor in factors:
         keys = sorted(k for v, k in by if v == NONE and k[0] == factor)
         if not keys:
