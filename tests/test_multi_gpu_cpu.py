@@ -160,7 +160,9 @@ def test_p2p_findings_quote_the_link_the_engines_and_the_latency():
                         "= 5% of peer access on; both at once 30.0 GB/s in total; pinned H2D of the same "
                         "size: 55.0 GB/s")
     assert found[5].startswith("SM copies with peer access off: not run")
-    assert found[6] == "a dependent small read takes 1200 ns from the peer's memory vs 600 ns from its own (2.0x)"
+    assert found[6] == ("a dependent small read takes 1200 ns from the peer's memory vs 600 ns from its own: a 4096 KiB "
+                        "chase, warm, so the local read is an L2 hit (dram_latency's L2 level, not DRAM), while each "
+                        "peer read crosses the link (2.0x)")
     assert all(problems(f, recs, info["claims"]) == [] for f in found)
     assert any(c["seed"] == "003" and "9.1.4" in c["source"] for c in info["claims"])
 

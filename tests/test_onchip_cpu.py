@@ -71,14 +71,95 @@ def test_persist_l2_rejects_host_arrays():
 
 
 def test_rule_hit_ratio():
-    from gpumemlab.ops.l2 import HIT1_UP_TO, rule_hit_ratio
+    from gpumemlab.ops.l2 import rule_hit_ratio
 
     mib = 2**20
     assert rule_hit_ratio(10 * mib, 30 * mib) == 1.0
-    assert rule_hit_ratio(int(HIT1_UP_TO * 30 * mib), 30 * mib) == 1.0
     assert rule_hit_ratio(120 * mib, 30 * mib) == 0.25
     with pytest.raises(UsageError, match="positive"):
         rule_hit_ratio(0, 30 * mib)
+
+
+def _entry(shape_times: dict) -> dict:
+    """A tuned l2_persist entry: {shape: (chosen policy, its final (p10, p90), the baseline's final (p10, p90))}."""
+    points, base, chosen = [], [], {}
+    for shape, (policy, (p10, p90), (b10, b90)) in shape_times.items():
+        name = f"policy={policy}"
+        points.append(dict(name=name, shape=shape, round="final", p10_s=p10, p90_s=p90, verified=True))
+        base.append(dict(shape=shape, round="final", p10_s=b10, p90_s=b90))
+        chosen[shape] = dict(name=name, params=dict(policy=policy), round="final")
+    return dict(device=dict(name="GPU A", cc=[9, 0], sm_count=132), points=points, baseline=dict(points=base),
+                chosen=chosen)
+
+
+def test_a_window_is_taken_only_beyond_the_noise():
+    from gpumemlab.ops.l2 import decide
+
+    e = _entry({"10:400": ("set-aside sized", (1.0, 1.1), (1.2, 1.3)),   # p90 1.1 < baseline p10 1.2: a win
+                "30:400": ("set-aside sized", (1.0, 1.25), (1.2, 1.3)),  # overlapping spreads: a tie
+                "60:400": ("no window", (1.0, 1.1), (1.2, 1.3))})
+    assert [decide(e, s) for s in ("10:400", "30:400", "60:400", "99:1")] == [
+        "set-aside sized", "no window", "no window", "no window"]
+
+
+def test_measured_table_takes_a_window_only_where_every_stream_size_did(monkeypatch, tmp_path):
+    import json
+
+    import gpumemlab.ops.l2 as ops
+
+    e = _entry({"20:400": ("set-aside sized", (1.0, 1.1), (1.2, 1.3)), "20:100": ("set-aside sized", (1.0, 1.1),
+                (1.2, 1.3)), "30:400": ("set-aside sized", (1.0, 1.1), (1.2, 1.3)),
+                "30:100": ("set-aside sized", (1.0, 1.25), (1.2, 1.3))})
+    for k, v in dict(date="d", command="c", space={}, checks={}).items():
+        e[k] = v
+    for p in e["points"]:
+        p.update(label=p["name"], params={}, median_s=p["p10_s"], samples_n=10, gbps=1.0, ratio_to_baseline=1.0)
+    for b in e["baseline"]["points"]:
+        b.update(median_s=b["p10_s"], samples_n=10, gbps=1.0)
+    path = tmp_path / "l2_persist.json"
+    path.write_text(json.dumps(dict(format=1, family="l2_persist", about="a", metric="gbps", devices={"GPU A": e})))
+    monkeypatch.setattr(ops, "TUNED_PATH", path)
+    ops.measured_table.cache_clear()
+    try:
+        assert ops.measured_table()["GPU A"]["choices"] == [(20 * 2**20, "set-aside sized"), (30 * 2**20, "no window")]
+    finally:
+        ops.measured_table.cache_clear()
+
+
+def test_measured_policy_nearest_table_size_and_borrowed():
+    from gpumemlab.ops.l2 import measured_policy
+
+    mib = 2**20
+    table = {"GPU A": dict(device=dict(name="GPU A", cc=[9, 0], sm_count=132),
+                           choices=[(10 * mib, "set-aside sized"), (40 * mib, "no window")])}
+    same_chip = dict(name="GPU B", cc=[9, 0], sm_count=132)
+    assert measured_policy(12 * mib, same_chip, table) == ("set-aside sized", "measured:GPU A")
+    assert measured_policy(30 * mib, same_chip, table) == ("no window", "measured:GPU A")
+    assert measured_policy(20 * mib, same_chip, table) == ("set-aside sized", "measured:GPU A")  # a tie: smaller
+    assert measured_policy(30 * mib, dict(name="X", cc=[8, 0], sm_count=108), table) == ("set-aside sized", "rule")
+    with pytest.raises(UsageError, match="positive"):
+        measured_policy(0, same_chip, table)
+
+
+def test_l2_family_settings_and_shapes():
+    from gpumemlab.gpu.l2 import setting
+    from gpumemlab.tune.families import get
+    from gpumemlab.tune.l2_family import parse_shape, sizes
+
+    mib = 2**20
+    assert setting("no window", 20 * mib, 9 * mib, 30 * mib) == (9 * mib, 0.0)
+    assert setting("set-aside sized", 20 * mib, 9 * mib, 30 * mib) == (20 * mib, 1.0)
+    assert setting("set-aside sized", 60 * mib, 9 * mib, 30 * mib) == (30 * mib, 0.5)
+    assert setting("set-aside as found", 36 * mib, 9 * mib, 30 * mib) == (9 * mib, 0.25)
+    assert setting("set-aside as found", 36 * mib, 0, 30 * mib) == (0, 0.0)
+    assert parse_shape(" 30 : 400.0") == "30:400"
+    assert sizes("1:0.001") == (mib // 4, 256)
+    with pytest.raises(UsageError, match="TABLE:STREAM"):
+        parse_shape("30x400")
+    family = get("l2_persist")
+    assert [p.name for p in family.space.points(dict(found=0, max_set_aside=1))] == [
+        "policy=no window", "policy=set-aside sized"]  # no set-aside as found: nothing to put a window in
+    assert family.work("1:2") == 4 * (mib // 4 + 2 * (2 * mib // 4))
 
 
 def test_access_window_validation():
@@ -101,18 +182,24 @@ def test_unsupported_reason_below_cc_80():
 
 
 def test_sliding_window_windows():
-    from gpumemlab.experiments.l2_persist import window_for
+    from gpumemlab.experiments.l2_persist import (AS_FOUND, FIG9, FIG10, GRAPH, NONE, RESERVED, SIZED, set_aside_for,
+                                                  window_for)
     from gpumemlab.gpu.l2 import NO_WINDOW
 
     mib = 2**20
-    assert window_for("no window", 512, 60 * mib, 30 * mib, 128 * mib) == NO_WINDOW
-    assert window_for("set-aside, no window", 512, 60 * mib, 30 * mib, 128 * mib) == NO_WINDOW
-    w1 = window_for("hit_ratio 1.0", 512, 60 * mib, 30 * mib, 128 * mib)
-    assert (w1.base_ptr, w1.num_bytes, w1.hit_ratio) == (512, 60 * mib, 1.0)
-    tuned = window_for("tuned hit_ratio", 512, 60 * mib, 30 * mib, 128 * mib)
-    assert (tuned.num_bytes, tuned.hit_ratio) == (30 * mib, 0.5)
-    small = window_for("tuned hit_ratio", 512, 10 * mib, 30 * mib, 128 * mib)
-    assert (small.num_bytes, small.hit_ratio) == (10 * mib, 1.0)
+    assert window_for(NONE, 512, 60 * mib, 9 * mib, 128 * mib) == NO_WINDOW
+    assert window_for(RESERVED, 512, 60 * mib, 30 * mib, 128 * mib) == NO_WINDOW
+    w9 = window_for(FIG9, 512, 60 * mib, 30 * mib, 128 * mib)
+    assert (w9.base_ptr, w9.num_bytes, w9.hit_ratio) == (512, 60 * mib, 1.0)
+    w10 = window_for(FIG10, 512, 60 * mib, 30 * mib, 128 * mib)  # the seed's 20 MB at 20 MB / region
+    assert (w10.num_bytes, w10.hit_ratio) == (20 * mib, 20 / 60)
+    small = window_for(FIG10, 512, 10 * mib, 30 * mib, 128 * mib)
+    assert (small.num_bytes, small.hit_ratio) == (20 * mib, 1.0)
+    sized = window_for(SIZED, 512, 60 * mib, 30 * mib, 128 * mib)
+    assert (sized.num_bytes, sized.hit_ratio) == (60 * mib, 0.5)
+    assert window_for(AS_FOUND, 512, 36 * mib, 9 * mib, 128 * mib).hit_ratio == 0.25
+    assert [set_aside_for(p, 20 * mib, 30 * mib, 9 * mib, 25 * mib) for p in (NONE, AS_FOUND, SIZED, GRAPH, FIG9)] == [
+        9 * mib, 9 * mib, 20 * mib, 20 * mib, 25 * mib]
 
 
 def _simulate(freq, data, gen, lost=0):
@@ -257,36 +344,39 @@ def _ctx(nbytes, hit_ratio=None):
 
 
 def test_persist_l2_sets_then_restores_and_resets_in_order(monkeypatch):
+    import gpumemlab.ops.l2 as ops
+
+    monkeypatch.setattr(ops, "measured_table", dict)
     fake = _FakeL2(monkeypatch)
     mib = 1 << 20
     with pytest.raises(KeyError):
-        with _ctx(50 * mib):  # above the 30 MiB set-aside but under HIT1_UP_TO x it: hit_ratio 1.0
+        with _ctx(20 * mib):  # under the 30 MiB largest set-aside: the limit sized to it, hit_ratio 1.0
             raise KeyError("work failed")
-    assert fake.calls == [("limit", 30 * mib), ("window", 50 * mib, 1.0), ("window", 0, 0.0), ("limit", 7 * mib),
+    assert fake.calls == [("limit", 20 * mib), ("window", 20 * mib, 1.0), ("window", 0, 0.0), ("limit", 7 * mib),
                           "reset"]
     fake.calls.clear()
-    with _ctx(90 * mib) as c:  # 3x the set-aside: the seed's tuning, set-aside / window
+    with _ctx(90 * mib) as c:  # 3x the largest set-aside: the lines that persist fill it, set-aside / window
         assert c.set_aside == 30 * mib and c.window.hit_ratio == pytest.approx(1 / 3)
-        assert (c.hit_ratio, c.hit_ratio_source) == (c.window.hit_ratio, "rule")
+        assert (c.policy, c.hit_ratio, c.hit_ratio_source) == ("set-aside sized", c.window.hit_ratio, "rule")
     assert fake.calls[-2:] == [("limit", 7 * mib), "reset"]
 
 
-def test_persist_l2_takes_the_measured_decision_and_says_so(monkeypatch):
+def test_persist_l2_takes_the_measured_setting_and_says_so(monkeypatch):
     import gpumemlab.ops.l2 as ops
 
     mib = 1 << 20
     table = {"GPU A": dict(device=dict(name="GPU A", cc=[9, 0], sm_count=132),
-                           decisions=[(0.5, ops.HIT1), (2.0, ops.TUNED)])}
+                           choices=[(10 * mib, "set-aside as found"), (40 * mib, "no window")])}
     monkeypatch.setattr(ops, "measured_table", lambda: table)
     fake = _FakeL2(monkeypatch, device=dict(name="GPU B", cc=[9, 0], sm_count=132))  # same chip: borrowed
-    with _ctx(90 * mib) as c:  # 3x the 30 MiB set-aside: nearest measured 2.0, the tuned rule at 3x
-        assert (c.hit_ratio, c.hit_ratio_source) == (30 / 90, "measured:GPU A")
-    with _ctx(12 * mib) as c:  # 0.4x: nearest 0.5, hitRatio 1.0
-        assert (c.hit_ratio, c.hit_ratio_source) == (1.0, "measured:GPU A")
-    with _ctx(90 * mib, hit_ratio=0.75) as c:  # a given ratio is never replaced
-        assert (c.hit_ratio, c.hit_ratio_source) == (0.75, "given")
-    assert [w for w in fake.calls if w[0] == "window" and w[1]] == [
-        ("window", 90 * mib, 30 / 90), ("window", 12 * mib, 1.0), ("window", 90 * mib, 0.75)]
+    with _ctx(60 * mib) as c:  # nearest 40 MiB: no window, nothing set or restored
+        assert (c.policy, c.window, c.hit_ratio, c.hit_ratio_source) == ("no window", None, None, "measured:GPU A")
+    assert fake.calls == []
+    with _ctx(14 * mib) as c:  # nearest 10 MiB: a window in the 7 MiB set-aside as found, the limit unchanged
+        assert (c.policy, c.set_aside, c.hit_ratio) == ("set-aside as found", 7 * mib, 0.5)
+    with _ctx(60 * mib, hit_ratio=0.75) as c:  # a given ratio is never replaced
+        assert (c.policy, c.hit_ratio, c.hit_ratio_source) == ("set-aside sized", 0.75, "given")
+    assert [w for w in fake.calls if w[0] == "window" and w[1]] == [("window", 14 * mib, 0.5), ("window", 60 * mib, 0.75)]
 
 
 def test_persist_l2_chooses_again_on_each_entry(monkeypatch):
@@ -298,9 +388,9 @@ def test_persist_l2_chooses_again_on_each_entry(monkeypatch):
     with ctx:
         assert ctx.hit_ratio_source == "rule"
     monkeypatch.setattr(ops, "measured_table", lambda: {"Test GPU": dict(
-        device=dict(name="Test GPU", cc=[0, 1], sm_count=1), decisions=[(1.0, ops.HIT1)])})
-    with ctx:  # the ratio chosen on the first entry is not taken for a caller's
-        assert (ctx.hit_ratio, ctx.hit_ratio_source) == (1.0, "measured:Test GPU")
+        device=dict(name="Test GPU", cc=[0, 1], sm_count=1), choices=[(1 << 20, "no window")])})
+    with ctx:  # the setting chosen on the first entry is not kept
+        assert (ctx.policy, ctx.hit_ratio_source) == ("no window", "measured:Test GPU")
 
 
 def test_persist_l2_restores_limit_and_resets_even_when_restoring_the_window_fails(monkeypatch):
@@ -335,23 +425,6 @@ def test_persist_l2_errors_below_cc_80_and_on_bad_nesting(monkeypatch):
         inner.__exit__(None, None, None)
     with pytest.raises(UsageError, match="exit without a matching enter"):
         outer.__exit__(None, None, None)
-
-
-def test_hit_ratio_rule_agrees_with_the_committed_h100_run():
-    """persist_l2 picks hit_ratio 1.0 up to HIT1_UP_TO x the set-aside: in the committed l2_persist run, above the
-    set-aside and up to that bound, hitRatio 1.0 is never slower than the seed's tuned ratio beyond its p90."""
-    from pathlib import Path
-
-    from gpumemlab.bench.records import RunResults
-    from gpumemlab.ops.l2 import HIT1_UP_TO
-
-    run = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz"
-    recs = [r.to_dict() for r in RunResults.load(run).results if r.experiment == "l2_persist"]
-    t = {(r["variant"], r["params"]["region_over_set_aside"]): r["time_s"] for r in recs}
-    above = sorted(f for v, f in t if v == "tuned hit_ratio" and 1.0 < f <= HIT1_UP_TO)
-    assert above, "the committed run has no region above the set-aside"
-    for f in above:
-        assert t[("hit_ratio 1.0", f)]["median"] <= t[("tuned hit_ratio", f)]["p90"], f
 
 
 # ---------------------------------------------------------------- sample2d plans (kernels/texture.cu's tiling)
@@ -726,3 +799,57 @@ def test_only_calls_where_the_cap_can_bind_observe_their_points(prepared):
     call(img, None)
     assert call.board is board and call.local.calls[0][1] == board.device_ptr
     assert list(board._keys) == [(pts.data.ptr, cap + 1)]
+
+
+def _l2_records(win_at=20.0):
+    """Stand-in l2_persist records of the current shape: every policy per region (8x L2 stream) and the small set;
+    the sized window beats the device as found beyond the noise at region ``win_at`` MiB only."""
+    from gpumemlab.bench.records import Record
+    from gpumemlab.experiments import l2_persist as E
+
+    mib = 2**20
+    recs = []
+    for factor, policies in ((8.0, E.POLICIES), (2.0, E.SMALL_SET)):
+        for region in (10.0, 20.0, 30.0):
+            for policy in policies:
+                t = 1e-3 * (0.8 if policy in (E.SIZED, E.GRAPH) and region == win_at and factor == 8.0 else
+                            1.25 if policy in (E.RESERVED, E.FIG9, E.FIG10) else 1.0)
+                recs.append(Record(
+                    experiment="l2_persist", variant=policy, bytes=1e9, flops=None, gbps=1.0 / t, gflops=None,
+                    params=dict(region_mib=region, streaming_over_l2=factor, region_over_set_aside=1.0,
+                                streaming_mib=400.0 if factor == 8.0 else 100.0),
+                    time_s=dict(median=t, p10=0.99 * t, p90=1.01 * t, min=0.98 * t, max=1.1 * t, n=20),
+                    pct_of_ceiling=None, ceiling=None, verified=True, kind="kernel",
+                    extra=dict(limit_as_found_bytes=11.25 * mib, seed_set_aside_bytes=30 * mib)))
+    return recs
+
+
+def test_l2_persist_leads_with_the_device_as_found_and_names_where_a_window_wins():
+    import sys
+    from pathlib import Path
+
+    from gpumemlab.experiments import registry
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_findings_cite import problems
+
+    exp = registry()["l2_persist"]
+    recs = _l2_records()
+    exp.derive(recs, None)
+    info = exp.describe(recs)
+    found = [str(f) for f in info["findings"]]
+    assert found[0] == "the device as found: set-aside limit 11.25 MiB; the seed's 30 MB set-aside runs as 30.00 MiB"
+    assert found[1].startswith("seed set-aside, no window vs the device as found (streaming 400 MiB), per region MiB: "
+                               "10: 0.80x (slower)")
+    assert "set-aside sized to the region vs the device as found (streaming 400 MiB), per region MiB: 10: 1.00x (tie), " \
+           "20: 1.25x (faster), 30: 1.00x (tie)" in found
+    wins = [f for f in found if f.startswith("a window beats")]
+    assert len(wins) == 1 and wins[0].startswith("a window beats the device as found beyond the noise at: 20 MiB with "
+                                                 "streaming 400 MiB (")
+    assert "the same window on a CUDA graph kernel node vs on the stream, per region MiB: 10: 1.00x, 20: 1.00x, " \
+           "30: 1.00x" in found
+    assert all(problems(f, recs, info["claims"]) == [] for f in info["findings"])
+    none = _l2_records(win_at=-1.0)
+    exp.derive(none, None)
+    assert "no window beats the device as found beyond the noise at any region or streaming set measured" in [
+        str(f) for f in exp.describe(none)["findings"]]

@@ -322,7 +322,7 @@ def test_ulp_error_helper():
 
 def test_intrinsics_catalog_is_one_template():
     names = {s.name.split("<")[0] for s in intrinsics.KERNELS}
-    assert names == {"math_fn"} and len(intrinsics.KERNELS) == 8
+    assert names == {"math_fn"} and len(intrinsics.KERNELS) == 12  # 6 functions x (accurate, fast)
 
 
 # ------------------------------------------------------------------ input validation before the GPU
@@ -379,7 +379,7 @@ def test_findings_render_from_records():
     red += [_rec("reduce", "gpumemlab.sum", dict(n=n), 1e-4, 3000.0, pct=95.0),
             _rec("reduce", "cupy.sum", dict(n=n), 1e-4, 2950.0, kind="baseline")]
     lines = list(reg["reduce"].findings(red))
-    assert any("6.0x" in s for s in lines) and any("gpumemlab.sum = 1.02x cupy.sum (2950 GB/s)" in s for s in lines)
+    assert any("6.0x" in s for s in lines) and any("gpumemlab.sum = 1.02x cupy.sum (2950 GB/s, separate medians)" in s for s in lines)
 
     p = dict(n=16384, dtype="float32")
     tr = [_rec("transpose", v.name, p, 1e-3 / (i + 1), 100.0 * (i + 1)) for i, v in enumerate(transpose.LADDER)]
@@ -401,7 +401,9 @@ def test_findings_render_from_records():
     acc = dict(max_ulp=1.0)
     it = [_rec("intrinsics", f.label(fast), dict(function=f.name, fast=fast), 1.0 if fast else 4.0,
                extra=dict(accuracy=acc)) for f in intrinsics.FUNCTIONS for fast in (False, True)]
-    assert len(list(reg["intrinsics"].findings(it))) == 4
+    found = list(reg["intrinsics"].findings(it))
+    assert len(found) == len(intrinsics.FUNCTIONS) == 6
+    assert found[5].startswith("__fdividef(1, x) 4.0x the throughput of __frcp_rn; max error 1 vs 1 ulp")
 
     lc = [_rec("launch_config", f"block {b}", dict(sweep="block_size", block=b), 1.0, 100.0 * b) for b in (32, 256)]
     lc += [_rec("launch_config", "natural registers", dict(sweep="registers"), 1.0, model=dict(registers=78,

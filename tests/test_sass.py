@@ -59,3 +59,22 @@ def test_gemv_cols_keeps_gemv_depth_rows_of_b_in_flight():
             flights = [f for _, t, _, f in sass.load_cover(sass.main_loop(code, containing=r"LDG.*\.128"), "LDG")
                        if ".128" in t]
             assert flights and max(flights) >= depth, (arch, name, flights)
+
+
+def test_copy_vec_keeps_exactly_unroll_loads_in_flight():
+    """copy_vec<T, U> is the occupancy sweep's loads-in-flight axis: a thread must have U loads out when it first
+    waits, no more (ptxas unrolled the U = 1 stride loop 4x, which made float x1 the float x4 curve)."""
+    pytest.importorskip("cuda.core")
+    from gpumemlab.gpu.compile import compile_group
+    from gpumemlab.kernels import copy as K
+
+    nvdisasm = sass.find_nvdisasm()
+    if nvdisasm is None:
+        pytest.skip("no nvdisasm (the test extra installs nvidia-cuda-nvdisasm)")
+    names = [f"copy_vec<{t}, {u}>" for t in K.VECTOR_TYPES for u in K.UNROLLS]
+    mod = compile_group("copy.cu", names, "sm_90", use_cache=False)
+    got = {}
+    for name in names:
+        body = sass.main_loop(sass.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name]), "LDG")
+        got[name] = max(f for _, _, _, f in sass.load_cover(body, "LDG"))
+    assert got == {f"copy_vec<{t}, {u}>": u for t in K.VECTOR_TYPES for u in K.UNROLLS}

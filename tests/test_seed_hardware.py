@@ -167,3 +167,34 @@ def test_an_experiment_without_a_mapping_gets_no_line(committed):
         assert not any(line.startswith(LINE) for line in _section(md, name)), name
     assert md.count(LINE) == sum(n in MEASURED_ON for n in ran) == len(MEASURED_ON)
     assert html_report.render(committed).count("<li>Seed hardware: ") == len(MEASURED_ON)
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_text_a_seed_claim_quotes_is_in_that_seed(seed_text):
+    """A seed claim may paraphrase, but what it puts in double quotes must be the seed's own words."""
+    from gpumemlab.experiments import registry
+
+    quoted = []
+    for name, exp in registry().items():
+        for c in exp.claims:
+            if c.from_seed:
+                for q in re.findall(r'"([^"]+)"', c.text):
+                    quoted.append((name, c.source.seed, q))
+    assert {"l2_persist", "matmul_shapes"} <= {n for n, _, _ in quoted}  # the rule has cases to hold
+    for name, number, q in quoted:
+        assert _collapse(q) in _collapse(seed_text[number]), f"{name}: {q!r} is not in seed {number}"
+
+
+def test_the_l2_recipe_quoted_is_the_seed_figure_10():
+    """l2_persist's claim quotes the tuned window of 9.2.2.2 (num_bytes 20 MB, hitRatio 20 MB / region) and the
+    30 MB set-aside, which the experiment runs as written."""
+    from gpumemlab.experiments import registry
+
+    exp = registry()["l2_persist"]
+    text = " ".join(c.text for c in exp.claims)
+    assert "num_bytes = 20 * 1024 * 1024; // 20 MB" in text and "30 MB set-aside" in text
+    assert (exp.params["seed_set_aside_mib"], exp.params["seed_window_mib"]) == (30, 20)
+    assert min(exp.params["regions_mib"]) == 10 and max(exp.params["regions_mib"]) == 60  # the seed's 10-60 MB

@@ -36,8 +36,7 @@ def test_committed_tuned_files_are_valid(path):
 def test_every_committed_table_is_one_the_library_reads():
     from gpumemlab.tune import families
 
-    assert {p.stem for p in TUNED.glob("*.json")} <= {n for n in families.MODULES if families.get(n).installs} | \
-        {"l2_persist"}
+    assert {p.stem for p in TUNED.glob("*.json")} <= {n for n in families.MODULES if families.get(n).installs}
 
 
 @pytest.mark.parametrize("dev", sorted(BEFORE["devices"]))

@@ -3,7 +3,7 @@
 sum, transpose, copy, matmul, persist_l2, sample2d) once on small odd sizes, for compute-sanitizer (memcheck, racecheck, synccheck). Checks every result too and exits 1
 on a mismatch, listing them.
 
-    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library layouts lessons peer]
+    compute-sanitizer --tool racecheck python3 tools/sanitize_kernels.py [reduce transpose launch matmul gemv onchip library layouts lessons peer report]
     SAN_RB_ONLY=1: matmul's register_blocked configurations only (every candidate, plain and split-K, vec 4 and 1)
 """
 
@@ -318,6 +318,87 @@ class _nothing:
         return None
 
 
+def report_kernels(rng):
+    """copy_vec<T, U> on sizes that leave partial chunks, table_stream under each persist_l2 setting and on a CUDA
+    graph node with a window, the 1-D and 3-D texture types, and the sincos / reciprocal intrinsics."""
+    import cupy
+
+    from gpumemlab.bench.verify import random_nonzero
+    from gpumemlab.gpu import l2, runtime
+    from gpumemlab.gpu import texture as TX
+    from gpumemlab.kernels import copy as CP
+    from gpumemlab.kernels import intrinsics as I
+    from gpumemlab.kernels import l2 as L
+    from gpumemlab.kernels import texture as T
+
+    for vtype, width in CP.VECTOR_TYPES.items():
+        for unroll in CP.UNROLLS:
+            n = 3 * 256 * unroll + 5  # full chunks, then a tail shorter than a chunk
+            src = cupy.asarray(random_nonzero(n * width // 4, np.float32, rng))
+            dst = cupy.full_like(src, np.nan)
+            runtime.launch(CP.copy_vec(vtype, unroll), 2, 256, dst, src, np.int64(n))
+            check(bool((dst == src).all()), f"copy_vec<{vtype}, {unroll}>")
+    n, size = 5 * L.BLOCK + 3, 37
+    table = cupy.asarray(random_nonzero(size, np.float32, rng))
+    stream = cupy.asarray(random_nonzero(n, np.float32, rng))
+    want = stream.get() + table.get()[np.arange(n) % size]
+    out = cupy.full(n, np.nan, np.float32)
+    side_stream = runtime.work_stream()  # capture needs a stream other than the legacy default one
+    launch = lambda: runtime.launch(L.TABLE_STREAM, math.ceil(n / L.BLOCK), L.BLOCK, out, stream, table,  # noqa: E731
+                                    np.uint32(n), np.uint32(size), stream=side_stream)
+    if l2.unsupported_reason() is None:
+        graph = l2.WindowedGraph(launch, l2.persisting_window(table.data.ptr, table.nbytes, 1.0), side_stream)
+        graph()
+        runtime.synchronize()
+        check(np.array_equal(out.get(), want) and graph.kernel_nodes == 1, "table_stream on a windowed graph node")
+        check(graph.window().num_bytes == table.nbytes, "the graph node's window read back")
+        graph.close()
+    out.fill(np.nan)
+    launch()
+    check(np.array_equal(out.get(), want), "table_stream")
+    size = 1000
+    tab = cupy.asarray(random_nonzero(size, np.float32, rng))
+    tab8 = cupy.asarray(rng.integers(0, 256, size).astype(np.uint8))
+    idx = cupy.asarray(rng.integers(0, size, 3 * T.BLOCK + 7).astype(np.int32))
+    out = cupy.empty(idx.size, np.float32)
+    grid = math.ceil(idx.size / T.BLOCK)
+    fetch, tex1d, fetch8 = TX.linear_texture(tab), TX.volume_texture(tab, filter="point"), \
+        TX.linear_texture(tab8, normalized_read=True)
+    for what, args, want in (
+            ("lookup_global<float>", (T.LOOKUP_GLOBAL["float32"], tab, np.float32(1)), tab[idx]),
+            ("lookup_global<uint8>", (T.LOOKUP_GLOBAL["uint8"], tab8, np.float32(1 / 255)), tab8[idx] / 255.0),
+            ("lookup_fetch", (T.LOOKUP_FETCH, fetch.handle), tab[idx]),
+            ("lookup_fetch normalized", (T.LOOKUP_FETCH, fetch8.handle), tab8[idx] / 255.0),
+            ("lookup_tex1d", (T.LOOKUP_TEX1D, tex1d.handle), tab[idx])):
+        out.fill(np.nan)
+        spec, *rest = args
+        if spec in T.LOOKUP_GLOBAL.values():
+            runtime.launch(spec, grid, T.BLOCK, out, rest[0], idx, np.int64(idx.size), rest[1])
+        else:
+            runtime.launch(spec, grid, T.BLOCK, out, rest[0], idx, np.int64(idx.size))
+        check(np.allclose(out.get(), want.get(), rtol=0, atol=1e-6), what)
+    side = 9
+    vol = cupy.asarray(random_nonzero((side, side + 2, side + 4), np.float32, rng))
+    pts = cupy.asarray((rng.random((2 * T.BLOCK + 3, 3)) * [side - 1, side + 1, side + 3]).astype(np.float32))
+    from cupyx.scipy.ndimage import map_coordinates
+
+    want = map_coordinates(vol.astype(np.float64), pts.T.astype(np.float64), order=1, mode="nearest").get()
+    res = cupy.empty(pts.shape[0], np.float32)
+    tex3 = TX.volume_texture(vol)
+    g3 = math.ceil(pts.shape[0] / T.BLOCK)
+    runtime.launch(T.SAMPLE3D_SOFT, g3, T.BLOCK, res, vol, np.int32(side), np.int32(side + 2), np.int32(side + 4),
+                   pts, np.int64(pts.shape[0]))
+    check(np.allclose(res.get(), want, atol=1e-5), "sample3d_soft")
+    runtime.launch(T.SAMPLE3D_TEX, g3, T.BLOCK, res, tex3.handle, pts, np.int64(pts.shape[0]))
+    check(np.allclose(res.get(), want, atol=0.05), "sample3d_tex")
+    from gpumemlab.experiments.intrinsics import accuracy
+
+    for f in I.FUNCTIONS[4:]:
+        for fast in (False, True):
+            acc = accuracy(f, fast, 4 * I.BLOCK + 5, 1)
+            check(acc["max_ulp"] <= (f.guide_ulp + 1 if not fast else 64), f"{f.label(fast)}: {acc['max_ulp']} ulp")
+
+
 def peer_kernels(rng):
     """The p2p experiment's SM copies as local copies (one GPU): partial grids, a partial bulk chunk, one granule."""
     import cupy
@@ -341,7 +422,7 @@ def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
                   matmul=lambda r: matmul_kernels(r, rb_only), gemv=gemv_kernels, onchip=onchip_kernels, library=library,
-                  layouts=layout_kernels, lessons=lesson_kernels, peer=peer_kernels)
+                  layouts=layout_kernels, lessons=lesson_kernels, peer=peer_kernels, report=report_kernels)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]
     if unknown:

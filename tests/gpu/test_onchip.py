@@ -54,7 +54,7 @@ def test_persist_l2_restores_limit_and_window_also_on_exception(cp, persisting):
     a = cp.ones(1 << 20, cp.float32)
     limit0, window0 = l2.persisting_limit(), l2.get_window()
     with pytest.raises(RuntimeError, match="inside"):
-        with gpumemlab.persist_l2(a) as ctx:
+        with gpumemlab.persist_l2(a, hit_ratio=1.0) as ctx:
             got = l2.get_window()
             assert (got.base_ptr, got.num_bytes, got.hit_ratio) == (a.data.ptr, a.nbytes, 1.0)
             assert l2.persisting_limit() >= a.nbytes and ctx.set_aside >= a.nbytes
@@ -62,20 +62,46 @@ def test_persist_l2_restores_limit_and_window_also_on_exception(cp, persisting):
     assert (l2.persisting_limit(), l2.get_window()) == (limit0, window0)
 
 
-def test_persist_l2_sets_the_ratio_it_reports_and_says_who_chose_it(cp, persisting):
+def test_persist_l2_sets_what_it_reports_and_says_who_chose_it(cp, persisting):
     import gpumemlab
     from gpumemlab.gpu import runtime
-    from gpumemlab.ops.l2 import choose_hit_ratio, measured_entry
+    from gpumemlab.ops.l2 import measured_entry, measured_policy
 
     lim, info = persisting.limits(), runtime.device_info()
     a = cp.ones(lim["max_set_aside"] // 2, cp.uint32)  # twice the set-aside in bytes
-    want = choose_hit_ratio(min(a.nbytes, lim["max_window"]), lim["max_set_aside"], info)
+    policy, source = measured_policy(a.nbytes, info)
+    before = persisting.get_window()
     with gpumemlab.persist_l2(a) as ctx:
-        assert (ctx.hit_ratio, ctx.hit_ratio_source) == want
-        assert persisting.get_window().hit_ratio == pytest.approx(ctx.hit_ratio)  # the driver keeps a float
-    assert want[1].startswith("measured:") == (measured_entry(info) is not None)
+        assert (ctx.policy, ctx.hit_ratio_source) == (policy, source)
+        if policy == "no window":  # measured fastest here: nothing set
+            assert ctx.window is None and persisting.get_window() == before
+        else:
+            assert persisting.get_window().hit_ratio == pytest.approx(ctx.hit_ratio)  # the driver keeps a float
+    assert source.startswith("measured:") == (measured_entry(info) is not None)
     with gpumemlab.persist_l2(a, hit_ratio=0.25) as ctx:
         assert (ctx.hit_ratio_source, persisting.get_window().hit_ratio) == ("given", pytest.approx(0.25))
+
+
+def test_a_window_on_a_cuda_graph_kernel_node(cp, persisting):
+    """The access policy window set on a captured kernel node (seed 003, 9.2.2.1), read back, and the result right."""
+    from gpumemlab.gpu import runtime
+    from gpumemlab.kernels import l2 as K
+
+    n, size = 4 * K.BLOCK + 9, 100
+    table, stream = cp.arange(size, dtype=cp.float32), cp.ones(n, cp.float32)
+    out = cp.full(n, np.nan, cp.float32)
+    ws = runtime.work_stream()
+    window = persisting.persisting_window(table.data.ptr, table.nbytes, 0.5)
+    graph = persisting.WindowedGraph(lambda: runtime.launch(K.TABLE_STREAM, -(-n // K.BLOCK), K.BLOCK, out, stream,
+                                                            table, np.uint32(n), np.uint32(size), stream=ws),
+                                     window, ws)
+    try:
+        assert graph.kernel_nodes == 1 and graph.window() == window
+        graph()
+        ws.sync()
+        assert cp.array_equal(out, 1 + cp.arange(n, dtype=cp.float32) % size)
+    finally:
+        graph.close()
 
 
 def test_persist_l2_nesting_and_arguments(cp, persisting):
@@ -87,7 +113,7 @@ def test_persist_l2_nesting_and_arguments(cp, persisting):
         gpumemlab.persist_l2(a, hit_ratio=1.5)
     with pytest.raises(TypeError, match="host"):
         gpumemlab.persist_l2(np.ones(4))
-    outer, inner = gpumemlab.persist_l2(a), gpumemlab.persist_l2(b, hit_ratio=0.25)
+    outer, inner = gpumemlab.persist_l2(a, hit_ratio=1.0), gpumemlab.persist_l2(b, hit_ratio=0.25)
     with outer:
         with inner:
             assert persisting.get_window().num_bytes == b.nbytes
@@ -126,7 +152,7 @@ def test_persist_l2_speeds_up_a_reused_region_while_streaming(cp, persisting):
     cfg = TimerConfig(min_samples=20, min_time_s=0.2, max_time_s=1.0)
     limit0, window0 = l2.persisting_limit(), l2.get_window(ws)
     as_found = time_gpu(run, stream=ws, cfg=cfg).stats.median
-    with gpumemlab.persist_l2(hot, stream=ws) as ctx:
+    with gpumemlab.persist_l2(hot, hit_ratio=1.0, stream=ws) as ctx:
         kept = time_gpu(run, stream=ws, cfg=cfg).stats.median
     l2.set_persisting_limit(ctx.set_aside)
     try:

@@ -12,13 +12,15 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("tune", help="tune a kernel family on this GPU and write its per-device table",
                        description="Check, screen and time every valid point of a family's space against its "
-                                   "baseline (matmul: cuBLAS SGEMM, reduce: cupy.sum), finish with an interleaved "
+                                   "baseline (matmul: cuBLAS SGEMM, reduce: cupy.sum, l2_persist: no window "
+                                   "as found), finish with an interleaved "
                                    "round of the best, and write OUT/FAMILY.json (--install: also the package's "
                                    "kernels/tuned/FAMILY.json for this device, for the families the library reads). "
                                    "--table FILE prints a tuned file.")
     p.add_argument("family", choices=tuple(MODULES))
     p.add_argument("--shapes", nargs="+", metavar="SHAPE", help="matmul: MxNxK; reduce: element counts (2^28, "
-                                                                 "1000003); default: the family's")
+                                                                 "1000003); l2_persist: TABLE:STREAM MiB (30:400); "
+                                                                 "default: the family's")
     p.add_argument("--configs", nargs="+", metavar="NAME", help="only these points (a point name or a table label)")
     p.add_argument("--out", default="gpumemlab-tune", help="folder for FAMILY.json and the cache (default: "
                                                            "./gpumemlab-tune)")

@@ -35,12 +35,15 @@ def library_vs_baselines(session, x, make: Callable, library: tuple[str, Callabl
 
 
 def versus_baselines(label, lib, records: dict) -> list:
-    """Sentences comparing the library's record with each baseline of its group (separately timed medians), then
-    the interleaved head-to-heads the runner stored on it (``label``: a str or a Finding)."""
+    """Sentences comparing the library's record with each baseline of its group: the interleaved head-to-head the
+    runner stored on it where there is one, else the ratio of separately timed medians (``label``: a str or a
+    Finding)."""
     from ._cite import field, q, sentence
     from ._model import head_to_head_findings
 
+    paired = lib.extra.get("head_to_head") or {}
+    # a baseline timed interleaved is compared by that ratio alone (below): separate medians would say otherwise
     out = [sentence(label, " = ", q(field(lib, "gbps") / field(r, "gbps"), ".2f"), f"x {name} (",
-                    q(field(r, "gbps"), ".0f"), " GB/s)")
-           for name, r in records.items() if r.kind == "baseline" and "(ceiling)" not in name]
+                    q(field(r, "gbps"), ".0f"), " GB/s, separate medians)")
+           for name, r in records.items() if r.kind == "baseline" and "(ceiling)" not in name and name not in paired]
     return out + head_to_head_findings(label, lib)

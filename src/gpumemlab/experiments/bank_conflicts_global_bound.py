@@ -105,7 +105,11 @@ EXPERIMENT = Experiment(
     group_by=("reps",),
     modern_note="Since compute capability 2.0 a warp's 32 lanes (not a half-warp's 16) meet 32 banks; an N-way "
                 "conflict costs N wavefronts, so the cost appears once N wavefronts per request exceed what the "
-                "global traffic leaves idle.",
+                "global traffic leaves idle. Its grid-stride copy loads one 4-byte element per thread per iteration and "
+                "uses it (the shared-memory round trips) before the next: like offset_copy's seed kernel it keeps one "
+                "load in flight per thread and stays "
+                "well below the copy ceiling at stride 1 (occupancy_sweep: float x1) - the bound here is bytes in "
+                "flight, the same for every stride, so the strides compare like for like.",
     plot=Plot(x="stride", y="gbps", series="reps", logx=True, title="bank_stride: GB/s vs shared-memory stride"),
     findings=findings,
     derive=derive,

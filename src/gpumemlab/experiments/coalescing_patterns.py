@@ -106,7 +106,11 @@ EXPERIMENT = Experiment(
     modern_note="Since compute capability 1.2 (and with 32-byte sectors since 6.0) permutation inside a segment costs "
                 "nothing and misalignment costs one extra sector per warp, largely hidden by L1/L2; only a scattered "
                 "(random) permutation, where each lane needs its own sector, keeps the seed's order-of-magnitude "
-                "penalty. The first working set is sized far above L2; the seed's own 12 MB also runs, and fits in a modern L2.",
+                "penalty. The first working set is sized far above L2; the seed's own 12 MB also runs, and fits in a modern L2. "
+                "Every pattern runs the slide's kernel, one 4-byte load per thread and one thread per element, so even "
+                "'coalesced' stays well below the copy ceiling: one load in flight per thread is the bound (offset_copy's "
+                "'loads in flight' kernels and occupancy_sweep's float x1 show it), the same for every pattern, so the "
+                "patterns compare like for like.",
     findings=findings,
     order=40,
 )

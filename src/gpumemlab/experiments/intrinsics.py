@@ -21,7 +21,8 @@ from ._model import predict_occupancy
 
 STEP = 2.0 ** -12  # argument step between repetitions: r * STEP is exact in float32
 _NUMPY = {"sinf": lambda x, y: np.sin(x), "cosf": lambda x, y: np.cos(x), "expf": lambda x, y: np.exp(x),
-          "powf": lambda x, y: np.power(x, y)}
+          "powf": lambda x, y: np.power(x, y), "sincosf": lambda x, y: np.sin(x) + np.cos(x),
+          "rcpf": lambda x, y: 1.0 / x}
 
 
 def reference(f: K.MathFunction, x, y, xp=np):
@@ -29,7 +30,9 @@ def reference(f: K.MathFunction, x, y, xp=np):
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
     if xp is np:
         return _NUMPY[f.name](x64, y64)
-    return {"sinf": xp.sin, "cosf": xp.cos, "expf": xp.exp}[f.name](x64) if f.name != "powf" else xp.power(x64, y64)
+    return {"sinf": lambda: xp.sin(x64), "cosf": lambda: xp.cos(x64), "expf": lambda: xp.exp(x64),
+            "powf": lambda: xp.power(x64, y64), "sincosf": lambda: xp.sin(x64) + xp.cos(x64),
+            "rcpf": lambda: 1.0 / x64}[f.name]()
 
 
 def ulp_error(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -104,7 +107,7 @@ def findings(records):
             fast, slow = rs[True], rs[False]
             yield sentence(f"{f.label(True)} ", q(field(slow, "time_s", "median") / field(fast, "time_s", "median"),
                                                   ".1f"),
-                           f"x the throughput of {f.name}; max error ",
+                           f"x the throughput of {f.label(False)}; max error ",
                            q(field(fast, "extra", "accuracy", "max_ulp"), ".3g"), " vs ",
                            q(field(slow, "extra", "accuracy", "max_ulp"), ".3g"),
                            " ulp (slide: fast but lower accuracy; func() <= ", q(claim("5"), ".0f"), " ulp)")
@@ -112,10 +115,13 @@ def findings(records):
 
 EXPERIMENT = Experiment(
     name="intrinsics",
-    title="Intrinsics (__sinf, __cosf, __expf, __powf) vs sinf, cosf, expf, powf: throughput and ulp error",
+    title="Intrinsics (__sinf, __cosf, __expf, __powf, __sincosf, __fdividef) vs sinf, cosf, expf, powf, sincosf, "
+          "__frcp_rn: throughput and ulp error",
     claims=(Claim("__func() maps directly to the hardware ISA: fast but lower accuracy; func() compiles to multiple "
                   "instructions: slower but higher accuracy (5 ulp or less).",
-                  seed("001", "slide 'Runtime Math Library and Intrinsics'")),),
+                  seed("001", "slide 'Runtime Math Library and Intrinsics'")),
+            Claim("A number of additional intrinsics: __sincos(), __rcp(), ...",
+                  seed("001", "slide 'Runtime Math Library and Intrinsics'"))),
     cases=cases,
     params=dict(reps=64, waves=8, log2_points=20),
     naive=None,

@@ -1,6 +1,6 @@
 """Occupancy at fixed code: the same grid-stride copy (copy_vec of copy.cu) with its resident blocks per SM
 limited by dynamic shared memory the kernel never touches, crossed with the loads each thread keeps in
-flight (4-byte or 16-byte elements, 1 or 4 per thread). The grid is exactly the resident blocks (persistent),
+flight (4-byte or 16-byte elements, 1 or 4 per thread: exactly that many loads in flight, held by a SASS test). The grid is exactly the resident blocks (persistent),
 so achieved occupancy equals the theoretical one apart from the tail. Theoretical occupancy comes from the
 analyzer (``model.occupancy``) and from the driver, side by side."""
 
@@ -116,6 +116,16 @@ def findings(records):
                  if reach else ("never reaches ", share, "% of the best"))
         yield sentence(f"{ilp} (", q(field(rows[0], "extra", "bytes_in_flight_per_thread"), ".0f"),
                        " B in flight per thread): ", *where, "; % of best by occupancy: ", curve)
+    # the same 16 B in flight per thread as four 4-byte loads or one 16-byte load: per byte or per request?
+    four = {r.params["occupancy_pct"]: r for r in records if r.params["ilp"] == ilp_label("float", 4)}
+    one = {r.params["occupancy_pct"]: r for r in records if r.params["ilp"] == ilp_label("float4", 1)}
+    both = sorted(set(four) & set(one))
+    if both:
+        yield sentence("the same ", q(field(four[both[0]], "extra", "bytes_in_flight_per_thread"), ".0f"),
+                       " B in flight per thread, float x4 (four requests) over float4 x1 (one), by occupancy: ",
+                       join(", ", (sentence(q(field(four[o], "params", "occupancy_pct"), "g"), "%: ",
+                                            q(field(four[o], "gbps") / field(one[o], "gbps"), ".2f"), "x")
+                                   for o in both)))
 
 
 EXPERIMENT = Experiment(
@@ -131,7 +141,10 @@ EXPERIMENT = Experiment(
                 l2_factor=4.0),
     group_by=("ilp",),
     modern_note="Occupancy is one way to keep bytes in flight: Little's law asks for latency x bandwidth in flight "
-                "per GPU, which loads per thread can supply as well as threads per SM can.",
+                "per GPU, which loads per thread can supply as well as threads per SM can. 'T xU' has exactly U "
+                "loads of T in flight per thread (the SASS of copy_vec: U loads issued before the first store, the "
+                "stride loop not unrolled further; docs/notes/occupancy-sass.md), so float x4 and float4 x1 both "
+                "keep 16 B in flight per thread, as four requests or one.",
     plot=Plot(x="occupancy_pct", y="gbps", series="ilp", title="copy GB/s vs occupancy (persistent grid)"),
     findings=findings,
     order=71,

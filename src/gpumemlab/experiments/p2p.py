@@ -262,7 +262,9 @@ def findings(records):
     if len(lat) == 2:
         yield sentence("a dependent small read takes ", q(field(lat["peer"], "extra", "latency_ns"), ".0f"),
                        " ns from the peer's memory vs ", q(field(lat["local"], "extra", "latency_ns"), ".0f"),
-                       " ns from its own (", q(field(lat["peer"], "extra", "latency_ns")
+                       " ns from its own: a ", q(field(lat["local"], "params", "chase_kib"), ".0f"),
+                       " KiB chase, warm, so the local read is an L2 hit (dram_latency's L2 level, not DRAM), "
+                       "while each peer read crosses the link (", q(field(lat["peer"], "extra", "latency_ns")
                                                / field(lat["local"], "extra", "latency_ns"), ".1f"), "x)")
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from ..kernels import copy as K
 from ._copies import BLOCK, indexed_copy_cases, relative_to, variants
-from ._cite import claim, field, q, sentence
+from ._cite import claim, constant, field, q, sentence
 from ._declare import Claim, Experiment, Plot, seed
+
+# bytes DRAM moves for one 32-byte sector missed in L2 on HBM GPUs: the model's hypothesis (two sectors per fill),
+# to be checked with ncu's dram__bytes_read per element
+DRAM_FETCH_BYTES = 64
 
 
 def cases(session, params):
@@ -34,9 +38,14 @@ def findings(records):
         if worst > 2:
             w = by[worst]
             element = field(w, "bytes") / field(w, "params", "n") * 0.5  # read + write per element
+            fetch = constant(__name__, "DRAM_FETCH_BYTES")
             yield sentence(f"{variant}: stride ", q(field(w, "params", "stride"), ".0f"), " runs at ",
-                           q(100 * (one / field(w, "time_s", "median")), ".1f"), "% of unit stride: one ",
-                           q(claim("32"), ".0f"), "-byte sector per ", q(element, ".0f"), "-byte element")
+                           q(100 * (one / field(w, "time_s", "median")), ".1f"), "% of unit stride; one ",
+                           q(claim("32"), ".0f"), "-byte sector per ", q(element, ".0f"), "-byte element predicts ",
+                           q(100 * element / claim("32"), ".1f"), "% (the L1/L2 sector model), DRAM's ",
+                           q(fetch, ".0f"), " bytes per missed sector (the model's hypothesis) ",
+                           q(100 * element / fetch, ".2f"), "%, and each strided store leaves a partly written "
+                           "sector that L2 must fill from DRAM before writing it back (ECC memory): below that")
 
 
 EXPERIMENT = Experiment(
@@ -47,6 +56,10 @@ EXPERIMENT = Experiment(
                   "bytes.", seed("003", "Best Practices 9.2.1.4, strideCopy figure")),),
     cases=cases,
     params=dict(strides=list(range(1, 33)), l2_factor=4.0, ilp=[8]),
+    modern_note="The seed's sector model (one 32-byte sector per element at large strides) bounds the loss from "
+                "above; this model's hypothesis for the rest, to check with ncu's dram__bytes per element: DRAM is "
+                "read 64 bytes per isolated miss (DRAM_FETCH_BYTES, two sectors), and with ECC memory each partly "
+                "written sector is filled from DRAM before it is written back.",
     plot=Plot(x="stride", y="gbps", series="variant", title="stride_copy: effective GB/s (read+write) vs stride"),
     findings=findings,
     derive=relative_to("stride", 1, "efficiency_vs_stride1_pct"),

@@ -1,6 +1,7 @@
 """Texture memory: 2-D gathers through the texture unit vs global loads, hardware bilinear filtering vs the same
-interpolation in software, address modes, pitched linear memory vs CUDA arrays, and `gpumemlab.sample2d`
-against `cupyx.scipy.ndimage.map_coordinates`."""
+interpolation in software, address modes, pitched linear memory vs CUDA arrays, `gpumemlab.sample2d` against
+`cupyx.scipy.ndimage.map_coordinates`, and the seed's other texture types (tex1Dfetch on linear memory, tex1D,
+tex3D, the normalized-float read mode)."""
 
 from __future__ import annotations
 
@@ -198,6 +199,71 @@ def cases(session, params):
                        extra=extra, versus=("map_coordinates order=1",), **mv)
 
 
+    yield from texture_types(session, params)
+
+
+def texture_types(session, params):
+    """The seed's other texture types: a 1-D gather from a lookup table through global loads, tex1Dfetch on linear
+    memory (also an 8-bit table in the normalized-float read mode) and tex1D on a 1-D CUDA array; trilinear sampling
+    of a volume in software and through tex3D on a 3-D CUDA array."""
+    import cupy
+    from cupyx.scipy.ndimage import map_coordinates
+
+    n = params["quick_lookups"] if session.quick else params["lookups"]
+    size = params["table"]
+    gen = cupy.random.default_rng(session.seed + 11)
+    idx = gen.integers(0, size, n, dtype=np.int32)
+    out = cupy.empty(n, np.float32)
+    grid = blocks_for(n, K.BLOCK)
+    table = device_random_nonzero(size, np.float32, session.seed + 12)
+    bytes8 = gen.integers(0, 256, size, dtype=np.int64).astype(np.uint8)
+    fetch, tex1d = T.linear_texture(table), T.volume_texture(table, filter="point")
+    fetch8 = T.linear_texture(bytes8, normalized_read=True)
+    want = lambda: table[idx]  # noqa: E731
+    want8 = lambda: bytes8[idx].astype(np.float64) / 255  # noqa: E731
+    common = dict(section="types", coords="random 1-D indices", points=n, table=size)
+    for variant, dtype, run, expected, tol in (
+            ("1-D global loads", "float32", lambda: runtime.launch(K.LOOKUP_GLOBAL["float32"], grid, K.BLOCK, out,
+                                                                     table, idx, np.int64(n), np.float32(1)), want, 0),
+            ("tex1Dfetch (linear memory)", "float32", lambda: runtime.launch(K.LOOKUP_FETCH, grid, K.BLOCK, out,
+                                                                               fetch.handle, idx, np.int64(n)), want, 0),
+            ("tex1D (1-D CUDA array)", "float32", lambda: runtime.launch(K.LOOKUP_TEX1D, grid, K.BLOCK, out,
+                                                                           tex1d.handle, idx, np.int64(n)), want, 0),
+            ("uint8 global loads / 255", "uint8", lambda: runtime.launch(K.LOOKUP_GLOBAL["uint8"], grid, K.BLOCK, out,
+                                                                           bytes8, idx, np.int64(n),
+                                                                           np.float32(1 / 255)), want8, 1e-6),
+            ("tex1Dfetch normalized float (uint8)", "uint8", lambda: runtime.launch(
+                K.LOOKUP_FETCH, grid, K.BLOCK, out, fetch8.handle, idx, np.int64(n)), want8, 1e-6)):
+        extra = dict(tolerance=tol)  # the runs' closures keep their texture objects alive
+        yield Case(variant, run, _error_check(run, out, expected, tol, variant, extra),
+                   params=dict(common, dtype=dtype), ceiling=None, extra=extra,
+                   reads=4 * n + np.dtype(dtype).itemsize * size, writes=4 * n)
+
+    side = params["quick_volume"] if session.quick else params["volume"]
+    vol = device_random_nonzero(side ** 3, np.float32, session.seed + 13).reshape(side, side, side)
+    spread = float(vol.max() - vol.min())
+    m = params["quick_lookups"] if session.quick else params["lookups"]
+    pts = gen.random((m, 3), dtype=np.float32) * np.float32(side - 1)
+    pts_t = cupy.ascontiguousarray(pts.T)
+    res = cupy.empty(m, np.float32)
+    tex3 = T.volume_texture(vol, filter="linear")
+    exact = lambda: map_coordinates(vol.astype(np.float64), pts_t.astype(np.float64), order=1,  # noqa: E731
+                                    mode="nearest")
+    g3 = blocks_for(m, K.BLOCK)
+    grp = dict(section="types", coords="random 3-D points", points=m, volume=side)
+    mv = dict(reads=12 * m + min(32 * m, vol.nbytes), writes=4 * m)
+    for variant, run, tol, weights in (
+            ("software trilinear (global loads)", lambda: runtime.launch(
+                K.SAMPLE3D_SOFT, g3, K.BLOCK, res, vol, np.int32(side), np.int32(side), np.int32(side), pts,
+                np.int64(m)), 1e-5 * spread, "float32"),
+            ("tex3D trilinear (3-D CUDA array)", lambda: runtime.launch(K.SAMPLE3D_TEX, g3, K.BLOCK, res,
+                                                                         tex3.handle, pts, np.int64(m)),
+             spread / 64, WEIGHT_BITS)):
+        extra = dict(weights=weights)
+        yield Case(variant, run, _error_check(run, res, exact, tol, variant, extra), params=grp,
+                   extra=extra, ceiling=None, **mv)
+
+
 def _snapshot_check(cupy, img, seed: int):
     """verify(): a fresh ArrayImage holds the image: nearest samples at 4096 random pixel centers equal its pixels."""
     def verify():
@@ -270,6 +336,15 @@ def findings(records):
         base = gathers["global loads"]
         yield sentence("point-sampled warp gather, time relative to plain global loads: ",
                        join(", ", (sentence(f"{v} ", q(base / t, ".2f"), "x") for v, t in gathers.items())))
+    for coords, base_name in (("random 1-D indices", "1-D global loads"),
+                              ("random 3-D points", "software trilinear (global loads)")):
+        rows = [r for r in records if r.params.get("section") == "types" and r.params.get("coords") == coords]
+        base = next((r for r in rows if r.variant == base_name), None)
+        if base is not None:
+            yield sentence(f"{coords}, speed relative to {base_name}: ", join(", ", (
+                sentence(f"{r.variant} ", q(field(base, "time_s", "median") / field(r, "time_s", "median"), ".2f"),
+                         "x (max error ", q(field(r, "extra", "max_abs_error"), ".1e"), ")")
+                for r in rows if "max_abs_error" in r.extra)))
     exact = [r for r in records if r.params.get("section") == "address" and r.variant.startswith("exact")
              and "max_abs_error" in r.extra]
     if exact:
@@ -280,16 +355,21 @@ def findings(records):
 
 EXPERIMENT = Experiment(
     name="texture",
-    title="Texture memory: 2-D gathers, hardware bilinear filtering, address modes, pitched vs CUDA arrays",
+    title="Texture memory: 2-D gathers, hardware bilinear filtering, address modes, pitched vs CUDA arrays, "
+          "tex1Dfetch / tex1D / tex3D and the normalized-float read mode",
     claims=(Claim("Textures cache reads with 2-D locality (helpful when coalescing is a problem), filter in dedicated "
                   "hardware (linear / bilinear) and handle out-of-bounds coordinates by wrap or clamp, with "
                   "integer or normalized coordinates.", seed("001", "slide 'Textures in CUDA'")),
             Claim("Textures bound to linear memory vs CUDA arrays: arrays add filtering and addressing modes.",
                   seed("001", "slide 'Two CUDA Texture Types'")),
+            Claim("Linear memory textures are fetched with tex1Dfetch(); array textures with tex1D(), tex2D() or "
+                  "tex3D(); both return either the element type or a normalized float.",
+                  seed("001", "slide 'CUDA Texturing Steps'")),
             Claim("Linear filtering computes its weights in 9-bit fixed point with 8 bits of fractional value.",
                   outside("NVIDIA, CUDA C++ Programming Guide, appendix 'Texture Fetching', linear filtering"))),
     cases=cases,
-    params=dict(image=8192, quick_image=1024, random=2**24, quick_random=2**20, address_image=61),
+    params=dict(image=8192, quick_image=1024, random=2**24, quick_random=2**20, address_image=61, lookups=2**24,
+                quick_lookups=2**20, table=2**16, volume=256, quick_volume=64),
     group_by=("section", "coords", "points"),
     modern_note="Pitched 2-D textures over linear memory have filtering and every address mode on current GPUs "
                 "(the slide's 'only 1D, no filtering' describes 1-D tex1Dfetch textures). Wrap and mirror need "

@@ -122,8 +122,10 @@ def findings(records):
         smallest = min(single, key=lambda r: r.params["bytes"])
         reach = fraction_size(single, best.gbps)
         where = quoted_size(next(r for r in single if r.params["bytes"] == reach)) if reach else "no size measured"
-        yield sentence(f"{d}: one transfer costs at least ", q(field(smallest, "time_s", "median") * 1e6, ".1f"),
-                       " us (", quoted_size(smallest), "); the best single copy reaches ",
+        yield sentence(f"{d}: a lone copy of ", quoted_size(smallest), " takes ",
+                       q(field(smallest, "time_s", "median") * 1e6, ".1f"),
+                       " us from issue to completion (its latency; back to back, each copy of a batch costs its issue "
+                       "overhead instead, the per-transfer figures below); the best single copy reaches ",
                        q(field(best, "gbps"), ".1f"), " GB/s (", quoted_size(best), "); ",
                        q(constant(_transfers.__name__, "REACH") * 100, ".0f"), "% of it from ", where)
         for r in records:

@@ -36,6 +36,17 @@ class AccessWindow:
 
 
 NO_WINDOW = AccessWindow()
+NONE, SIZED, AS_FOUND = "no window", "set-aside sized", "set-aside as found"  # persist_l2's settings
+
+
+def setting(policy: str, window_bytes: int, found: int, max_set_aside: int) -> tuple[int, float]:
+    """(set-aside limit, hitRatio) of a persist_l2 setting for a window of ``window_bytes`` with the limit as
+    found ``found``: no window (hitRatio 0, the limit kept); the limit sized to the window (capped at the
+    largest); the limit as found. The hitRatio lets the persisting lines fill the set-aside and no more."""
+    if policy == NONE:
+        return found, 0.0
+    limit = found if policy == AS_FOUND else max(found, min(window_bytes, max_set_aside))
+    return limit, min(1.0, limit / window_bytes) if limit else 0.0
 
 
 def unsupported_reason(info: dict | None = None) -> str | None:
@@ -112,20 +123,23 @@ def get_window(stream=None) -> AccessWindow:
                         names[int(w.missProp)])
 
 
-def set_window(window: AccessWindow | None, stream=None) -> None:
-    """Set (or, with None / NO_WINDOW, clear) the access policy window of ``stream``."""
-    from cuda.bindings import driver
-
-    runtime.ensure_device()
-    window = window or NO_WINDOW
+def _driver_window(driver, window: AccessWindow):
     w = driver.CUaccessPolicyWindow()
     w.base_ptr = int(window.base_ptr)
     w.num_bytes = int(window.num_bytes)
     w.hitRatio = float(window.hit_ratio)
     w.hitProp = _prop(driver, window.hit_prop)
     w.missProp = _prop(driver, window.miss_prop)
+    return w
+
+
+def set_window(window: AccessWindow | None, stream=None) -> None:
+    """Set (or, with None / NO_WINDOW, clear) the access policy window of ``stream``."""
+    from cuda.bindings import driver
+
+    runtime.ensure_device()
     value = driver.CUstreamAttrValue()
-    value.accessPolicyWindow = w
+    value.accessPolicyWindow = _driver_window(driver, window or NO_WINDOW)
     _check(driver.cuStreamSetAttribute(driver.CUstream(stream_handle(stream)),
                                        driver.CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value), "cuStreamSetAttribute")
 
@@ -133,3 +147,62 @@ def set_window(window: AccessWindow | None, stream=None) -> None:
 def persisting_window(base_ptr: int, num_bytes: int, hit_ratio: float = 1.0) -> AccessWindow:
     """The seed's window: hits persist, misses stream."""
     return AccessWindow(int(base_ptr), int(num_bytes), float(hit_ratio), "persisting", "streaming")
+
+
+def _node_window_attribute(driver):
+    """The kernel-node attribute id of the access policy window: cuda.bindings names it CU_KERNEL_NODE_ATTRIBUTE_... in
+    newer releases and only by its launch-attribute name (the same value) in older ones."""
+    ids = driver.CUkernelNodeAttrID
+    return getattr(ids, "CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW", None) or \
+        ids.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+
+
+class WindowedGraph:
+    """The work ``enqueue()`` submits, captured once into a CUDA graph whose kernel nodes carry an access policy
+    window (seed 003, 9.2.2.1: "the access policy window on a CUDA stream or a CUDA graph kernel node");
+    calling it launches the graph on the stream it was captured from. ``close()`` frees the graph."""
+
+    def __init__(self, enqueue, window: AccessWindow, stream):
+        from cuda.bindings import driver
+
+        runtime.ensure_device()
+        self._driver = driver
+        self.stream = driver.CUstream(stream_handle(stream))
+        mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        _check(driver.cuStreamBeginCapture(self.stream, mode), "cuStreamBeginCapture")
+        try:
+            enqueue()
+        finally:  # a failed enqueue must not leave the stream capturing
+            graph = _check(driver.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+        self.graph = graph
+        value = driver.CUkernelNodeAttrValue()
+        value.accessPolicyWindow = _driver_window(driver, window)
+        attr = _node_window_attribute(driver)
+        nodes, count = _check(driver.cuGraphGetNodes(graph, 0), "cuGraphGetNodes")
+        nodes, _ = _check(driver.cuGraphGetNodes(graph, count), "cuGraphGetNodes")
+        self.kernel_nodes = 0
+        for node in nodes:
+            if _check(driver.cuGraphNodeGetType(node), "cuGraphNodeGetType") == driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL:
+                _check(driver.cuGraphKernelNodeSetAttribute(node, attr, value), "cuGraphKernelNodeSetAttribute")
+                self.kernel_nodes += 1
+        self.exec = _check(driver.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+
+    def window(self) -> AccessWindow:
+        """The window the first kernel node carries, read back from the graph."""
+        driver = self._driver
+        attr = _node_window_attribute(driver)
+        nodes, _ = _check(driver.cuGraphGetNodes(self.graph, 1), "cuGraphGetNodes")
+        value = _check(driver.cuGraphKernelNodeGetAttribute(nodes[0], attr), "cuGraphKernelNodeGetAttribute")
+        w = value.accessPolicyWindow  # a view into value: value must stay alive while w is read
+        names = {int(_prop(driver, p)): p for p in PROPERTIES}
+        return AccessWindow(int(w.base_ptr), int(w.num_bytes), float(w.hitRatio), names[int(w.hitProp)],
+                            names[int(w.missProp)])
+
+    def __call__(self) -> None:
+        _check(self._driver.cuGraphLaunch(self.exec, self.stream), "cuGraphLaunch")
+
+    def close(self) -> None:
+        if self.exec is not None:
+            _check(self._driver.cuGraphExecDestroy(self.exec), "cuGraphExecDestroy")
+            _check(self._driver.cuGraphDestroy(self.graph), "cuGraphDestroy")
+            self.exec = None

@@ -186,3 +186,61 @@ class TextureCache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def _object(res, *, dims: int, filter: str = "point", normalized_read: bool = False):
+    """A texture object over ``res``: clamp addressing in every dimension, integer-sized coordinates."""
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    if filter not in FILTERS:
+        raise ValueError(f"texture: filter {filter!r} not one of {FILTERS}")
+    tex = tx.TextureDescriptor(addressModes=(rt.cudaAddressModeClamp,) * dims,
+                               filterMode=rt.cudaFilterModeLinear if filter == "linear" else rt.cudaFilterModePoint,
+                               readMode=rt.cudaReadModeNormalizedFloat if normalized_read else rt.cudaReadModeElementType,
+                               normalizedCoords=0)
+    return tx.TextureObject(res, tex)
+
+
+def _channel(dtype):
+    import numpy as np
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    dtype = np.dtype(dtype)
+    kinds = {"f": rt.cudaChannelFormatKindFloat, "u": rt.cudaChannelFormatKindUnsigned,
+             "i": rt.cudaChannelFormatKindSigned}
+    if dtype.kind not in kinds or dtype.itemsize not in (1, 2, 4):
+        raise ValueError(f"texture: no channel format for {dtype}")
+    return tx.ChannelFormatDescriptor(8 * dtype.itemsize, 0, 0, 0, kinds[dtype.kind])
+
+
+def linear_texture(array, *, normalized_read: bool = False) -> Texture:
+    """A 1-D texture over the contiguous ``array``'s own memory (cudaResourceTypeLinear), read with
+    ``tex1Dfetch`` at integer indices: no filtering, no address modes (seed 001, 'Two CUDA Texture Types').
+    ``normalized_read``: 8- and 16-bit integers come back as floats in [0, 1] ([-1, 1] signed)."""
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    res = tx.ResourceDescriptor(rt.cudaResourceTypeLinear, arr=array, chDesc=_channel(array.dtype),
+                                sizeInBytes=array.nbytes)
+    return Texture(_object(res, dims=1, normalized_read=normalized_read), array, "linear", "point", "clamp", False,
+                   (array.size,))
+
+
+def volume_texture(data, *, filter: str = "linear") -> Texture:
+    """A texture over a CUDA array holding a copy of the 1-D or 3-D (depth, rows, cols) float32 ``data``,
+    read with ``tex1D`` / ``tex3D`` at texel centers + 0.5, clamp addressing."""
+    import cupy
+
+    from cupy.cuda import runtime as rt
+    from cupy.cuda import texture as tx
+
+    if data.ndim not in (1, 3):
+        raise ValueError(f"volume_texture: 1-D or 3-D data, got {data.ndim}-D")
+    shape = tuple(data.shape)
+    w, h, d = (shape[0], 0, 0) if data.ndim == 1 else (shape[2], shape[1], shape[0])
+    arr = tx.CUDAarray(_channel(data.dtype), w, h, d)
+    arr.copy_from(cupy.ascontiguousarray(data), cupy.cuda.get_current_stream())
+    res = tx.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
+    return Texture(_object(res, dims=data.ndim, filter=filter), arr, "array", filter, "clamp", False, shape)

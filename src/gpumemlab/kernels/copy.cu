@@ -45,21 +45,22 @@ __global__ void indexed_copy_ilp(float* __restrict__ odata, const float* __restr
 }
 
 // copy_vec<T, UNROLL>: each thread moves UNROLL elements of T (4, 8 or 16 bytes), all loads issued
-// before the first store so several requests are in flight; grid-stride for any grid size.
+// before the first store so several requests are in flight; grid-stride for any grid size. The stride loop
+// is kept rolled and full chunks load unguarded so that a thread has exactly UNROLL loads in flight (ptxas
+// unrolls a rolled-by-default UNROLL = 1 loop 4x, and serializes predicated load/store pairs).
 template <typename T, int UNROLL>
 __global__ void copy_vec(T* __restrict__ out, const T* __restrict__ in, long long n) {
     const long long step = (long long)gridDim.x * blockDim.x * UNROLL;
+#pragma unroll 1
     for (long long base = (long long)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; base < n; base += step) {
-        T v[UNROLL];
+        if (base + (long long)(UNROLL - 1) * blockDim.x < n) {
+            T v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            long long j = base + (long long)u * blockDim.x;
-            if (j < n) v[u] = in[j];
-        }
+            for (int u = 0; u < UNROLL; ++u) v[u] = in[base + (long long)u * blockDim.x];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            long long j = base + (long long)u * blockDim.x;
-            if (j < n) out[j] = v[u];
+            for (int u = 0; u < UNROLL; ++u) out[base + (long long)u * blockDim.x] = v[u];
+        } else {
+            for (long long j = base; j < n; j += blockDim.x) out[j] = in[j];
         }
     }
 }

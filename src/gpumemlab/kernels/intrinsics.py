@@ -20,11 +20,14 @@ class MathFunction:
     y_hi: float = 0.0
     guide_ulp: float = 0.0  # the accurate form's documented max error (CUDA Programming Guide, ulp)
     fast_guide: str = ""    # the intrinsic's documented error (CUDA Programming Guide)
+    names: tuple = ()       # (accurate, fast) labels where they are not name and __name
 
     def spec(self, fast: bool) -> KernelSpec:
         return KernelSpec(SRC, f"math_fn<{self.fn_id}, {'true' if fast else 'false'}>")
 
     def label(self, fast: bool) -> str:
+        if self.names:
+            return self.names[int(fast)]
         return f"__{self.name[:-1]}f" if fast else self.name
 
 
@@ -35,6 +38,12 @@ FUNCTIONS = [
     MathFunction("cosf", 1, -3.14159265, 3.14159265, guide_ulp=2, fast_guide="abs error <= 2^-21.19 on [-pi, pi]"),
     MathFunction("expf", 2, -10.0, 10.0, guide_ulp=2, fast_guide="<= 2 + floor(|1.173 x|) ulp"),
     MathFunction("powf", 3, 0.1, 10.0, -3.0, 3.0, guide_ulp=4, fast_guide="from exp2(y * __log2f(x)); no bound"),
+    # sin x + cos x from one call, where the sum lies in [1, 2) (away from its zeros, whose ulp count would explode):
+    # each part's error is then at most one ulp of the sum
+    MathFunction("sincosf", 4, 0.2, 1.37, guide_ulp=2, fast_guide="as __sinf and __cosf (absolute)",
+                 names=("sincosf", "__sincosf")),
+    MathFunction("rcpf", 5, 0.001, 1000.0, guide_ulp=0.5, fast_guide="__fdividef(1, x): <= 2 ulp for |x| in "
+                 "[2^-126, 2^126]", names=("__frcp_rn", "__fdividef(1, x)")),
 ]
 
 KERNELS = [f.spec(fast) for f in FUNCTIONS for fast in (False, True)]

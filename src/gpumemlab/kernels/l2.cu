@@ -11,3 +11,11 @@ extern "C" __global__ void sliding_window(unsigned* persistent, unsigned* stream
         streaming[tid % data_size] = 2u * streaming[tid % data_size];
     }
 }
+
+// table_stream: a re-read table beside data read once (the case persist_l2 is for; seed 003, 9.2.2): thread t
+// writes streaming[t] + table[t % table_size]; the table is re-read n / table_size times per launch.
+extern "C" __global__ void table_stream(float* __restrict__ out, const float* __restrict__ streaming,
+                                        const float* __restrict__ table, unsigned n, unsigned table_size) {
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid < n) out[tid] = streaming[tid] + table[tid % table_size];
+}

@@ -289,3 +289,58 @@ __global__ void sample_exact(float* __restrict__ out, const float* img, long lon
                                ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset,
                                                                    col_scale, col_offset}, seen);
 }
+
+// ---------------- the other texture types (seed 001, "Two CUDA Texture Types", "CUDA Texturing Steps")
+
+// lookup_global<T>: out[i] = table[idx[i]] * scale, a 1-D gather with global loads (scale 1/255 for uint8: what
+// the normalized-float read mode returns)
+template <typename T>
+__global__ void lookup_global(float* __restrict__ out, const T* __restrict__ table, const int* __restrict__ idx,
+                              long long n, float scale) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (float)table[idx[i]] * scale;
+}
+
+// lookup_fetch: the same gather with tex1Dfetch on a texture bound to linear memory (integer addressing; with the
+// normalized-float read mode an 8-bit table comes back as floats in [0, 1])
+extern "C" __global__ void lookup_fetch(float* __restrict__ out, cudaTextureObject_t tex, const int* __restrict__ idx,
+                                        long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(tex, idx[i]);
+}
+
+// lookup_tex1d: the same gather with tex1D on a 1-D CUDA array, point filtering at the texel centers
+extern "C" __global__ void lookup_tex1d(float* __restrict__ out, cudaTextureObject_t tex, const int* __restrict__ idx,
+                                        long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1D<float>(tex, idx[i] + 0.5f);
+}
+
+// sample3d_soft: trilinear interpolation of a (d, h, w) volume at (z, y, x) points inside it, eight global loads per
+// point (indices clamped to the volume), the reference for tex3D's hardware filtering
+extern "C" __global__ void sample3d_soft(float* __restrict__ out, const float* __restrict__ vol, int d, int h, int w,
+                                         const float* __restrict__ pts, long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float z = pts[3 * i], y = pts[3 * i + 1], x = pts[3 * i + 2];
+    const float z0 = floorf(z), y0 = floorf(y), x0 = floorf(x);
+    const float fz = z - z0, fy = y - y0, fx = x - x0;
+    const int zi = (int)z0, yi = (int)y0, xi = (int)x0;
+    const int z1 = min(zi + 1, d - 1), y1 = min(yi + 1, h - 1), x1 = min(xi + 1, w - 1);
+    const long long plane = (long long)h * w;
+    const float* a = vol + zi * plane;
+    const float* b = vol + z1 * plane;
+    const float c00 = a[yi * w + xi] + fx * (a[yi * w + x1] - a[yi * w + xi]);
+    const float c01 = a[y1 * w + xi] + fx * (a[y1 * w + x1] - a[y1 * w + xi]);
+    const float c10 = b[yi * w + xi] + fx * (b[yi * w + x1] - b[yi * w + xi]);
+    const float c11 = b[y1 * w + xi] + fx * (b[y1 * w + x1] - b[y1 * w + xi]);
+    const float c0 = c00 + fy * (c01 - c00), c1 = c10 + fy * (c11 - c10);
+    out[i] = c0 + fz * (c1 - c0);
+}
+
+// sample3d_tex: the same with tex3D on a 3-D CUDA array, trilinear filtering in the texture unit
+extern "C" __global__ void sample3d_tex(float* __restrict__ out, cudaTextureObject_t tex, const float* __restrict__ pts,
+                                        long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex3D<float>(tex, pts[3 * i + 2] + 0.5f, pts[3 * i + 1] + 0.5f, pts[3 * i] + 0.5f);
+}

@@ -5,6 +5,13 @@ from . import KernelSpec
 SRC = "texture.cu"
 ADDRESS_MODES = {"clamp": 0, "wrap": 1, "mirror": 2, "border": 3}
 SAMPLE_TEX = KernelSpec(SRC, "sample_tex")
+# the other texture types: a 1-D gather (global loads of float or uint8, tex1Dfetch on linear memory, tex1D on a
+# 1-D CUDA array) and trilinear sampling of a volume (software, tex3D)
+LOOKUP_GLOBAL = {t: KernelSpec(SRC, f"lookup_global<{c}>") for t, c in (("float32", "float"), ("uint8", "unsigned char"))}
+LOOKUP_FETCH = KernelSpec(SRC, "lookup_fetch")
+LOOKUP_TEX1D = KernelSpec(SRC, "lookup_tex1d")
+SAMPLE3D_SOFT = KernelSpec(SRC, "sample3d_soft")
+SAMPLE3D_TEX = KernelSpec(SRC, "sample3d_tex")
 BLOCK = 256
 
 # Where sample_exact reads a sample's 2x2 texels (texture.cu's Source): the pitched image through plain loads,
@@ -55,7 +62,7 @@ def sample_exact(address: str, linear: bool, source: str, fp32: bool, vec: int, 
 # exact kernel's variants for clamp addressing and bilinear filtering (the library's default mode), the default
 # plans' kernels with the streaming hints (Plan(streaming=True): measured no faster on an H200, docs/notes/sample2d.md)
 # plus one tiled geometry of every other address mode and filter. Other instantiations compile on use.
-KERNELS = [SAMPLE_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
+KERNELS = [SAMPLE_TEX, *LOOKUP_GLOBAL.values(), LOOKUP_FETCH, LOOKUP_TEX1D, SAMPLE3D_SOFT, SAMPLE3D_TEX] + [sample_soft(a, lin) for a in ADDRESS_MODES for lin in (False, True)] + [
     sample_soft("clamp", lin, True) for lin in (False, True)] + [
     sample_tex_tiled(v, u) for v, u in GEOMETRIES] + [
     sample_exact("clamp", True, s, f, v, u) for s in SOURCES for f in (False, True) for v, u in GEOMETRIES] + [

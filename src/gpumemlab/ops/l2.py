@@ -1,16 +1,14 @@
 """`gpumemlab.persist_l2`: keep an array's lines in the L2 set-aside while a block of work runs.
 
-How ``hit_ratio=None`` is chosen (:func:`choose_hit_ratio`):
+How ``hit_ratio=None`` is chosen (:func:`measured_policy`):
 
-- Measured: on a device with an entry in ``kernels/tuned/l2_persist.json`` (written by ``tools/l2_table.py``
-  from the ``l2_persist`` experiment of a committed run; an entry of the same chip under another name is
-  borrowed, as for matmul's table), the decision measured at the region / set-aside ratio nearest in log space
-  to this window / set-aside ratio: hitRatio 1.0, or the seed's tuned rule (set-aside / window) where it beat
-  1.0 beyond the noise. Beyond the measured ratios the nearest end's decision holds. A borrowed entry may come
-  from a GPU with another L2 size (an H200 borrows the H100's): the decisions are per ratio to the set-aside.
-- Rule, without an entry: an array up to ``HIT1_UP_TO`` times the set-aside gets ``hit_ratio = 1.0``; a larger
-  one gets ``set_aside / window bytes``, so that the lines expected to persist fill the set-aside and no more
-  (the seed's tuning, section 9.2.2.2).
+- Measured: on a device with an entry in ``kernels/tuned/l2_persist.json`` (written by ``gpumemlab tune l2_persist
+  --install``; an entry of the same chip under another name is borrowed, as for matmul's table), the setting chosen
+  at the measured table size nearest in log space to the array's bytes: "no window" (nothing is set: the device as
+  found was fastest, or no window beat it beyond the final round's p10-p90 spread), "set-aside sized" (the limit
+  raised to the array, hitRatio min(1, set-aside / window)) or "set-aside as found" (no limit change, hitRatio
+  min(1, limit as found / window)).
+- Rule, without an entry: "set-aside sized".
 """
 
 from __future__ import annotations
@@ -19,45 +17,57 @@ import math
 from functools import cache
 
 from ..errors import NoDeviceError, UsageError
+from ..gpu.l2 import AS_FOUND, NONE, SIZED
 from ..kernels import KERNEL_DIR
 from . import _checks
 from ._checks import as_device_array
 
-HIT1_UP_TO = 2.0  # array bytes / set-aside up to which the rule chooses hit_ratio 1.0
 TUNED_PATH = KERNEL_DIR / "tuned" / "l2_persist.json"
-HIT1, TUNED = "hit_ratio 1.0", "tuned hit_ratio"  # the l2_persist experiment's two windows, a table's decisions
 
 _active: list["PersistL2"] = []  # entered contexts, innermost last (one host thread)
 
 
-def _check_sizes(window_bytes: int, set_aside: int) -> None:
-    if window_bytes <= 0 or set_aside <= 0:
-        raise UsageError("choose_hit_ratio: window and set-aside must be positive byte counts")
-
-
 def rule_hit_ratio(window_bytes: int, set_aside: int) -> float:
-    """The ``hit_ratio`` of the rule used without a measured entry (see the module's docstring)."""
-    _check_sizes(window_bytes, set_aside)
-    if window_bytes <= HIT1_UP_TO * set_aside:
-        return 1.0
-    return set_aside / window_bytes
+    """The hitRatio that lets the persisting lines fill the set-aside and no more: min(1, set-aside / window)."""
+    if window_bytes <= 0 or set_aside <= 0:
+        raise UsageError("rule_hit_ratio: window and set-aside must be positive byte counts")
+    return min(1.0, set_aside / window_bytes)
+
+
+def decide(entry: dict, shape: str) -> str:
+    """The setting persist_l2 takes at ``shape`` of a tuned entry: the chosen point's policy when it is a window
+    that beat the baseline beyond the noise (its p90 below the baseline's p10, same round), else "no window"."""
+    chosen = entry["chosen"].get(shape)
+    if not chosen or chosen["params"].get("policy") in (None, NONE):
+        return NONE
+    rnd = chosen["round"]
+    point = next((p for p in entry["points"] if p["shape"] == shape and p["round"] == rnd
+                  and p["name"] == chosen["name"] and p.get("verified")), None)
+    base = next((b for b in entry["baseline"]["points"] if b["shape"] == shape and b["round"] == rnd), None)
+    if point is None or base is None or not point["p90_s"] < base["p10_s"]:
+        return NONE
+    return chosen["params"]["policy"]
 
 
 @cache
 def measured_table() -> dict:
     """{device name: entry} of kernels/tuned/l2_persist.json ({} if absent or unreadable); each entry keeps
-    ``device`` and ``decisions``: [(region / set-aside ratio, policy)] ascending, policy HIT1 or TUNED."""
+    ``device`` and ``choices``: [(table bytes, policy)] ascending, one per table size (:func:`decide` at each
+    stream size; a window only where every stream size measured took the same one)."""
     from ..tune.table import read_devices
 
     out = {}
     for name, e in read_devices(TUNED_PATH, "l2_persist").items():
+        by_table: dict[float, set] = {}
         try:
-            decisions = sorted((float(s), d["policy"]) for s, d in e.get("decisions", {}).items()
-                               if d.get("policy") in (HIT1, TUNED) and float(s) > 0)
-        except (AttributeError, TypeError, ValueError):  # a hand-damaged entry: as if absent
+            for shape in e["chosen"]:  # TABLE:STREAM in MiB
+                by_table.setdefault(float(shape.split(":")[0]) * 2**20, set()).add(decide(e, shape))
+        except (AttributeError, KeyError, TypeError, ValueError):  # a hand-damaged or older entry: as if absent
             continue
-        if decisions:
-            out[name] = dict(device=e["device"], decisions=decisions)
+        # persist_l2 does not know the stream beside the array: a window only where it won with every stream measured
+        choices = sorted((size, next(iter(d)) if len(d) == 1 else NONE) for size, d in by_table.items())
+        if choices:
+            out[name] = dict(device=e["device"], choices=choices)
     return out
 
 
@@ -74,28 +84,23 @@ def measured_entry(device: dict, table: dict | None = None) -> dict | None:
     return None
 
 
-def nearest_policy(ratio: float, decisions: list) -> str:
-    """The policy of the measured ratio nearest to ``ratio`` in log space (the smaller one on a tie)."""
-    return min(decisions, key=lambda d: abs(math.log(ratio / d[0])))[1]
-
-
-def choose_hit_ratio(window_bytes: int, set_aside: int, device: dict | None = None,
-                     table: dict | None = None) -> tuple[float, str]:
-    """(hit_ratio, source) for a window of ``window_bytes`` with the device's largest set-aside ``set_aside``:
-    source "measured:<device name of the entry>" or "rule" (without an entry for ``device``, or with none given)."""
-    _check_sizes(window_bytes, set_aside)
+def measured_policy(nbytes: int, device: dict | None = None, table: dict | None = None) -> tuple[str, str]:
+    """(setting, source) for an array of ``nbytes``: the measured choice at the nearest table size (log space; the
+    smaller on a tie), source "measured:<device name of the entry>"; without an entry ("set-aside sized", "rule")."""
+    if nbytes <= 0:
+        raise UsageError("measured_policy: the array must have a positive byte count")
     e = measured_entry(device, table) if device else None
     if e is None:
-        return rule_hit_ratio(window_bytes, set_aside), "rule"
-    policy = nearest_policy(window_bytes / set_aside, e["decisions"])
-    ratio = 1.0 if policy == HIT1 else min(1.0, set_aside / window_bytes)
-    return ratio, f"measured:{e.get('borrowed_from', e['device']['name'])}"
+        return SIZED, "rule"
+    policy = min(e["choices"], key=lambda c: abs(math.log(nbytes / c[0])))[1]
+    return policy, f"measured:{e.get('borrowed_from', e['device']['name'])}"
 
 
 class PersistL2:
-    """The context manager :func:`persist_l2` returns. ``window`` and ``set_aside`` say what it set,
-    ``hit_ratio`` the ratio in the window and ``hit_ratio_source`` who chose it: "given" (the caller),
-    "measured:<device>" (the device whose measured entry decided) or "rule" (see the module's docstring)."""
+    """The context manager :func:`persist_l2` returns. ``policy`` is the setting ("no window", "set-aside sized",
+    "set-aside as found"), ``window`` and ``set_aside`` say what it set, ``hit_ratio`` the ratio in the window and
+    ``hit_ratio_source`` who chose: "given" (the caller), "measured:<device>" (the device whose measured entry
+    decided) or "rule" (see the module's docstring)."""
 
     def __init__(self, array, hit_ratio, stream):
         if hit_ratio is not None and (isinstance(hit_ratio, bool) or not isinstance(hit_ratio, (int, float))
@@ -109,6 +114,7 @@ class PersistL2:
         self.requested = hit_ratio
         self.hit_ratio = hit_ratio
         self.hit_ratio_source = None if hit_ratio is None else "given"
+        self.policy = None
         self.stream = stream
         self.window = None
         self.set_aside = None
@@ -126,14 +132,23 @@ class PersistL2:
         handle = l2.stream_handle(self.stream)
         nbytes = max(1, self.array.nbytes)
         prev_limit, prev_window = l2.persisting_limit(), l2.get_window(handle)
-        self.set_aside = max(prev_limit, min(nbytes, lim["max_set_aside"]))
         num_bytes = min(nbytes, lim["max_window"])
         if self.requested is None:
-            ratio, source = choose_hit_ratio(num_bytes, lim["max_set_aside"], runtime.device_info())
+            policy, source = measured_policy(nbytes, runtime.device_info())
         else:
-            ratio, source = self.requested, "given"
+            policy, source = SIZED, "given"
+        if policy == AS_FOUND and prev_limit == 0:
+            policy = NONE  # no set-aside to put the window in
+        self.policy, self.hit_ratio_source = policy, source
+        if policy == NONE:  # nothing to set: the device as found
+            self.window, self.set_aside, self.hit_ratio = None, prev_limit, None
+            self._saved = (handle, None, None)
+            _active.append(self)
+            return self
+        self.set_aside = prev_limit if policy == AS_FOUND else max(prev_limit, min(nbytes, lim["max_set_aside"]))
+        ratio = self.requested if self.requested is not None else rule_hit_ratio(num_bytes, self.set_aside)
         self.window = l2.persisting_window(self.array.data.ptr, num_bytes, ratio)
-        self.hit_ratio, self.hit_ratio_source = ratio, source
+        self.hit_ratio = ratio
         l2.set_persisting_limit(self.set_aside)
         try:
             l2.set_window(self.window, handle)
@@ -154,6 +169,8 @@ class PersistL2:
         handle, prev_limit, prev_window = self._saved
         _active.pop()
         self._saved = None
+        if prev_limit is None:  # "no window": nothing was set
+            return
         try:
             l2.set_window(prev_window, handle)
         finally:
@@ -167,11 +184,11 @@ def persist_l2(array, *, hit_ratio: float | None = None, stream=None) -> Persist
     Args:
         array: a GPU array (CuPy, ``__cuda_array_interface__`` or DLPack), C-contiguous; its bytes are the
             access policy window (clamped to the device's largest window).
-        hit_ratio: the fraction of accesses in the window that get the persisting property; None chooses
-            from the window / largest set-aside ratio: by what the ``l2_persist`` experiment measured on this
-            device (its chip) when ``kernels/tuned/l2_persist.json`` has an entry for it, else by a fixed rule
-            (1.0 up to ``HIT1_UP_TO`` x the set-aside, then set-aside / window); the module's docstring has both.
-            The context's ``hit_ratio_source`` says which decided.
+        hit_ratio: the fraction of accesses in the window that get the persisting property (the set-aside then
+            sized to the array). None chooses the setting `gpumemlab tune l2_persist` measured fastest on this
+            device (its chip) for the nearest table size - which may be no window at all, the device as found -
+            else the set-aside sized to the array with hitRatio min(1, set-aside / window); the module's
+            docstring has both. The context's ``policy`` says which setting and ``hit_ratio_source`` who chose.
         stream: the stream whose window is set (CuPy, cuda.core or a raw handle); default CuPy's current.
 
     The set-aside (``cudaLimitPersistingL2CacheSize``) is raised to cover the array (up to the device's
@@ -180,8 +197,7 @@ def persist_l2(array, *, hit_ratio: float | None = None, stream=None) -> Persist
     exception, the stream's previous window and the previous set-aside are restored and all persisting lines
     are reset to normal (``cudaCtxResetPersistingL2Cache``).
 
-    A measured "tuned" decision carries over the experiment's hitRatio rule (set-aside / region), not its window:
-    the experiment's tuned window spans min(region, set-aside) bytes, this one the whole array.
+    With "no window" chosen the context sets and restores nothing (``window`` is None, ``hit_ratio`` None).
 
     Raises:
         NoDeviceError: no GPU, or one below compute capability 8.0.

@@ -4,6 +4,6 @@ measured point) and one per-device JSON format for the results, ``kernels/tuned/
 
 ``space`` (the space as data), ``table`` (the format and its one reader: validation, a device's entry with
 same-chip borrowing, shape parsing, markdown; no GPU), ``families`` (what a family declares), ``registry`` (name -> module, one line per family),
-``matmul`` and ``reduce`` (the families), ``engine`` (check in a child process, screen, interleaved final round,
+``matmul``, ``reduce`` and ``l2_family`` (the families), ``engine`` (check in a child process, screen, interleaved final round,
 choose). ``ops/`` reads tuned tables through :mod:`gpumemlab.tune.table`.
 """

@@ -4,4 +4,5 @@ another module is one more line here. Nothing heavy is imported, so the CLI can 
 MODULES = {
     "matmul": "gpumemlab.tune.matmul",
     "reduce": "gpumemlab.tune.reduce",
+    "l2_persist": "gpumemlab.tune.l2_family",
 }
