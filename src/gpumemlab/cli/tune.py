@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-FAMILIES = ("matmul", "reduce")  # tune.families.FAMILIES, named here so that --help imports nothing heavy
+FAMILIES = ("matmul", "reduce", "host_route")  # tune.families.FAMILIES, named here so that --help imports nothing heavy
 
 
 def add_commands(sub) -> None:
