@@ -41,8 +41,8 @@ def test_a_device_array_gets_a_hint():
     (dict(workers="4"), "workers must be a positive integer, got '4'"),
     (dict(out=np.zeros(7)), "out must be a NumPy array with 8 rows like x"),
     (dict(out=[0.0] * 8), "out must be a NumPy array with 8 rows like x, got list"),
-    (dict(register="yes"), "register must be None, True or False, got 'yes'"),
-    (dict(register=1.0), "register must be None, True or False, got 1.0"),
+    (dict(register="yes"), "register must be \"auto\", None, True or False, got 'yes'"),
+    (dict(register=1.0), "register must be \"auto\", None, True or False, got 1.0"),
 ])
 def test_bad_options_are_refused_before_any_gpu_work(kw, words):
     with pytest.raises(UsageError, match=words):
@@ -126,3 +126,113 @@ def test_balance_routes_the_measured_share():
     routed = [b.register_next(10) for _ in range(30)]
     assert sum(routed) == 20 and b.registered == 200 and b.staged == 100
     assert routed[:6] == [True, False, True, True, False, True]  # spread evenly: two of every three
+
+
+# ---------------------------------------------------------------- default route, NVTX, progress, host pages
+
+@pytest.mark.parametrize("measured,route", [
+    ("none", sm.Route(None, "fallback")),      # no measurement for this host: balanced, which adapts in the call
+    (True, sm.Route(True, "table")),
+    (False, sm.Route(False, "table")),
+    (None, sm.Route(None, "table")),
+])
+def test_the_default_route_is_the_measured_one(monkeypatch, measured, route):
+    from gpumemlab.ops import _stream_route
+
+    monkeypatch.setattr(_stream_route, "default_register", lambda: measured)
+    assert sm._route("auto") == route
+    assert sm._route(False) == sm.Route(False, "argument")  # an explicit choice is never replaced
+
+
+def test_host_route_table_is_read_for_this_host_only():
+    from gpumemlab.tune.host_route import chosen_register, host_signature, parse_size
+
+    here, there = parse_size("256MiB"), "256 MiB on another CPU, 4 CPUs, 8 GiB"
+    assert here == f"256 MiB on {host_signature()}" and parse_size(here) == here
+    entry = {"chosen": {there: {"params": {"route": "staged"}}}}
+    assert chosen_register(entry) == "none" and chosen_register(None) == "none"
+    entry["chosen"][here] = {"params": {"route": "registered"}}
+    entry["chosen"][parse_size("64")] = {"params": {"route": "staged"}}
+    assert chosen_register(entry) is True  # the largest size measured on this host decides
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "big", "12 GiB"])
+def test_host_route_sizes_are_checked(text):
+    from gpumemlab.tune.host_route import parse_size
+
+    with pytest.raises(UsageError, match="host_route size"):
+        parse_size(text)
+
+
+class FakeNvtx:
+    """The nvtx package's domain API, recording what stream_map pushes and pops."""
+
+    def __init__(self):
+        self.events = []
+
+    def get_domain(self, name):
+        self.events.append(("domain", name))
+        return self
+
+    def get_event_attributes(self, message):
+        return message
+
+    def push_range(self, attrs):
+        self.events.append(("push", attrs))
+
+    def pop_range(self):
+        self.events.append(("pop",))
+
+
+def test_nvtx_ranges_are_named_by_chunk_stage_and_device():
+    from gpumemlab.ops._stream_trace import Ranges
+
+    fake = FakeNvtx()
+    ranges = Ranges(1, module=fake)
+    with ranges(3, "h2d"):
+        pass
+    with pytest.raises(ValueError), ranges(4, "fn"):
+        raise ValueError("fn failed")  # the range is closed on the way out
+    assert fake.events == [("domain", "gpumemlab"), ("push", "chunk 3 h2d dev 1"), ("pop",),
+                           ("push", "chunk 4 fn dev 1"), ("pop",)]
+
+
+def test_without_nvtx_the_ranges_do_nothing(monkeypatch):
+    import sys
+
+    from gpumemlab.ops import _stream_trace
+
+    monkeypatch.setitem(sys.modules, "nvtx", None)  # import nvtx raises ImportError
+    ranges = _stream_trace.Ranges(0)
+    assert ranges.nvtx is None and ranges(0, "fn") is _stream_trace._NULL
+
+
+def test_progress_bar_shows_bytes_rate_and_eta():
+    import io
+
+    from rich.console import Console
+
+    from gpumemlab.ops._stream_trace import Bar
+
+    buf = io.StringIO()
+    with Bar(3_000_000_000, True, console=Console(file=buf, width=120)) as bar:
+        for _ in range(3):
+            bar.advance(1_000_000_000)
+    text = buf.getvalue()
+    assert "3.0/3.0 GB" in text and " GB/s" in text and "ETA" in text
+    quiet = Bar(10, False)
+    with quiet:
+        quiet.advance(10)  # disabled: no rich objects at all
+    assert quiet.progress is None
+
+
+def test_populate_backs_pages_without_changing_data():
+    from gpumemlab.ops import _host_pages
+
+    a = np.empty(3 << 20, np.uint8)
+    a[:] = 7
+    ok = _host_pages.populate(a[5:])  # not page-aligned: the whole pages inside
+    assert ok in (True, False)  # False on kernels before 5.14 (the copy then takes the faults)
+    assert (a == 7).all()
+    assert _host_pages.populate(a[:10]) is True  # no whole page inside: nothing to do
+    assert _host_pages.thp_mode() in (None, "always", "madvise", "never")

@@ -67,8 +67,10 @@ class Bar:
         self.progress = self.task = None
         if not enabled:
             return
+        from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+        console = console if console is not None else Console(stderr=True)
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=False),
                                  _gbps_column(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
                                  transient=False, refresh_per_second=4)

@@ -358,7 +358,7 @@ REDUCE = Family(
     final_timer=TimerConfig(warmup=2, min_samples=40, min_time_s=0.5, max_samples=300),
 )
 
-FAMILIES = {f.name: f for f in (MATMUL, REDUCE, __import__("gpumemlab.tune.host_route", fromlist=["_"]).HOST_ROUTE)}
+FAMILIES = {f.name: f for f in (MATMUL, REDUCE, __import__("gpumemlab.tune.host_route", fromlist=["family"]).family())}
 
 
 def get(name: str) -> Family:

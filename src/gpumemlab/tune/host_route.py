@@ -123,7 +123,9 @@ def _check(route: str, device: dict) -> None:
             raise VerificationError(f"host_route {route}: {int((got != want).sum())} of {n} values wrong")
 
 
-def _family():
+def family():
+    """The family's declaration (built on first use: families.py registers it, and this module imports nothing of
+    families.py at load time, so either may be imported first)."""
     from .families import Family
 
     return Family(
@@ -140,8 +142,6 @@ def _family():
         screen_timer=TimerConfig(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=0.3, batch=3),
         final_timer=TimerConfig(warmup=1, min_samples=5, min_time_s=0.0, max_time_s=0.6, batch=5))
 
-
-HOST_ROUTE = _family()
 
 
 def chosen_register(entry: dict | None) -> bool | None | str:
