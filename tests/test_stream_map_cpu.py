@@ -164,27 +164,9 @@ def test_host_route_sizes_are_checked(text):
         parse_size(text)
 
 
-class FakeNvtx:
-    """The nvtx package's domain API, recording what stream_map pushes and pops."""
-
-    def __init__(self):
-        self.events = []
-
-    def get_domain(self, name):
-        self.events.append(("domain", name))
-        return self
-
-    def get_event_attributes(self, message):
-        return message
-
-    def push_range(self, attrs):
-        self.events.append(("push", attrs))
-
-    def pop_range(self):
-        self.events.append(("pop",))
-
-
 def test_nvtx_ranges_are_named_by_chunk_stage_and_device():
+    from fake_nvtx import FakeNvtx
+
     from gpumemlab.ops._stream_trace import Ranges
 
     fake = FakeNvtx()
