@@ -48,6 +48,8 @@ def cmd_tune(args) -> int:
     from ..tune import engine, families
 
     family = families.get(args.family)
+    if family.name == "host_route":
+        from ..ops import stream_map  # noqa: F401  (loading the pipeline hands it to the family it is timed by)
     command = " ".join(["gpumemlab tune", args.family] + (["--shapes", *args.shapes] if args.shapes else [])
                        + (["--configs", *args.configs] if args.configs else [])
                        + ([f"--top {args.top}"] if args.top is not None else []))

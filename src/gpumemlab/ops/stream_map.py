@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
+from ..tune.host_route import register_pipeline
 from ._host_pages import advise_huge, populate
 from ._stream_trace import Bar, Ranges
 
@@ -152,7 +153,8 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
     if type(x).__module__.split(".")[0] == "dask":
         from .stream_map_dask import stream_map_dask
 
-        return stream_map_dask(fn, x, chunk_bytes=chunk_bytes, streams=streams, workers=workers, register=register)
+        return stream_map_dask(stream_map, fn, x, chunk_bytes=chunk_bytes, streams=streams, workers=workers,
+                               register=register)
     x = _check_input(x)
     if not callable(fn):
         raise UsageError(f"stream_map: fn must be callable, got {type(fn).__name__}")
@@ -810,3 +812,6 @@ def _union_ms(intervals: list[tuple[float, float]]) -> float:
         total += b - max(a, end)
         end = b
     return total
+
+
+register_pipeline(stream_map)  # `gpumemlab tune host_route` times this function (tune/ is below ops/)

@@ -17,8 +17,9 @@ import numpy as np
 from ..errors import UsageError
 
 
-def stream_map_dask(fn, x, **options):
-    """A Dask array: ``stream_map(fn, block, **options)`` per block of ``x`` (lazy; call ``.compute()``)."""
+def stream_map_dask(pipeline, fn, x, **options):
+    """A Dask array: ``pipeline(fn, block, **options)`` per block of ``x`` (lazy; call ``.compute()``);
+    ``pipeline`` is :func:`gpumemlab.stream_map` (passed in: it is the caller)."""
     if not callable(fn):
         raise UsageError(f"stream_map: fn must be callable, got {type(fn).__name__}")
     if x.ndim == 0 or x.shape[0] == 0:
@@ -28,14 +29,14 @@ def stream_map_dask(fn, x, **options):
     rows = x.shape[0]
     # whole rows per block, as 2-D (rows, row elements): the map needs no axis bookkeeping when fn changes the
     # trailing shape; each task views its block in x's row shape again and flattens fn's rows
-    flat = x.rechunk({axis: -1 for axis in range(1, x.ndim)}).reshape(rows, -1)
+    flat = x.rechunk(dict.fromkeys(range(1, x.ndim), -1)).reshape(rows, -1)
     starts = np.concatenate([[0], np.cumsum(flat.chunks[0])]).tolist()
-    sample = dask.delayed(_Block(fn, options, [0, 1], x.shape[1:], flatten=False))(flat[:1]).compute()
+    sample = dask.delayed(_Block(pipeline, fn, options, [0, 1], x.shape[1:], flatten=False))(flat[:1]).compute()
     if not isinstance(sample, np.ndarray) or sample.ndim == 0 or sample.shape[0] != 1:
         raise UsageError(f"stream_map: fn must keep the leading dimension (one row gave "
                          f"{getattr(sample, 'shape', type(sample).__name__)})")
     tail = sample.shape[1:]
-    y = flat.map_blocks(_Block(fn, options, starts, x.shape[1:], flatten=True), dtype=sample.dtype,
+    y = flat.map_blocks(_Block(pipeline, fn, options, starts, x.shape[1:], flatten=True), dtype=sample.dtype,
                         chunks=(flat.chunks[0], (math.prod(tail),)), meta=np.empty((0, 0), sample.dtype))
     return y.reshape(rows, *tail)
 
@@ -43,18 +44,17 @@ def stream_map_dask(fn, x, **options):
 class _Block:
     """The task of one block (a class, not a closure: it pickles to remote workers)."""
 
-    def __init__(self, fn, options: dict, starts: list[int], row_shape: tuple, flatten: bool):
-        self.fn, self.options, self.starts, self.row_shape, self.flatten = fn, options, starts, row_shape, flatten
+    def __init__(self, pipeline, fn, options: dict, starts: list[int], row_shape: tuple, flatten: bool):
+        self.pipeline, self.fn, self.options = pipeline, fn, options
+        self.starts, self.row_shape, self.flatten = starts, row_shape, flatten
 
     def __call__(self, block: np.ndarray, block_info=None) -> np.ndarray:
-        from . import stream_map as pipeline
-
         if block.shape[0] == 0:  # dask's own probes of the function (meta) carry no rows
             return block
         index = (block_info or {}).get(0, {}).get("chunk-location", (0,))
         x = np.ascontiguousarray(block).reshape(block.shape[0], *self.row_shape)
         try:
-            y = pipeline.stream_map(self.fn, x, **self.options)
+            y = self.pipeline(self.fn, x, **self.options)
         except BaseException as exc:
             lo = self.starts[index[0]]
             exc.add_note(f"gpumemlab.stream_map (dask): in block {index[0]} (rows {lo}:{lo + block.shape[0]} of x)")
