@@ -165,10 +165,11 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
         raise UsageError(f"stream_map: register must be \"auto\", None, True or False, got {register!r}")
     devices = _check_devices(devices)
     plan = _plan(x, chunk_bytes, streams, workers)
+    devices = None if devices is None else _check_ordinals(devices)
     route = _route(register)
     with Bar(x.nbytes, bool(progress)) as bar:
         if devices is not None:
-            return _spread(fn, x, out, plan, route, _check_ordinals(devices), profile, bar)
+            return _spread(fn, x, out, plan, route, devices, profile, bar)
         pipe = _Pipeline(fn, x, _Output(out), plan, route, bar=bar)
         ok = False
         try:
