@@ -40,7 +40,12 @@ def test_threaded_scheduler_equals_the_in_process_call(cp):
 def cuda_cluster(two_gpus):
     pytest.importorskip("dask_cuda")
     distributed = pytest.importorskip("distributed")
+    import sys
+
+    import cloudpickle
     from dask_cuda import LocalCUDACluster
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
 
     with LocalCUDACluster(CUDA_VISIBLE_DEVICES="0,1", n_workers=2, threads_per_worker=1,
                           dashboard_address=None, protocol="tcp") as cluster, distributed.Client(cluster) as client:
