@@ -191,7 +191,7 @@ def test_a_cupy_chain_fn_on_two_devices_is_bit_identical_to_one(cp):
         one = stream_map(chain, xb.array, chunk_bytes=1 << 20)
         two, st = stream_map(chain, xb.array, out=ob.array, chunk_bytes=1 << 20, devices=[0, 1], profile=True)
         assert two.tobytes() == one.tobytes() and st["out_route"] == "pinned"
-        assert [p["chunks"] for p in st["per_device"]] == [2, 2]
+        assert [p["chunks"] for p in st["per_device"]] == [8, 8]
         assert st["fn_gpu_s"] == pytest.approx(sum(p["fn_gpu_s"] for p in st["per_device"]))
 
 
