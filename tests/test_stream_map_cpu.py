@@ -208,13 +208,20 @@ def test_progress_bar_shows_bytes_rate_and_eta():
     assert quiet.progress is None
 
 
-def test_populate_backs_pages_without_changing_data():
-    from gpumemlab.ops import _host_pages
+class FakeBuffer:
+    def __init__(self, nbytes):
+        self.nbytes, self.closed = nbytes, False
 
-    a = np.empty(3 << 20, np.uint8)
-    a[:] = 7
-    ok = _host_pages.populate(a[5:])  # not page-aligned: the whole pages inside
-    assert ok in (True, False)  # False on kernels before 5.14 (the copy then takes the faults)
-    assert (a == 7).all()
-    assert _host_pages.populate(a[:10]) is True  # no whole page inside: nothing to do
-    assert _host_pages.thp_mode() in (None, "always", "madvise", "never")
+    def close(self):
+        self.closed = True
+
+
+def test_the_staging_cache_keeps_each_devices_share(monkeypatch):
+    monkeypatch.setattr(sm, "_staging", [])
+    first, second = [FakeBuffer(400) for _ in range(2)], [FakeBuffer(400) for _ in range(2)]
+    sm._keep_staging(first, limit=2 * 1000)   # two devices' pipelines closing one after the other
+    sm._keep_staging(second, limit=2 * 1000)
+    assert sm._staging == second[::-1] + first[::-1] and not any(b.closed for b in first + second)
+    sm._keep_staging([FakeBuffer(400)], limit=1000)  # over the limit: the oldest are freed
+    assert [b.closed for b in first] == [True, True] and [b.closed for b in second] == [True, False]
+    assert sum(b.nbytes for b in sm._staging) == 800

@@ -31,6 +31,33 @@ HEAVY = ("float32 x, int32 iters", "float32 y",
          "float v = x; for (int i = 0; i < iters; ++i) v = fmaf(v, 0.999f, 0.001f); y = v;", "gml_probe_heavy")
 
 
+MADV_NOHUGEPAGE, MADV_POPULATE_WRITE = 15, 23
+_libc = None
+
+
+def madvise(a: np.ndarray, advice: int) -> bool:
+    """madvise over the whole pages of ``a`` (False where the kernel refuses)."""
+    import ctypes
+    import ctypes.util
+    import mmap
+
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    page = mmap.PAGESIZE
+    first, last = -(-a.ctypes.data // page) * page, (a.ctypes.data + a.nbytes) // page * page
+    return last <= first or _libc.madvise(first, last - first, advice) == 0
+
+
+def thp_mode() -> str | None:
+    try:
+        text = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    except OSError:
+        return None
+    return next((w[1:-1] for w in text.split() if w.startswith("[")), None)
+
+
 def chain(c):
     for _ in range(CHAIN_STEPS):
         c = c * 1.0001 + 0.25
@@ -106,10 +133,8 @@ def gpu_node(ordinal: int) -> int | None:
 # ---------------------------------------------------------------- sections
 
 def host_section(x, samples, workers, res):
-    from gpumemlab.ops import _host_pages
-
     nodes = numa_cpus()
-    res["host"] = dict(thp=_host_pages.thp_mode(), cpus=os.cpu_count(), numa_nodes=len(nodes),
+    res["host"] = dict(thp=thp_mode(), cpus=os.cpu_count(), numa_nodes=len(nodes),
                        gpu0_node=gpu_node(0))
     out = np.empty_like(x)
     out[:] = 0
@@ -121,13 +146,14 @@ def host_section(x, samples, workers, res):
         def run():
             o = np.empty_like(x)
             if advice is not None:
-                _host_pages._madvise(o.ctypes.data, o.nbytes, advice)
+                madvise(o, advice)
             threaded_copy(o, x, workers, before)
             fresh["last"] = o
         return run
     rows["memcpy into a new out (first touch)"] = timed(new_out(), samples)
-    rows["memcpy into a new out, populated first (MADV_POPULATE_WRITE)"] = timed(new_out(_host_pages.populate), samples)
-    rows["memcpy into a new out, huge pages refused (MADV_NOHUGEPAGE)"] = timed(new_out(advice=15), samples)
+    rows["memcpy into a new out, populated first (MADV_POPULATE_WRITE)"] = timed(
+        new_out(lambda part: madvise(part, MADV_POPULATE_WRITE)), samples)
+    rows["memcpy into a new out, huge pages refused (MADV_NOHUGEPAGE)"] = timed(new_out(advice=MADV_NOHUGEPAGE), samples)
     node = res["host"]["gpu0_node"]
     if len(nodes) > 1 and node in nodes:
         near, far = sorted(nodes[node]), sorted(set().union(*(c for n, c in nodes.items() if n != node)))
@@ -253,11 +279,8 @@ def fn_section(name, fn, x, samples, res, two, chunk=64 << 20):
 
 
 def dask_section(gib, res, samples):
-    import dask.array as da
     import distributed
     from dask_cuda import LocalCUDACluster
-
-    from gpumemlab import stream_map
 
     n = int(gib * 2**30) // 4
     rows = {}
@@ -267,39 +290,53 @@ def dask_section(gib, res, samples):
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, range(workers))), n_workers=workers,
                               threads_per_worker=1, dashboard_address=None, protocol="tcp") as cluster, \
                 distributed.Client(cluster) as client:
-            for name, fn in (("chain", chain), ("heavy", heavy)):
-                # identical to the in-process call (checked on 64 MiB gathered back)
-                got = stream_map(fn, da.from_array(small, chunks=1 << 22)).compute()
-                if not same_bits(got, stream_map(fn, small)):
-                    _fail(f"dask {name} {workers} workers")
-                dx = (da.arange(n, chunks=1 << 26, dtype=np.float32) % 1000 / 1000 + 0.5).astype(np.float32)
-                dx = dx.persist()
-                distributed.wait(dx)
-
-                def run(dx=dx, fn=fn):
-                    y = stream_map(fn, dx).persist()
-                    distributed.wait(y)
-                    del y
-                rows[f"dask {name}, {workers} worker(s), blocks of 256 MiB on the workers"] = timed(run, samples)
-                del dx
+            try:
+                dask_rows(client, rows, workers, n, small, heavy, samples)
+            except Exception:
+                logs = client.get_worker_logs(n=30)
+                res["dask_worker_logs"] = {w: [m for _, m in lines] for w, lines in logs.items()}
+                raise
             client.close()
     res["dask"] = {k: dict(v, gbps=rate(v, n * 4)) for k, v in rows.items()}
 
 
-class _heavy:
-    """The fused heavy fn (a class: it pickles to Dask workers, each compiling the kernel once)."""
+def dask_rows(client, rows, workers, n, small, heavy, samples):
+    """Each fn through a cluster of ``workers``: identical to the in-process call, then timed on blocks made on the
+    workers (persisted first: the timing holds no data movement from this process)."""
+    import dask.array as da
+    import distributed
 
-    kernels: dict = {}
+    from gpumemlab import stream_map
+
+    for name, fn in (("chain", chain), ("heavy", heavy)):
+        got = stream_map(fn, da.from_array(small, chunks=1 << 22)).compute()  # 64 MiB gathered back
+        if not same_bits(got, stream_map(fn, small)):
+            _fail(f"dask {name} {workers} workers")
+        dx = (da.arange(n, chunks=1 << 26, dtype=np.float32) % 1000 / 1000 + 0.5).astype(np.float32).persist()
+        distributed.wait(dx)
+
+        def run(dx=dx, fn=fn):
+            distributed.wait(stream_map(fn, dx).persist())
+        rows[f"dask {name}, {workers} worker(s), blocks of 256 MiB on the workers"] = timed(run, samples)
+        del dx
+
+
+class _heavy:
+    """The fused heavy fn (a class: it pickles to Dask workers without its compiled kernel, which belongs to this
+    process's CUDA context; each process compiles its own)."""
 
     def __init__(self, iters: int):
-        self.iters = iters
+        self.iters, self.kernel = iters, None
+
+    def __getstate__(self):
+        return dict(iters=self.iters, kernel=None)
 
     def __call__(self, c):
         import cupy
 
-        if "k" not in self.kernels:
-            self.kernels["k"] = cupy.ElementwiseKernel(*HEAVY)
-        return self.kernels["k"](c, np.int32(self.iters))
+        if self.kernel is None:
+            self.kernel = cupy.ElementwiseKernel(*HEAVY)
+        return self.kernel(c, np.int32(self.iters))
 
 
 def table(res) -> str:

@@ -8,21 +8,23 @@ memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes t
         registered: its page-aligned interior is page-locked in place (cudaHostRegister) by the "pinner" thread
                     and DMAed straight from x; the partial pages at its two ends go through a small pinned buffer
         staged:     host threads copy it into a pinned staging buffer
-    -> H2D on the "up" stream -> fn(chunk) on the slot's stream -> D2H on the "down" stream into the slot's pinned
-       output buffer (events chain the three; one stream per direction keeps H2D and D2H on different copy engines)
+    -> H2D on the "up" stream -> fn(chunk) on the "compute" stream -> D2H on the "down" stream into the slot's
+       pinned output buffer (events chain the three; one stream per direction keeps H2D and D2H on different copy
+       engines; one compute stream runs fn chunk after chunk, as the caller's own loop would)
     -> (once the D2H has completed) host threads copy it into out[k]; the pinner unregisters the input
 
 Why two routes (docs/notes/stream_map.md): page-locking does not scale with threads (the driver serializes it), so
 it is a serial resource next to the copy threads; with ``register=None`` :class:`Balance` registers the share of
 chunks that makes the pinner and the copy threads finish together, from their costs per byte measured during the
-call. Measured on an H100 host, neither registering nor the mix beat staging alone (registration also slowed the
-H2D copies), so staging is the default. ``x`` that is already page-locked is DMAed from directly, and a
-page-locked ``out`` is DMAed into directly: a caller who keeps both pinned pays no host copy at all.
+call. Which route is fastest depends on the host, so the default (``register="auto"``) is the one
+``gpumemlab tune host_route`` measured for this GPU and host, else the balance. ``x`` that is already page-locked is
+DMAed from directly, and a page-locked ``out`` is DMAed into directly: a caller who keeps both pinned pays no host
+copy at all.
 
 Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept for
-the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
-device buffers, registrations, worker threads) is released on return; after an exception from ``fn`` or Ctrl-C
-the staging buffers are freed too.
+the next one (at most ``STAGING_CACHE_BYTES`` per device of the call; :func:`release_staging` frees them).
+Everything else (streams, device buffers, registrations, worker threads) is released on return; after an exception
+from ``fn`` or Ctrl-C the staging buffers are freed too.
 
 With ``devices=[0, 1, ...]`` one such pipeline runs per GPU, each in a host thread of its own with its own streams,
 device chunks and staging buffers; chunk ``k`` goes to ``devices[k % len(devices)]`` and each writes its rows of
@@ -48,12 +50,11 @@ import numpy as np
 
 from ..errors import UsageError
 from ..tune.host_route import register_pipeline
-from ._host_pages import advise_huge, populate
 from ._stream_trace import Bar, Ranges
 
 DEFAULT_CHUNK_BYTES = 64 << 20   # 64 MiB: ~1 ms per transfer on PCIe Gen5, so per-copy overhead stays < 1%
 MAX_WORKERS = 16
-STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls
+STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls, per device of the call
 MIN_REGISTER_BYTES = 1 << 20     # below this a chunk is staged: registering has a fixed cost per call
 AHEAD = 2                        # chunks whose input is being made page-locked while one is issued
 # chunks of fn queued on the GPU before the host waits: a chain of many small CuPy calls must not fill CUDA's
@@ -90,15 +91,15 @@ def _staged(buf, dtype, shape) -> np.ndarray:
     return buf.array[:count].view(dtype).reshape(shape)
 
 
-def _keep_staging(buffers: list) -> None:
-    """Cache the buffers of a successful call (newest first), freeing what exceeds the cache size."""
+def _keep_staging(buffers: list, limit: int) -> None:
+    """Cache the buffers of a successful call (newest first), freeing what exceeds ``limit`` bytes."""
     with _staging_lock:
         for buf in buffers:
             _staging.insert(0, buf)
         total = 0
         for buf in list(_staging):
             total += buf.nbytes
-            if total > STAGING_CACHE_BYTES:
+            if total > limit:
                 _staging.remove(buf)
                 buf.close()
 
@@ -369,7 +370,6 @@ class _Output:
 
     def __init__(self, out):
         self.out, self.dtype, self.tail = out, None, None
-        self.fresh = False  # made by stream_map: no page backed yet
         self.lock = threading.Lock()
 
 
@@ -389,6 +389,7 @@ class _Pipeline:
         self.out = output.out
         self.chunk_ids = list(range(plan.chunks) if chunks is None else chunks)
         self.device, self.cancel, self.after = device, cancel, after  # after: an event the caller's work recorded
+        self.devices_in_call = 1
         self.row_bytes = x.dtype.itemsize * math.prod(x.shape[1:])
         self.mode = _host_mode(x)
         if self.register is False and self.mode == "register":
@@ -422,8 +423,7 @@ class _Pipeline:
 
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
         self.up, self.down, self.compute = (cupy.cuda.Stream(non_blocking=True) for _ in range(3))
-        for stream in (self.up, self.down, self.compute):
-            _live_streams.add(stream)
+        _live_streams.update((self.up, self.down, self.compute))
         for _ in range(min(self.plan.streams, len(self.chunk_ids))):
             slot = _Slot(None, None)
             self.slots.append(slot)
@@ -432,11 +432,7 @@ class _Pipeline:
     # -------------------------------------------------------------- main loop
     def run(self) -> np.ndarray:
         t0 = time.perf_counter()
-        self.start.record(self.origin)
-        for stream in self._streams():  # work the caller queued before (e.g. arrays fn reads) comes first
-            stream.wait_event(self.start)
-            if self.after is not None:
-                stream.wait_event(self.after)
+        self._after_caller()
         ahead, ids = AHEAD, self.chunk_ids
         for k in ids[:ahead]:
             self.inputs[k] = self._prepare(k)
@@ -464,6 +460,14 @@ class _Pipeline:
         return self.out
 
     # -------------------------------------------------------------- inputs
+    def _after_caller(self) -> None:
+        """Work the caller queued before (e.g. arrays fn reads) comes first on every stream of the pipeline."""
+        self.start.record(self.origin)
+        for stream in self._streams():
+            stream.wait_event(self.start)
+            if self.after is not None:
+                stream.wait_event(self.after)
+
     def _bounds(self, k: int) -> tuple[int, int]:
         return k * self.plan.rows, min(self.x.shape[0], (k + 1) * self.plan.rows)
 
@@ -528,8 +532,8 @@ class _Pipeline:
         ev = [cupy.cuda.Event() for _ in range(5)]
         # H2D on `up`, fn on `compute`, D2H on `down`, chained by events: the two directions never share a copy
         # engine's queue, so chunk k+1's H2D runs during chunk k's D2H; fn runs chunk after chunk on one stream as
-        # in the caller's own loop (its temporaries reuse one pool arena, its kernels keep their L2 and order)
-        s = self.compute
+        # in the caller's own loop (its temporaries reuse one pool arena, its kernels keep their order). No stream
+        # is held in a local here: a failing fn's traceback keeps this frame, and with it whatever it names
         ev[0].record(self.up)
         copies = list(src.copies)
         if src.route == "registered":  # the partial pages at both ends, through the slot's pinned edge buffer
@@ -546,12 +550,12 @@ class _Pipeline:
                     runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice,
                                         self.up.ptr)
         ev[1].record(self.up)
-        s.wait_event(ev[1])
+        self.compute.wait_event(ev[1])
         self.routes[src.route] += 1
         slot.source = src
         chunk = slot.d_in[: hi - lo]
         self._bound_queue()
-        s.use()
+        self.compute.use()
         t = time.perf_counter()
         try:
             with self.ranges(k, "fn"):
@@ -569,7 +573,7 @@ class _Pipeline:
         finally:
             self.host_s["fn"] += time.perf_counter() - t
             self.origin.use()
-        ev[2].record(s)
+        ev[2].record(self.compute)
         self.fn_queue.append(ev[2])
         if self.out_dtype is None:  # the first chunk's result decides the output
             self._make_output_buffers(y)
@@ -609,7 +613,7 @@ class _Pipeline:
         self.bar.advance((r.stop - r.start) * self.row_bytes)
         if not self.out_direct:
             src = _staged(slot.pin_out, self.out_dtype, (r.stop - r.start, *self.out_tail))
-            slot.copy_out = self._copy(self.out[r], src, fresh=self.output.fresh)
+            slot.copy_out = self._copy(self.out[r], src)
         slot.chunk, slot.result, slot.source = None, None, None
 
     # -------------------------------------------------------------- results
@@ -650,10 +654,7 @@ class _Pipeline:
     def _new_output(self, out):
         want = (self.x.shape[0], *self.out_tail)
         if out is None:
-            out = np.empty(want, dtype=self.out_dtype)
-            advise_huge(out)
-            self.output.fresh = True  # each copy part backs its pages in one call first (_host_pages)
-            return out
+            return np.empty(want, dtype=self.out_dtype)
         if not isinstance(out, np.ndarray) or out.shape != want or out.dtype != self.out_dtype:
             got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
             raise UsageError(f"stream_map: out must be a NumPy {self.out_dtype} array of shape {want}, got {got}")
@@ -662,19 +663,15 @@ class _Pipeline:
         return out
 
     # -------------------------------------------------------------- host copies
-    def _copy(self, dst: np.ndarray, src: np.ndarray, fresh: bool = False) -> list:
-        """Copy ``src`` into ``dst`` with the worker threads (row blocks); the futures. ``fresh``: ``dst`` is part
-        of the new ``out``, whose pages each part backs first."""
+    def _copy(self, dst: np.ndarray, src: np.ndarray) -> list:
+        """Copy ``src`` into ``dst`` with the worker threads (row blocks); the futures."""
         n = dst.shape[0]
         parts = min(self.plan.workers, n)
         bounds = [n * i // parts for i in range(parts + 1)]
-        return [self.pool.submit(self._copy_part, dst, src, a, b, fresh)
-                for a, b in zip(bounds, bounds[1:]) if b > a]
+        return [self.pool.submit(self._copy_part, dst, src, a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
-    def _copy_part(self, dst: np.ndarray, src: np.ndarray, a: int, b: int, fresh: bool) -> None:
+    def _copy_part(self, dst: np.ndarray, src: np.ndarray, a: int, b: int) -> None:
         t = time.perf_counter()
-        if fresh:
-            populate(dst[a:b])
         copy_rows(dst, src, a, b)
         self.balance.add_copy(time.perf_counter() - t, dst[a:b].nbytes)
 
@@ -719,7 +716,9 @@ class _Pipeline:
             self.fn_queue.clear()
             self.origin.use()
             if keep_staging:
-                _keep_staging(staging)
+                # every device's pipeline keeps its own share: a cache smaller than all of them together makes
+                # each call of several devices page-lock new buffers (cudaHostAlloc costs about a copy's time)
+                _keep_staging(staging, STAGING_CACHE_BYTES * self.devices_in_call)
             else:
                 for buf in staging:
                     buf.close()
@@ -743,6 +742,7 @@ def _spread(fn, x, out, plan: Plan, route: Route, devices: list[int], profile: b
         cupy.cuda.Device(device).use()  # this thread's current device
         pipe = pipes[i] = _Pipeline(fn, x, output, share, route, chunks=range(i, plan.chunks, n), device=device,
                                     cancel=cancel, after=after, bar=bar)
+        pipe.devices_in_call = n
         ok = False
         try:
             pipe.setup()
