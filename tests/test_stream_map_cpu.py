@@ -41,8 +41,8 @@ def test_a_device_array_gets_a_hint():
     (dict(workers="4"), "workers must be a positive integer, got '4'"),
     (dict(out=np.zeros(7)), "out must be a NumPy array with 8 rows like x"),
     (dict(out=[0.0] * 8), "out must be a NumPy array with 8 rows like x, got list"),
-    (dict(register="yes"), "register must be None, True or False, got 'yes'"),
-    (dict(register=1.0), "register must be None, True or False, got 1.0"),
+    (dict(register="yes"), "register must be \"auto\", None, True or False, got 'yes'"),
+    (dict(register=1.0), "register must be \"auto\", None, True or False, got 1.0"),
 ])
 def test_bad_options_are_refused_before_any_gpu_work(kw, words):
     with pytest.raises(UsageError, match=words):
@@ -126,3 +126,102 @@ def test_balance_routes_the_measured_share():
     routed = [b.register_next(10) for _ in range(30)]
     assert sum(routed) == 20 and b.registered == 200 and b.staged == 100
     assert routed[:6] == [True, False, True, True, False, True]  # spread evenly: two of every three
+
+
+# ---------------------------------------------------------------- default route, NVTX, progress, host pages
+
+@pytest.mark.parametrize("measured,route", [
+    ("none", sm.Route(None, "fallback")),      # no measurement for this host: balanced, which adapts in the call
+    (True, sm.Route(True, "table")),
+    (False, sm.Route(False, "table")),
+    (None, sm.Route(None, "table")),
+])
+def test_the_default_route_is_the_measured_one(monkeypatch, measured, route):
+    from gpumemlab.ops import _stream_route
+
+    monkeypatch.setattr(_stream_route, "default_register", lambda: measured)
+    assert sm._route("auto") == route
+    assert sm._route(False) == sm.Route(False, "argument")  # an explicit choice is never replaced
+
+
+def test_host_route_table_is_read_for_this_host_only():
+    from gpumemlab.tune.host_route import chosen_register, host_signature, parse_size
+
+    here, there = parse_size("256MiB"), "256 MiB on another CPU, 4 CPUs, 8 GiB"
+    assert here == f"256 MiB on {host_signature()}" and parse_size(here) == here
+    entry = {"chosen": {there: {"params": {"route": "staged"}}}}
+    assert chosen_register(entry) == "none" and chosen_register(None) == "none"
+    entry["chosen"][here] = {"params": {"route": "registered"}}
+    entry["chosen"][parse_size("64")] = {"params": {"route": "staged"}}
+    assert chosen_register(entry) is True  # the largest size measured on this host decides
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "big", "12 GiB"])
+def test_host_route_sizes_are_checked(text):
+    from gpumemlab.tune.host_route import parse_size
+
+    with pytest.raises(UsageError, match="host_route size"):
+        parse_size(text)
+
+
+def test_nvtx_ranges_are_named_by_chunk_stage_and_device():
+    from fake_nvtx import FakeNvtx
+
+    from gpumemlab.ops._stream_trace import Ranges
+
+    fake = FakeNvtx()
+    ranges = Ranges(1, module=fake)
+    with ranges(3, "h2d"):
+        pass
+    with pytest.raises(ValueError), ranges(4, "fn"):
+        raise ValueError("fn failed")  # the range is closed on the way out
+    assert fake.events == [("domain", "gpumemlab"), ("push", "chunk 3 h2d dev 1"), ("pop",),
+                           ("push", "chunk 4 fn dev 1"), ("pop",)]
+
+
+def test_without_nvtx_the_ranges_do_nothing(monkeypatch):
+    import sys
+
+    from gpumemlab.ops import _stream_trace
+
+    monkeypatch.setitem(sys.modules, "nvtx", None)  # import nvtx raises ImportError
+    ranges = _stream_trace.Ranges(0)
+    assert ranges.nvtx is None and ranges(0, "fn") is _stream_trace._NULL
+
+
+def test_progress_bar_shows_bytes_rate_and_eta():
+    import io
+
+    from rich.console import Console
+
+    from gpumemlab.ops._stream_trace import Bar
+
+    buf = io.StringIO()
+    with Bar(3_000_000_000, True, console=Console(file=buf, width=120)) as bar:
+        for _ in range(3):
+            bar.advance(1_000_000_000)
+    text = buf.getvalue()
+    assert "3.0/3.0 GB" in text and " GB/s" in text and "ETA" in text
+    quiet = Bar(10, False)
+    with quiet:
+        quiet.advance(10)  # disabled: no rich objects at all
+    assert quiet.progress is None
+
+
+class FakeBuffer:
+    def __init__(self, nbytes):
+        self.nbytes, self.closed = nbytes, False
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_staging_cache_keeps_each_devices_share(monkeypatch):
+    monkeypatch.setattr(sm, "_staging", [])
+    first, second = [FakeBuffer(400) for _ in range(2)], [FakeBuffer(400) for _ in range(2)]
+    sm._keep_staging(first, limit=2 * 1000)   # two devices' pipelines closing one after the other
+    sm._keep_staging(second, limit=2 * 1000)
+    assert sm._staging == second[::-1] + first[::-1] and not any(b.closed for b in first + second)
+    sm._keep_staging([FakeBuffer(400)], limit=1000)  # over the limit: the oldest are freed
+    assert [b.closed for b in first] == [True, True] and [b.closed for b in second] == [True, False]
+    assert sum(b.nbytes for b in sm._staging) == 800

@@ -23,7 +23,7 @@ def cp(two_gpus):
 def held(cp):
     """Pinned and registered host bytes, each device's pool, and stream_map's threads (staging cache released)."""
     from gpumemlab.gpu.host import live_bytes
-    from gpumemlab.ops.stream_map import release_staging
+    from gpumemlab.ops.stream_map import _live_streams, release_staging
 
     gc.collect()
     release_staging()
@@ -34,7 +34,7 @@ def held(cp):
             pools.append(cp.get_default_memory_pool().used_bytes())
     threads = sum(t.name.startswith("gpumemlab-stream_map") for t in threading.enumerate())
     h = live_bytes()
-    return h["pinned"], h["registered"], tuple(pools), threads
+    return h["pinned"], h["registered"], tuple(pools), threads, len(_live_streams)
 
 
 def test_peer_access_matrix_sees_the_pair(cp):
@@ -142,6 +142,57 @@ def test_a_failure_on_device_1_drains_and_frees_both_devices(cp):
     assert any("chunk 1 " in n and "on device 1" in n for n in notes), notes
     del info
     assert held(cp) == before
+
+
+@pytest.mark.parametrize("route", ["staged", "registered", "balanced", "pinned"])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("error", ["Boom", "KeyboardInterrupt"])
+def test_a_failure_on_two_devices_leaks_nothing_on_any_route(cp, route, where, error):
+    import contextlib
+
+    from test_stream_map import Boom, chain, route_input
+
+    from gpumemlab import stream_map
+
+    exc_type = Boom if error == "Boom" else KeyboardInterrupt
+    with contextlib.ExitStack() as keep:
+        x, register = route_input(route, keep)   # 16 chunks of ODD_CHUNK, 8 per device
+        bad = {"first": 0, "middle": 7, "last": 15}[where]
+
+        def fn(c):
+            if _first(c, x, bad):
+                raise exc_type("fn failed")
+            return chain(c, 3)
+
+        before = held(cp)
+        with pytest.raises(exc_type) as info:
+            stream_map(fn, x, chunk_bytes=(1 << 20) + 12, streams=3, register=register, devices=[0, 1])
+        if exc_type is Boom:
+            notes = getattr(info.value, "__notes__", [])
+            assert any(f"chunk {bad} " in n and f"on device {bad % 2}" in n for n in notes), notes
+        del info
+        assert held(cp) == before
+
+
+def _first(c, x, k: int) -> bool:
+    """Chunk ``c`` is chunk ``k`` of ``x`` (its first value is that chunk's first)."""
+    return bool(c[:1].get()[0] == x[k * 262147])
+
+
+def test_a_cupy_chain_fn_on_two_devices_is_bit_identical_to_one(cp):
+    from test_stream_map import chain
+
+    from gpumemlab import stream_map
+    from gpumemlab.gpu.host import host_array
+
+    n = 1 << 22
+    with host_array(n, np.float32) as xb, host_array(n, np.float32) as ob:
+        xb.array[:] = np.random.default_rng(4).random(n, dtype=np.float32)
+        one = stream_map(chain, xb.array, chunk_bytes=1 << 20)
+        two, st = stream_map(chain, xb.array, out=ob.array, chunk_bytes=1 << 20, devices=[0, 1], profile=True)
+        assert two.tobytes() == one.tobytes() and st["out_route"] == "pinned"
+        assert [p["chunks"] for p in st["per_device"]] == [8, 8]
+        assert st["fn_gpu_s"] == pytest.approx(sum(p["fn_gpu_s"] for p in st["per_device"]))
 
 
 def test_bench_device_1_records_name_device_1(cp, tmp_path, run_cli):

@@ -31,7 +31,7 @@ def resources(cp, release: bool = True):
     """What must come back to its starting value after any call (the staging cache of successful calls
     released first unless ``release`` is False: a failing call must have emptied it itself)."""
     from gpumemlab.gpu.host import live_bytes
-    from gpumemlab.ops.stream_map import release_staging
+    from gpumemlab.ops.stream_map import _live_streams, release_staging
 
     import gc
 
@@ -41,7 +41,7 @@ def resources(cp, release: bool = True):
         release_staging()
     threads = sum(t.name.startswith("gpumemlab-stream_map") for t in threading.enumerate())
     held = live_bytes()
-    return held["pinned"], held["registered"], cp.get_default_memory_pool().used_bytes(), threads
+    return held["pinned"], held["registered"], cp.get_default_memory_pool().used_bytes(), threads, len(_live_streams)
 
 
 def rng_array(shape, dtype, seed=0):
@@ -248,11 +248,23 @@ def test_the_balance_mixes_routes_and_matches(cp):
     assert st["routes"]["registered"] >= 1 and st["routes"]["staged"] >= 1  # the first two chunks: one of each
 
 
-def test_the_default_stages_pageable_x(cp):
+@pytest.mark.parametrize("measured,routes,source", [
+    (False, {"pinned": 0, "registered": 0, "staged": 4}, "table"),
+    (True, {"pinned": 0, "registered": 3, "staged": 1}, "table"),
+    ("none", None, "fallback"),   # not measured on this host: balanced
+])
+def test_the_default_takes_the_route_measured_for_this_host(cp, monkeypatch, measured, routes, source):
+    from gpumemlab.ops import _stream_route
+
+    monkeypatch.setattr(_stream_route, "default_register", lambda: measured)
     x = big_unaligned()
     got, st = stream_map(lambda c: c + 2, x, chunk_bytes=ODD_CHUNK, profile=True)
     np.testing.assert_array_equal(got, x + np.float32(2))
-    assert st["routes"] == {"pinned": 0, "registered": 0, "staged": 4}
+    assert st["route"] == dict(register=None if source == "fallback" else measured, source=source)
+    if routes is not None:
+        assert st["routes"] == routes
+    else:  # balanced: the first two eligible chunks, one of each route
+        assert st["routes"]["registered"] >= 1 and st["routes"]["staged"] >= 1
 
 
 def test_in_place_out_equal_to_x(cp):
@@ -323,3 +335,93 @@ def test_a_failure_on_the_registered_route_unregisters_everything(cp, where, err
     assert len(calls) == bad + 1
     done = ~np.isnan(out)
     np.testing.assert_array_equal(out[done], (x + 1)[done])
+
+
+# ---------------------------------------------------------------- fn as users write it, NVTX, progress
+
+def chain(c, steps: int = 40):
+    """A function as users write it: many small CuPy calls per chunk (2 x steps elementwise kernels)."""
+    for _ in range(steps):
+        c = c * 1.0001 + 0.25
+    return c
+
+
+def test_a_cupy_chain_fn_is_profiled_and_bit_identical_to_a_plain_loop(cp):
+    x = rng_array((1 << 21,), np.float32)
+    rows = 1 << 18
+    want = np.concatenate([chain(cp.asarray(x[lo:lo + rows])).get() for lo in range(0, x.shape[0], rows)])
+    before = resources(cp)
+    got, st = stream_map(chain, x, chunk_bytes=rows * 4, profile=True, register=False)
+    assert got.tobytes() == want.tobytes()
+    assert st["chunks"] == 8 and st["route"] == dict(register=False, source="argument")
+    # one compute stream: fn's summed GPU time is the time the stream was busy with fn
+    assert st["fn_gpu_s"] == pytest.approx(st["fn_s"], rel=1e-6)
+    assert 0 < st["fn_gpu_s"] <= st["wall_s"] and 0 < st["fn_host_s"] <= st["wall_s"]
+    assert 0 <= st["wait_gpu_s"] <= st["wall_s"]
+    assert resources(cp) == before
+
+
+def test_nvtx_ranges_name_each_chunk_stage_and_device(cp, monkeypatch):
+    import sys
+
+    from fake_nvtx import FakeNvtx
+
+    fake = FakeNvtx()
+    monkeypatch.setitem(sys.modules, "nvtx", fake)
+    x = rng_array((3000,), np.float32)
+    np.testing.assert_array_equal(stream_map(lambda c: c * 2, x, chunk_bytes=4000), x * 2)
+    pushed = [e[1] for e in fake.events if e[0] == "push"]
+    dev = cp.cuda.Device().id
+    assert pushed == [f"chunk {k} {stage} dev {dev}" for k in range(3) for stage in ("h2d", "fn", "d2h")]
+    assert sum(e[0] == "pop" for e in fake.events) == len(pushed)
+
+
+def test_progress_shows_rate_and_eta_on_stderr(cp, capsys):
+    x = rng_array((1 << 20,), np.float32)
+    np.testing.assert_array_equal(stream_map(lambda c: c + 1, x, chunk_bytes=1 << 18, progress=True), x + 1)
+    err = capsys.readouterr().err
+    assert "4.2/4.2 MB" in err and "GB/s" in err and "ETA" in err
+
+
+# ---------------------------------------------------------------- faults on every route
+
+def route_input(route: str, held):
+    """(x, register) for a route: pageable x with register=..., or x page-locked by the caller."""
+    from gpumemlab.gpu.host import host_array
+
+    x = big_unaligned(4_000_001)
+    if route == "pinned":
+        buf = held.enter_context(host_array(x.shape, np.float32))
+        buf.array[:] = x
+        return buf.array, False
+    return x, {"staged": False, "registered": True, "balanced": None}[route]
+
+
+@pytest.mark.parametrize("route", ["staged", "registered", "balanced", "pinned"])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
+def test_a_failure_on_any_route_leaks_nothing(cp, route, where, error):
+    import contextlib
+
+    with contextlib.ExitStack() as held:
+        x, register = route_input(route, held)
+        bad = {"first": 0, "middle": 7, "last": 15}[where]  # 16 chunks
+        calls = []
+
+        def fn(c):
+            calls.append(len(calls))
+            if len(calls) - 1 == bad:
+                raise error("fn failed")
+            return chain(c, 3)
+
+        before = resources(cp)
+        out = np.full(x.shape, np.nan, np.float32)
+        with pytest.raises(error) as info:
+            stream_map(fn, x, out=out, chunk_bytes=ODD_CHUNK, streams=3, register=register)
+        if error is Boom:
+            assert any(f"chunk {bad} " in n for n in getattr(info.value, "__notes__", []))
+        del info
+        assert resources(cp, release=False) == before  # no thread, stream, pinned buffer or registration left
+        assert len(calls) == bad + 1
+        done = ~np.isnan(out)
+        np.testing.assert_array_equal(out[done], chain(cp.asarray(x), 3).get()[done])

@@ -53,6 +53,8 @@ def cmd_tune(args) -> int:
     if args.install and not family.installs:
         raise UsageError(f"--install: the library reads no {family.name} table (docs/notes/tuning.md); "
                          "run without --install to measure")
+    if family.name == "host_route":
+        from ..ops import stream_map  # noqa: F401  (loading the pipeline hands it to the family it is timed by)
     command = " ".join(["gpumemlab tune", args.family] + (["--shapes", *args.shapes] if args.shapes else [])
                        + (["--configs", *args.configs] if args.configs else [])
                        + ([f"--top {args.top}"] if args.top is not None else []))

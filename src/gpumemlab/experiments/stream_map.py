@@ -1,12 +1,13 @@
 """gpumemlab.stream_map against the loop users write (cupy.asarray -> fn -> .get()) and the pinned H2D rate.
 
-A pageable host array of ``gib`` GiB goes through a light function (``x * 2 + 1``: transfer-bound) and a heavy one
-(a dependent arithmetic loop per element: compute-bound), with stream_map's input routes (``staged``, the default:
-two host copies per byte; ``registered``: every chunk page-locked in place with cudaHostRegister; ``balanced``:
-the share of chunks registered that makes the pinner and the copy threads finish together; ``caller_pinned``: x and
-out already page-locked by the caller, no host copy at all). Every variant's result is checked chunk by chunk before
-timing (light: against NumPy; heavy: against the naive loop's arithmetic); times are wall clock (the user's view:
-host work included).
+A pageable host array of ``gib`` GiB goes through a light function (``x * 2 + 1``: transfer-bound), a heavy one
+(a dependent arithmetic loop per element in one fused kernel: compute-bound) and a chain (``chain_steps`` x 2
+elementwise CuPy calls per chunk, as users write fns), with stream_map's input routes (``staged``: two host copies
+per byte; ``registered``: every chunk page-locked in place with cudaHostRegister; ``balanced``: the share of chunks
+registered that makes the pinner and the copy threads finish together; ``default``: what stream_map picks for this
+host; ``caller_pinned``: x and out already page-locked by the caller, no host copy at all). Every variant's result
+is checked chunk by chunk before timing (light: against NumPy; heavy and chain: against the naive loop's
+arithmetic); times are wall clock (the user's view: host work included).
 ``--param gib=16 --param fns=light --param routes=staged --param workers=16`` is the 16 GiB run (the naive
 loop alone takes 10 x 7-14 s there). With two GPUs or more, each fn also runs with ``devices=[0]`` and ``[0, 1]`` on
 the same input (caller-pinned when that route is measured, else staged): the speedup of two GPUs over one.
@@ -30,6 +31,13 @@ from ._declare import Case, Check, Claim, Experiment, seed
 HOST_TIMER = TimerConfig(warmup=1, min_samples=10, min_time_s=0.0, max_time_s=0.0)  # gigabytes per call: 10 are plenty
 HEAVY = ("float32 x, int32 iters", "float32 y",
          "float v = x; for (int i = 0; i < iters; ++i) v = fmaf(v, 0.999f, 0.001f); y = v;", "gml_heavy")
+
+
+def cupy_chain(c, steps: int):
+    """A fn as users write it: 2 x steps elementwise CuPy calls per chunk (each its own kernel and temporary)."""
+    for _ in range(steps):
+        c = c * 1.0001 + 0.25
+    return c
 
 
 def pageable_array(n: int, seed: int) -> np.ndarray:
@@ -57,7 +65,8 @@ def host_copy(dst: np.ndarray, src: np.ndarray, workers: int) -> None:
             f.result()
 
 
-ROUTES = {"staged": False, "registered": True, "balanced": None}  # stream_map's register= per route name
+# stream_map's register= per route name; "default": the route measured for this host (tune host_route), else balanced
+ROUTES = {"staged": False, "registered": True, "balanced": None, "default": "auto"}
 # x and out in page-locked memory the caller allocated (cudaHostAlloc): DMA both ways in place, no host copy
 CALLER_PINNED = "caller_pinned"
 
@@ -88,16 +97,18 @@ def cases(session, params):
     n = int(gib * 2**30) // 4
     chunk = params["chunk_mib"] << 20
     rows = chunk // 4
-    for key, known in (("fns", ("light", "heavy")), ("routes", (*ROUTES, CALLER_PINNED))):
+    for key, known in (("fns", ("light", "heavy", "chain")), ("routes", (*ROUTES, CALLER_PINNED))):
         unknown = [v for v in params[key] if v not in known]
         if unknown:
             raise UsageError(f"stream_map: unknown {key} value {unknown[0]!r}; known: {', '.join(known)}")
     x = pageable_array(n, session.seed)
     heavy_kernel = cupy.ElementwiseKernel(*HEAVY)
-    fns = {"light": lambda c: c * 2 + 1, "heavy": lambda c: heavy_kernel(c, np.int32(params["heavy_iters"]))}
+    fns = {"light": lambda c: c * 2 + 1, "heavy": lambda c: heavy_kernel(c, np.int32(params["heavy_iters"])),
+           "chain": lambda c: cupy_chain(c, params["chain_steps"])}
     # light: NumPy rounds x * 2 + 1 like the GPU (two float32 operations); heavy: the naive loop's own arithmetic
     refs = {"light": lambda lo, hi: x[lo:hi] * np.float32(2) + np.float32(1),
-            "heavy": lambda lo, hi: fns["heavy"](cupy.asarray(x[lo:hi])).get()}
+            "heavy": lambda lo, hi: fns["heavy"](cupy.asarray(x[lo:hi])).get(),
+            "chain": lambda lo, hi: fns["chain"](cupy.asarray(x[lo:hi])).get()}
     common = dict(gib=gib, chunk_mib=params["chunk_mib"])
     moved = dict(reads=x.nbytes, writes=x.nbytes)
     host = dict(ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER)
@@ -145,19 +156,21 @@ def cases(session, params):
                                after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
             if runtime.device_count() >= 2:
                 route = CALLER_PINNED if CALLER_PINNED in arrays else "staged"
-                yield from device_cases(fn, *arrays[route], chunk, rows, refs[name], dict(p, route=route), moved, host)
+                yield from device_cases(fn, *arrays[route], chunk, rows, refs[name], dict(p, route=route), moved, host,
+                                        ROUTES.get(route, False))
 
 
 MULTI = "gpumemlab.stream_map devices"  # the same call spread over devices [0] and [0, 1]
 
 
-def device_cases(fn, src, dst, chunk, rows, reference, params, moved, host):
+def device_cases(fn, src, dst, chunk, rows, reference, params, moved, host, register):
     """stream_map(fn, devices=[0]) and devices=[0, 1] on the same input, each checked against ``reference``."""
     for gpus in (1, 2):
         stats = {}
 
         def mapped(stats=stats, devices=tuple(range(gpus))):
-            stats.update(stream_map(fn, src, out=dst, chunk_bytes=chunk, devices=devices, profile=True)[1])
+            stats.update(stream_map(fn, src, out=dst, chunk_bytes=chunk, devices=devices, register=register,
+                                    profile=True)[1])
         yield Case(MULTI, mapped, chunkwise_check(mapped, dst, reference, rows, f"stream_map on {gpus} GPU(s)"),
                    params=dict(params, gpus=gpus), **moved, **host,
                    after=lambda rec, stats=stats: rec.extra.update(profile=dict(stats)))
@@ -260,8 +273,8 @@ EXPERIMENT = Experiment(
             Claim("Page-locked memory enables the highest cudaMemcpy performance (3.2 GB/s on PCIe x16 Gen1, 5.2 GB/s "
                   "on Gen2); use with caution.", seed("001", "slide 'Page-Locked System Memory'"))),
     cases=cases,
-    params=dict(gib=2.0, quick_gib=0.25, chunk_mib=64, heavy_iters=6000, workers=[8, 16],
-                routes=["staged", "registered", "balanced", CALLER_PINNED], fns=["light", "heavy"]),
+    params=dict(gib=2.0, quick_gib=0.25, chunk_mib=64, heavy_iters=6000, chain_steps=80, workers=[8, 16],
+                routes=["staged", "registered", "balanced", "default", CALLER_PINNED], fns=["light", "heavy", "chain"]),
     group_by=("fn",),
     derive=derive,
     findings=findings,

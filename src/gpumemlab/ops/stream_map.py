@@ -8,21 +8,23 @@ memory reaches the full PCIe rate, pageable memory does not). Chunk ``k`` goes t
         registered: its page-aligned interior is page-locked in place (cudaHostRegister) by the "pinner" thread
                     and DMAed straight from x; the partial pages at its two ends go through a small pinned buffer
         staged:     host threads copy it into a pinned staging buffer
-    -> H2D on the "up" stream -> fn(chunk) on the slot's stream -> D2H on the "down" stream into the slot's pinned
-       output buffer (events chain the three; one stream per direction keeps H2D and D2H on different copy engines)
+    -> H2D on the "up" stream -> fn(chunk) on the "compute" stream -> D2H on the "down" stream into the slot's
+       pinned output buffer (events chain the three; one stream per direction keeps H2D and D2H on different copy
+       engines; one compute stream runs fn chunk after chunk, as the caller's own loop would)
     -> (once the D2H has completed) host threads copy it into out[k]; the pinner unregisters the input
 
 Why two routes (docs/notes/stream_map.md): page-locking does not scale with threads (the driver serializes it), so
 it is a serial resource next to the copy threads; with ``register=None`` :class:`Balance` registers the share of
 chunks that makes the pinner and the copy threads finish together, from their costs per byte measured during the
-call. Measured on an H100 host, neither registering nor the mix beat staging alone (registration also slowed the
-H2D copies), so staging is the default. ``x`` that is already page-locked is DMAed from directly, and a
-page-locked ``out`` is DMAed into directly: a caller who keeps both pinned pays no host copy at all.
+call. Which route is fastest depends on the host, so the default (``register="auto"``) is the one
+``gpumemlab tune host_route`` measured for this GPU and host, else the balance. ``x`` that is already page-locked is
+DMAed from directly, and a page-locked ``out`` is DMAed into directly: a caller who keeps both pinned pays no host
+copy at all.
 
 Pinning memory costs about as much as copying it, so the pinned staging buffers of a successful call are kept for
-the next one (at most ``STAGING_CACHE_BYTES``; :func:`release_staging` frees them). Everything else (streams,
-device buffers, registrations, worker threads) is released on return; after an exception from ``fn`` or Ctrl-C
-the staging buffers are freed too.
+the next one (at most ``STAGING_CACHE_BYTES`` per device of the call; :func:`release_staging` frees them).
+Everything else (streams, device buffers, registrations, worker threads) is released on return; after an exception
+from ``fn`` or Ctrl-C the staging buffers are freed too.
 
 With ``devices=[0, 1, ...]`` one such pipeline runs per GPU, each in a host thread of its own with its own streams,
 device chunks and staging buffers; chunk ``k`` goes to ``devices[k % len(devices)]`` and each writes its rows of
@@ -39,21 +41,29 @@ import os
 import threading
 import time
 import traceback
+import weakref
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import UsageError
+from ..tune.host_route import register_pipeline
+from ._stream_trace import Bar, Ranges
 
 DEFAULT_CHUNK_BYTES = 64 << 20   # 64 MiB: ~1 ms per transfer on PCIe Gen5, so per-copy overhead stays < 1%
 MAX_WORKERS = 16
-STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls
+STAGING_CACHE_BYTES = 1 << 30    # pinned staging kept between calls, per device of the call
 MIN_REGISTER_BYTES = 1 << 20     # below this a chunk is staged: registering has a fixed cost per call
 AHEAD = 2                        # chunks whose input is being made page-locked while one is issued
+# chunks of fn queued on the GPU before the host waits: a chain of many small CuPy calls must not fill CUDA's
+# launch queue, where a launch blocks (docs/notes/stream_map.md, "fn as users write it")
+FN_QUEUE = 2
 PAGE = mmap.PAGESIZE
 _staging: list = []              # idle PinnedBuffers from earlier calls
 _staging_lock = threading.Lock()  # one pipeline per device may take and return buffers at once
+_live_streams = weakref.WeakSet()  # every stream a pipeline made, until it is freed (leak checks)
 
 
 def release_staging() -> None:
@@ -81,22 +91,22 @@ def _staged(buf, dtype, shape) -> np.ndarray:
     return buf.array[:count].view(dtype).reshape(shape)
 
 
-def _keep_staging(buffers: list) -> None:
-    """Cache the buffers of a successful call (newest first), freeing what exceeds the cache size."""
+def _keep_staging(buffers: list, limit: int) -> None:
+    """Cache the buffers of a successful call (newest first), freeing what exceeds ``limit`` bytes."""
     with _staging_lock:
         for buf in buffers:
             _staging.insert(0, buf)
         total = 0
         for buf in list(_staging):
             total += buf.nbytes
-            if total > STAGING_CACHE_BYTES:
+            if total > limit:
                 _staging.remove(buf)
                 buf.close()
 
 
 def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int | None = None,
-               profile: bool = False, workers: int | None = None, register: bool | None = False,
-               devices=None):
+               profile: bool = False, workers: int | None = None, register: bool | None | str = "auto",
+               devices=None, progress: bool = False):
     """Apply ``fn`` to a host array chunk by chunk on the GPU; return the gathered host result.
 
     Args:
@@ -104,7 +114,8 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
             dimension is the chunk's. Its dtype and trailing shape are decided by the first chunk and must not
             change. It runs with one of stream_map's streams as CuPy's current stream.
         x: a host NumPy array (``numpy.memmap`` too; any strides), split along axis 0. It may be larger than
-            GPU memory. It must not be written while stream_map runs (its chunks may be DMAed in place);
+            GPU memory. A ``dask.array.Array`` gives a Dask array whose blocks each go through this pipeline on
+            the worker that holds them (:mod:`gpumemlab.ops.stream_map_dask`). It must not be written while stream_map runs (its chunks may be DMAed in place);
             ``out=x`` (in place) is fine: each chunk's rows are read before they are written.
         out: a writeable host NumPy array of shape ``(len(x), *trailing)`` and the result's dtype; by default a
             new one. A C-contiguous page-locked ``out`` (``cupyx.empty_pinned``, ``cudaHostAlloc``) receives each
@@ -112,21 +123,26 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
             are written and the others are undefined.
         chunk_bytes: bytes of ``x`` per chunk (default 64 MiB, less when GPU memory is short).
         streams: chunks in flight (default: copy engines + 1, at least 2).
-        profile: also return statistics: ``(out, stats)``.
+        profile: also return statistics: ``(out, stats)``, the breakdown of the wall time included.
         workers: host threads that copy between ``x``/``out`` and the pinned buffers (default min(16, CPUs)).
-        register: how chunks of pageable ``x`` become page-locked: False (default) stages them (two host copies
-            per byte); None registers the measured share of chunks in place (:class:`Balance`) and stages the
-            rest; True registers every chunk that can be (C-contiguous, not a memmap, at least 1 MiB). On the
-            H100 host measured so far registering did not beat staging (docs/notes/stream_map.md), so it is
-            opt-in. An ``x`` that is already page-locked is always DMAed in place.
+        register: how chunks of pageable ``x`` become page-locked: False stages them (two host copies per byte);
+            None registers the measured share of chunks in place (:class:`Balance`) and stages the rest; True
+            registers every chunk that can be (C-contiguous, not a memmap, at least 1 MiB). "auto" (default): the
+            route ``gpumemlab tune host_route`` measured fastest for this host and GPU, else None (the best route
+            differs between hosts: docs/notes/stream_map.md). An ``x`` that is already page-locked is always
+            DMAed in place.
         devices: GPU ordinals to spread the chunks over (round-robin), e.g. ``[0, 1]``; each gets its own streams,
             staging buffers and a share of ``workers``, and ``fn`` runs with that device current (arrays it closes
             over must be usable there). None (default): CuPy's current device only.
+        progress: show a progress bar (rich, on stderr) with GB/s of ``x`` and the time left.
 
     Returns:
         ``out``, or ``(out, stats)`` with ``profile=True``: bytes, wall time, time each stage kept its engine
-        busy (``h2d_s``, ``fn_s``, ``d2h_s``, from CUDA events), host times, chunks per input route, the output's
-        route (``out_route``: "pinned" or "staged") and the overlap bound ``max(h2d_s, fn_s, d2h_s)``.
+        busy (``h2d_s``, ``fn_s``, ``d2h_s``, from CUDA events), chunks per input route, the output's route
+        (``out_route``: "pinned" or "staged"), the overlap bound ``max(h2d_s, fn_s, d2h_s)``, and where the
+        wall went: ``fn_gpu_s`` (fn's GPU time summed over chunks), ``fn_host_s`` (host time inside fn: launches,
+        allocations), ``wait_gpu_s`` (the host waiting for chunks on the GPU), ``host_in_s`` / ``host_out_s``
+        (waiting for the host copies), ``route`` (the ``register`` used and where it came from).
 
     Raises:
         UsageError: ``x`` not a host array or empty, ``fn`` returning a non-array, a wrong leading size or a
@@ -135,27 +151,50 @@ def stream_map(fn, x, *, out=None, chunk_bytes: int | None = None, streams: int 
         Whatever ``fn`` raises, after every stream is drained and every resource freed, with a note naming the
             chunk (and the device, with ``devices``).
     """
+    if type(x).__module__.split(".")[0] == "dask":
+        from .stream_map_dask import stream_map_dask
+
+        return stream_map_dask(stream_map, fn, x, chunk_bytes=chunk_bytes, streams=streams, workers=workers,
+                               register=register)
     x = _check_input(x)
     if not callable(fn):
         raise UsageError(f"stream_map: fn must be callable, got {type(fn).__name__}")
     if out is not None and (not isinstance(out, np.ndarray) or out.ndim == 0 or out.shape[0] != x.shape[0]):
         shape = getattr(out, "shape", type(out).__name__)
         raise UsageError(f"stream_map: out must be a NumPy array with {x.shape[0]} rows like x, got {shape}")
-    if register is not None and not isinstance(register, bool):
-        raise UsageError(f"stream_map: register must be None, True or False, got {register!r}")
+    if register != "auto" and register is not None and not isinstance(register, bool):
+        raise UsageError(f"stream_map: register must be \"auto\", None, True or False, got {register!r}")
     devices = _check_devices(devices)
     plan = _plan(x, chunk_bytes, streams, workers)
-    if devices is not None:
-        return _spread(fn, x, out, plan, register, _check_ordinals(devices), profile)
-    pipe = _Pipeline(fn, x, _Output(out), plan, register)
-    ok = False
-    try:
-        pipe.setup()
-        result = pipe.run()
-        ok = True
-    finally:
-        pipe.close(keep_staging=ok)
+    devices = None if devices is None else _check_ordinals(devices)
+    route = _route(register)
+    with Bar(x.nbytes, bool(progress)) as bar:
+        if devices is not None:
+            return _spread(fn, x, out, plan, route, devices, profile, bar)
+        pipe = _Pipeline(fn, x, _Output(out), plan, route, bar=bar)
+        ok = False
+        try:
+            pipe.setup()
+            result = pipe.run()
+            ok = True
+        finally:
+            pipe.close(keep_staging=ok)
     return (result, pipe.stats()) if profile else result
+
+
+@dataclass(frozen=True)
+class Route:
+    register: bool | None   # as stream_map's argument
+    source: str             # "argument", "table" (measured for this host) or "fallback" (no measurement)
+
+
+def _route(register) -> Route:
+    if register != "auto":
+        return Route(register, "argument")
+    from ._stream_route import default_register
+
+    chosen = default_register()  # balanced where this host was not measured: it adapts to the host during the call
+    return Route(None, "fallback") if isinstance(chosen, str) else Route(chosen, "table")
 
 
 # ---------------------------------------------------------------- checks and plan
@@ -314,7 +353,6 @@ class _Input:
 
 @dataclass
 class _Slot:
-    stream: object
     d_in: object
     edges: object                       # pinned buffer for the partial pages of a registered chunk (2 pages)
     pin_out: object = None
@@ -323,6 +361,7 @@ class _Slot:
     source: _Input | None = None        # its input, released once the chunk's copies completed
     result: object = None               # fn's output, kept alive until its D2H has completed
     events: tuple = ()                  # before H2D, after H2D, after fn, before D2H, after D2H
+    fn_done: object = None              # the event after this slot's fn: the host issues at most FN_QUEUE ahead
     copy_out: list = field(default_factory=list)   # host futures writing the slot's output into `out`
 
 
@@ -339,17 +378,21 @@ class _Stopped(Exception):
 
 
 class _Pipeline:
-    def __init__(self, fn, x, output: _Output, plan: Plan, register: bool | None, chunks=None, device=None,
-                 cancel=None, after=None):
+    def __init__(self, fn, x, output: _Output, plan: Plan, route: Route, chunks=None, device=None,
+                 cancel=None, after=None, bar=None):
         import cupy
 
-        self.fn, self.x, self.output, self.plan, self.register = fn, x, output, plan, register
+        self.fn, self.x, self.output, self.plan, self.route = fn, x, output, plan, route
+        self.register = route.register
+        self.bar = bar if bar is not None else Bar(0, False)
+        self.ranges = Ranges(cupy.cuda.Device().id if device is None else device)
         self.out = output.out
         self.chunk_ids = list(range(plan.chunks) if chunks is None else chunks)
         self.device, self.cancel, self.after = device, cancel, after  # after: an event the caller's work recorded
+        self.devices_in_call = 1
         self.row_bytes = x.dtype.itemsize * math.prod(x.shape[1:])
         self.mode = _host_mode(x)
-        if register is False and self.mode == "register":
+        if self.register is False and self.mode == "register":
             self.mode = "stage"
         self.origin = cupy.cuda.get_current_stream()
         self.pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="gpumemlab-stream_map")
@@ -364,32 +407,32 @@ class _Pipeline:
         self.out_dtype = self.out_tail = None
         self.out_direct = False         # out is page-locked: each chunk's D2H lands in it, no host copy
         self.intervals = {"h2d": [], "fn": [], "d2h": []}
-        self.host_s = {"in": 0.0, "out": 0.0, "pin": 0.0}
+        self.host_s = {"in": 0.0, "out": 0.0, "pin": 0.0, "fn": 0.0, "wait_gpu": 0.0}
+        self.fn_gpu_ms, self._fn_end_ms = 0.0, -math.inf
+        self.fn_queue: deque = deque()  # "after fn" events of the chunks issued, oldest first
         self.routes = {"pinned": 0, "registered": 0, "staged": 0}
         self.wall_s = 0.0
         self.nslots = 0
         self.start = cupy.cuda.Event()
         self.up = self.down = None      # every H2D / every D2H, in chunk order: one copy engine each way
+        self.compute = None             # every fn, in chunk order (as the caller's own loop runs them)
 
     def setup(self) -> None:
         """Streams, device chunks and edge buffers, one slot at a time (close() frees what was made)."""
         import cupy
 
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
-        self.up, self.down = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+        self.up, self.down, self.compute = (cupy.cuda.Stream(non_blocking=True) for _ in range(3))
+        _live_streams.update((self.up, self.down, self.compute))
         for _ in range(min(self.plan.streams, len(self.chunk_ids))):
-            slot = _Slot(cupy.cuda.Stream(non_blocking=True), None, None)
+            slot = _Slot(None, None)
             self.slots.append(slot)
             slot.d_in = cupy.empty(chunk_shape, dtype=self.x.dtype)
 
     # -------------------------------------------------------------- main loop
     def run(self) -> np.ndarray:
         t0 = time.perf_counter()
-        self.start.record(self.origin)
-        for stream in self._streams():  # work the caller queued before (e.g. arrays fn reads) comes first
-            stream.wait_event(self.start)
-            if self.after is not None:
-                stream.wait_event(self.after)
+        self._after_caller()
         ahead, ids = AHEAD, self.chunk_ids
         for k in ids[:ahead]:
             self.inputs[k] = self._prepare(k)
@@ -417,6 +460,14 @@ class _Pipeline:
         return self.out
 
     # -------------------------------------------------------------- inputs
+    def _after_caller(self) -> None:
+        """Work the caller queued before (e.g. arrays fn reads) comes first on every stream of the pipeline."""
+        self.start.record(self.origin)
+        for stream in self._streams():
+            stream.wait_event(self.start)
+            if self.after is not None:
+                stream.wait_event(self.after)
+
     def _bounds(self, k: int) -> tuple[int, int]:
         return k * self.plan.rows, min(self.x.shape[0], (k + 1) * self.plan.rows)
 
@@ -479,9 +530,10 @@ class _Pipeline:
 
         lo, hi = self._bounds(k)
         ev = [cupy.cuda.Event() for _ in range(5)]
-        # H2D on `up`, fn on the slot's stream, D2H on `down`, chained by events: the two directions never share a
-        # copy engine's queue, so chunk k+1's H2D runs during chunk k's D2H
-        s = slot.stream
+        # H2D on `up`, fn on `compute`, D2H on `down`, chained by events: the two directions never share a copy
+        # engine's queue, so chunk k+1's H2D runs during chunk k's D2H; fn runs chunk after chunk on one stream as
+        # in the caller's own loop (its temporaries reuse one pool arena, its kernels keep their order). No stream
+        # is held in a local here: a failing fn's traceback keeps this frame, and with it whatever it names
         ev[0].record(self.up)
         copies = list(src.copies)
         if src.route == "registered":  # the partial pages at both ends, through the slot's pinned edge buffer
@@ -492,20 +544,24 @@ class _Pipeline:
             ctypes.memmove(edge, head, nhead)
             ctypes.memmove(edge + PAGE, tail, ntail)
             copies += [(0, edge, nhead), (tail - head, edge + PAGE, ntail)]
-        for offset, ptr, nbytes in copies:
-            if nbytes:
-                runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice,
-                                    self.up.ptr)
+        with self.ranges(k, "h2d"):
+            for offset, ptr, nbytes in copies:
+                if nbytes:
+                    runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice,
+                                        self.up.ptr)
         ev[1].record(self.up)
-        s.wait_event(ev[1])
+        self.compute.wait_event(ev[1])
         self.routes[src.route] += 1
         slot.source = src
         chunk = slot.d_in[: hi - lo]
-        s.use()
+        self._bound_queue()
+        self.compute.use()
+        t = time.perf_counter()
         try:
-            y = self.fn(chunk)
-            y = self._check_result(y, k, hi - lo)
-            y = cupy.ascontiguousarray(y)
+            with self.ranges(k, "fn"):
+                y = self.fn(chunk)
+                y = self._check_result(y, k, hi - lo)
+                y = cupy.ascontiguousarray(y)
         except BaseException as exc:  # Ctrl-C too
             where = "" if self.device is None else f" on device {self.device}"
             exc.add_note(f"gpumemlab.stream_map: raised while processing chunk {k} (rows {lo}:{hi} of "
@@ -515,8 +571,10 @@ class _Pipeline:
             traceback.clear_frames(exc.__traceback__)
             raise
         finally:
+            self.host_s["fn"] += time.perf_counter() - t
             self.origin.use()
-        ev[2].record(s)
+        ev[2].record(self.compute)
+        self.fn_queue.append(ev[2])
         if self.out_dtype is None:  # the first chunk's result decides the output
             self._make_output_buffers(y)
         _wait_all(slot.copy_out)  # the previous chunk of this slot has left the pinned output buffer
@@ -524,21 +582,35 @@ class _Pipeline:
         self.down.wait_event(ev[2])
         ev[3].record(self.down)
         dst = self.out.ctypes.data + lo * (y.nbytes // (hi - lo)) if self.out_direct else slot.pin_out.ptr
-        runtime.memcpyAsync(dst, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, self.down.ptr)
+        with self.ranges(k, "d2h"):
+            runtime.memcpyAsync(dst, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, self.down.ptr)
         ev[4].record(self.down)
         slot.chunk, slot.rows, slot.result, slot.events = k, slice(lo, hi), y, tuple(ev)
+
+    def _bound_queue(self) -> None:
+        """Wait (GIL released) until at most FN_QUEUE - 1 chunks of fn are still queued on the GPU."""
+        while len(self.fn_queue) >= FN_QUEUE:
+            t = time.perf_counter()
+            self.fn_queue.popleft().synchronize()
+            self.host_s["wait_gpu"] += time.perf_counter() - t
 
     def _retire(self, slot: _Slot) -> None:
         """Wait for the slot's D2H, then release its input and hand its output to the host threads."""
         import cupy
 
         ev = slot.events
+        t = time.perf_counter()
         ev[4].synchronize()
+        self.host_s["wait_gpu"] += time.perf_counter() - t
         for stage, a, b in (("h2d", 0, 1), ("fn", 1, 2), ("d2h", 3, 4)):
             self.intervals[stage].append((cupy.cuda.get_elapsed_time(self.start, ev[a]),
                                           cupy.cuda.get_elapsed_time(self.start, ev[b])))
+        # fn's own GPU time: from its start (after the H2D and the previous fn) to its end event
+        self.fn_gpu_ms += self.intervals["fn"][-1][1] - max(self.intervals["fn"][-1][0], self._fn_end_ms)
+        self._fn_end_ms = self.intervals["fn"][-1][1]
         self._release_input(slot.source)
         r = slot.rows
+        self.bar.advance((r.stop - r.start) * self.row_bytes)
         if not self.out_direct:
             src = _staged(slot.pin_out, self.out_dtype, (r.stop - r.start, *self.out_tail))
             slot.copy_out = self._copy(self.out[r], src)
@@ -610,14 +682,16 @@ class _Pipeline:
         bytes_out = 0 if self.out is None else self.out.nbytes
         return dict(bytes_in=bytes_in, bytes_out=bytes_out, chunks=len(self.chunk_ids), chunk_rows=self.plan.rows,
                     streams=self.nslots, workers=self.plan.workers, wall_s=self.wall_s,
-                    h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"],
+                    h2d_s=busy["h2d"], fn_s=busy["fn"], d2h_s=busy["d2h"], fn_gpu_s=self.fn_gpu_ms / 1e3,
+                    fn_host_s=self.host_s["fn"], wait_gpu_s=self.host_s["wait_gpu"],
+                    route=dict(register=self.register, source=self.route.source),
                     host_in_s=self.host_s["in"], host_out_s=self.host_s["out"], pin_s=self.host_s["pin"],
                     routes=dict(self.routes), out_route="pinned" if self.out_direct else "staged",
                     register_share=self.balance.share(),
                     bound_s=max(busy.values()), gbps_in=bytes_in / self.wall_s / 1e9 if self.wall_s else None)
 
     def _streams(self) -> list:
-        return [slot.stream for slot in self.slots] + [st for st in (self.up, self.down) if st is not None]
+        return [st for st in (self.up, self.compute, self.down) if st is not None]
 
     def close(self, keep_staging: bool = False) -> None:
         """Drain every stream, finish or cancel host work, unregister what was registered, free device buffers
@@ -638,10 +712,13 @@ class _Pipeline:
             for slot in self.slots:
                 slot.d_in = slot.result = slot.source = slot.edges = slot.pin_out = None
             self.slots, self.inputs, self.ring, self.ring_all, self.registrations = [], {}, [], [], []
-            self.up = self.down = None
+            self.up = self.down = self.compute = None
+            self.fn_queue.clear()
             self.origin.use()
             if keep_staging:
-                _keep_staging(staging)
+                # every device's pipeline keeps its own share: a cache smaller than all of them together makes
+                # each call of several devices page-lock new buffers (cudaHostAlloc costs about a copy's time)
+                _keep_staging(staging, STAGING_CACHE_BYTES * self.devices_in_call)
             else:
                 for buf in staging:
                     buf.close()
@@ -650,7 +727,7 @@ class _Pipeline:
 
 # ---------------------------------------------------------------- several GPUs
 
-def _spread(fn, x, out, plan: Plan, register, devices: list[int], profile: bool):
+def _spread(fn, x, out, plan: Plan, route: Route, devices: list[int], profile: bool, bar: Bar):
     """One pipeline per device, each in its own thread, chunks round-robin; the first failure stops them all."""
     import cupy
 
@@ -663,8 +740,9 @@ def _spread(fn, x, out, plan: Plan, register, devices: list[int], profile: bool)
 
     def drive(i: int, device: int):
         cupy.cuda.Device(device).use()  # this thread's current device
-        pipe = pipes[i] = _Pipeline(fn, x, output, share, register, chunks=range(i, plan.chunks, n), device=device,
-                                    cancel=cancel, after=after)
+        pipe = pipes[i] = _Pipeline(fn, x, output, share, route, chunks=range(i, plan.chunks, n), device=device,
+                                    cancel=cancel, after=after, bar=bar)
+        pipe.devices_in_call = n
         ok = False
         try:
             pipe.setup()
@@ -703,11 +781,13 @@ def _merged_stats(per: list[dict], devices: list[int], wall: float, bytes_in: in
                   gbps_in=bytes_in / wall / 1e9 if wall else None, per_device=per)
     for key in ("h2d_s", "fn_s", "d2h_s", "bound_s"):
         merged[key] = max(p[key] for p in per)
-    for key in ("chunks", "streams", "workers", "host_in_s", "host_out_s", "pin_s"):
+    for key in ("chunks", "streams", "workers", "host_in_s", "host_out_s", "pin_s", "fn_gpu_s", "fn_host_s",
+                "wait_gpu_s"):
         merged[key] = sum(p[key] for p in per)
     merged["chunk_rows"] = per[0]["chunk_rows"]
     merged["routes"] = {r: sum(p["routes"][r] for p in per) for r in per[0]["routes"]}
     merged["out_route"] = per[0]["out_route"]
+    merged["route"] = per[0]["route"]
     return merged
 
 
@@ -733,3 +813,6 @@ def _union_ms(intervals: list[tuple[float, float]]) -> float:
         total += b - max(a, end)
         end = b
     return total
+
+
+register_pipeline(stream_map)  # `gpumemlab tune host_route` times this function (tune/ is below ops/)

@@ -5,4 +5,5 @@ MODULES = {
     "matmul": "gpumemlab.tune.matmul",
     "reduce": "gpumemlab.tune.reduce",
     "l2_persist": "gpumemlab.tune.l2_family",
+    "host_route": "gpumemlab.tune.host_route",
 }
