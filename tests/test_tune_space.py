@@ -128,7 +128,8 @@ def test_bad_shapes_are_refused(family, text):
 
 
 def test_the_registry_names_each_family_once_and_refuses_others():
-    assert {n: families.get(n).name for n in families.MODULES} == {"matmul": "matmul", "reduce": "reduce"}
+    assert {n: families.get(n).name for n in families.MODULES} == {
+        "matmul": "matmul", "reduce": "reduce", "l2_persist": "l2_persist", "host_route": "host_route"}
     assert families.get("matmul") is M.FAMILY and not R.FAMILY.installs
-    with pytest.raises(UsageError, match="unknown tuning family 'gemm'; expected one of matmul, reduce"):
+    with pytest.raises(UsageError, match="unknown tuning family 'gemm'; expected one of matmul, reduce, l2_persist, host_route"):
         families.get("gemm")
