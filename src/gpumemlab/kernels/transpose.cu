@@ -302,14 +302,14 @@ __global__ void __launch_bounds__(256) gather_strided(
             if (r < n) {
                 long long at = 0;
 #pragma unroll
-                for (int d = 0; d < 6; ++d) {
-                    if (d + 1 >= rank) {  // the outermost axis: no division
+                for (int d = 0; d < 6; ++d) {  // no break: fully unrolled, the arrays stay in registers
+                    if (d + 1 == rank) {  // the outermost axis: no division
                         at += (long long)r * strides[d];
-                        break;
+                    } else if (d + 1 < rank) {
+                        const I q = r / sizes[d < 5 ? d : 4];
+                        at += (long long)(r - q * sizes[d < 5 ? d : 4]) * strides[d];
+                        r = q;
                     }
-                    const I q = r / sizes[d < 5 ? d : 4];
-                    at += (long long)(r - q * sizes[d < 5 ? d : 4]) * strides[d];
-                    r = q;
                 }
                 v[u] = in[at];
             }
