@@ -53,20 +53,28 @@ def child_main(cases_path: str, status_path: str) -> int:
     status = begin_status(runtime, spath)
     kernels = _load_kernels(runtime, cases, status)
     _write_json(spath, status)
-    for c in cases:
-        if c["name"] not in kernels:
-            continue
-        status["running"] = c["name"]
+
+    def launch(c):
+        g = cupy.zeros(max(int(c["bytes"]), 256), dtype=cupy.uint8)
+        out = cupy.zeros(len(c["offsets"]), dtype=cupy.float32)
+        runtime.launch(kernels[c["name"]], (1, 1, 1), tuple(c["block"]), g, out, np.float32("nan"))
+
+    return run_batch(runtime, spath, status, [c for c in cases if c["name"] in kernels], launch)
+
+
+def run_batch(runtime, spath: Path, status: dict, items: list[dict], launch) -> int:
+    """Launch each item (``launch(item)``, then synchronize) in order, the status file naming the one running; the
+    first failure ends the batch (a broken context stops every later launch) and the parent reruns the rest."""
+    for item in items:
+        status["running"] = item["name"]
         _write_json(spath, status)
         try:
-            g = cupy.zeros(max(int(c["bytes"]), 256), dtype=cupy.uint8)
-            out = cupy.zeros(len(c["offsets"]), dtype=cupy.float32)
-            runtime.launch(kernels[c["name"]], (1, 1, 1), tuple(c["block"]), g, out, np.float32("nan"))
+            launch(item)
             runtime.synchronize()
-            status["done"].append(c["name"])
-        except Exception as exc:  # a broken context stops the batch; the parent reruns the rest
-            status["errors"][c["name"]] = f"launch: {_one_line(exc)}"
-            status["fatal"] = c["name"]
+            status["done"].append(item["name"])
+        except Exception as exc:  # noqa: BLE001 - reported as one line by the parent
+            status["errors"][item["name"]] = f"launch: {_one_line(exc)}"
+            status["fatal"] = item["name"]
             _write_json(spath, status)
             return 3
     status.pop("running", None)

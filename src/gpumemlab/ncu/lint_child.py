@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .child import _one_line, _write_json, begin_status
+from .child import _one_line, _write_json, begin_status, run_batch
 
 SCALARS = {"int": np.int32, "unsigned int": np.uint32, "long": np.int64, "unsigned long": np.uint64,
            "short": np.int32, "unsigned short": np.uint32, "char": np.int32, "signed char": np.int32,
@@ -65,25 +65,15 @@ def child_main(plan_path: str, status_path: str) -> int:
         status["fatal"] = f"compile: {_one_line(exc)}"
         _write_json(spath, status)
         return 3
-    for k in plan["kernels"]:
-        status["running"] = k["name"]
-        _write_json(spath, status)
-        keep: list = []
-        try:
-            if k["shmem"] > runtime.DEFAULT_DYNAMIC_SMEM:
-                runtime.set_max_dynamic_shared(kernels[k["name"]], k["shmem"])
-            runtime.launch(kernels[k["name"]], tuple(k["grid"]), tuple(k["block"]), *arguments(cupy, k["args"], keep),
-                           shmem=k["shmem"])
-            runtime.synchronize()
-            status["done"].append(k["name"])
-        except Exception as exc:  # noqa: BLE001 - a broken context ends the batch; the parent reports it
-            status["errors"][k["name"]] = f"launch: {_one_line(exc)}"
-            status["fatal"] = k["name"]
-            _write_json(spath, status)
-            return 3
-    status.pop("running", None)
-    _write_json(spath, status)
-    return 0
+    def launch(k):
+        keep: list = []  # the argument buffers live until the launch has finished
+        if k["shmem"] > runtime.DEFAULT_DYNAMIC_SMEM:
+            runtime.set_max_dynamic_shared(kernels[k["name"]], k["shmem"])
+        runtime.launch(kernels[k["name"]], tuple(k["grid"]), tuple(k["block"]), *arguments(cupy, k["args"], keep),
+                       shmem=k["shmem"])
+        runtime.synchronize()
+
+    return run_batch(runtime, spath, status, plan["kernels"], launch)
 
 
 def main(argv: list[str] | None = None) -> int:
