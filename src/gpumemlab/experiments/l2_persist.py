@@ -68,7 +68,8 @@ def check_sliding_window(persistent, streaming, init_p, init_s, freq: int, what:
     start = init_p[:freq].astype(np.uint64)
     low = v & (~v + np.uint64(1)) & np.uint64(0xFFFFFFFF)  # lowest set bit = 2^k (start values are odd)
     zero, one = xp.zeros((), np.uint64), xp.ones((), np.uint64)  # typed: no promotion of uint64 with Python ints
-    k = xp.where(v == zero, np.int64(32), xp.log2(xp.maximum(low, one)).astype(np.int64))
+    # frexp reads the exponent bits exactly (a device log2 of 2^k may land one ulp below k and truncate to k - 1)
+    k = xp.where(v == zero, np.int64(32), xp.frexp(xp.maximum(low, one).astype(np.float64))[1].astype(np.int64) - 1)
     ok = (k >= 1) & (k <= min(count, 32))
     bits = xp.minimum(k, 31).astype(np.uint64)
     shifted = xp.where(k < 32, v >> bits, zero)
