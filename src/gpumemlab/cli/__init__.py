@@ -1,4 +1,4 @@
-"""Command-line front end: `gpumemlab bench|run|list|device|kernels|report|analyze|occupancy|intensity|lint`.
+"""Command-line front end: `gpumemlab bench|run|list|device|kernels|report|merge|analyze|occupancy|intensity|lint`.
 
 Each command module exposes ``add_commands(subparsers)``; a command sets ``func(args) -> int``.
 Every :class:`~gpumemlab.errors.GpumemlabError` ends in one line, ``gpumemlab COMMAND: message``, and
