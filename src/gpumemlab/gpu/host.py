@@ -347,6 +347,20 @@ def side_streams(n: int) -> list:
     return _side[:n]
 
 
+def new_stream():
+    """A new non-blocking CuPy stream, the caller's own (side_streams shares its streams)."""
+    import cupy
+
+    return cupy.cuda.Stream(non_blocking=True)
+
+
+def event(timing: bool = True):
+    """A new CuPy event, not yet recorded; ``timing=False`` for one that only orders streams (cheaper to record)."""
+    import cupy
+
+    return cupy.cuda.Event(disable_timing=not timing)
+
+
 def fork(streams) -> None:
     """Make ``streams`` wait for the work enqueued so far on CuPy's current stream."""
     import cupy
