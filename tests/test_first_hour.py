@@ -637,12 +637,13 @@ def test_sass_help_is_whole_and_bad_names_are_one_line(capsys):
     assert "global loads a thread has in flight when it first waits on one (memory-level parallelism)." in help_text
     assert "ORDER/PIN parameters were found (docs/notes/matmul.md)." in help_text
     for argv, words in ((["k", "--source", "nope.cu"], "gpumemlab sass: unknown kernel source 'nope.cu' (the package "
-                                                       "has banks.cu"),
+                                                       "has "),
                         (["k", "--arch", "sm_1"], "gpumemlab sass: bad arch 'sm_1'"),
                         (["k", "--loop", "("], "gpumemlab sass: bad --loop regex '(': ")):
         assert main(["sass", *argv]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith(words), err
+        assert "nope" not in argv or " sgemm.cu, " in err  # the sources it has are named
 
 
 # ---------------------------------------------------------------- progress
