@@ -1,4 +1,4 @@
-"""tools/check_large_files.py, the pre-commit check, on a tiny repository made here (run as git runs a hook)."""
+""".githooks/pre-commit, the check of large files, on a tiny repository made here (run as git runs a hook)."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "check_large_files.py"
+SCRIPT = Path(__file__).resolve().parents[1] / ".githooks" / "pre-commit"
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_over_the_limit_names_the_files_largest_first_and_exits_1(repo):
     code, err = check("--limit-kb", "256")
     lines = err.splitlines()
     assert code == 1 and len(lines) == 3
-    assert lines[0].startswith("check_large_files: the staged changes add 400 KiB compressed, over the 256 KiB")
+    assert lines[0].startswith("pre-commit: the staged changes add 400 KiB compressed, over the 256 KiB")
     assert lines[1].split() == ["300", "KiB", "plot.png"] and lines[2].split() == ["100", "KiB", "small.png"]
     assert check("--limit-kb", "512") == (0, "")
 
@@ -51,5 +51,5 @@ def test_over_the_limit_names_the_files_largest_first_and_exits_1(repo):
 def test_outside_a_repository_is_one_line_and_exit_2(tmp_path):
     p = subprocess.run([sys.executable, str(SCRIPT)], cwd=tmp_path, capture_output=True, text=True,
                        env=dict(os.environ, GIT_CEILING_DIRECTORIES=str(tmp_path.parent)))
-    assert p.returncode == 2 and p.stderr.startswith("check_large_files: git failed: fatal: not a git repository")
+    assert p.returncode == 2 and p.stderr.startswith("pre-commit: git failed: fatal: not a git repository")
     assert len(p.stderr.splitlines()) == 1

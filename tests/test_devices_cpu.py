@@ -101,11 +101,11 @@ def test_device_of_reads_every_kind_of_array(monkeypatch, obj, want):
 
 
 def test_device_of_asks_the_driver_for_a_cuda_array_interface_pointer(monkeypatch):
+    from gpumemlab.gpu import host
     from gpumemlab.ops import _checks
 
     asked = []
-    runtime = SimpleNamespace(pointerGetAttributes=lambda p: asked.append(p) or SimpleNamespace(device=1))
-    monkeypatch.setattr(_checks, "cupy_module", lambda: SimpleNamespace(cuda=SimpleNamespace(runtime=runtime)))
+    monkeypatch.setattr(host, "pointer_attributes", lambda p: asked.append(p) or dict(memory="device", device=1))
     x = SimpleNamespace(__cuda_array_interface__={"data": (0xBEEF00, False), "shape": (4,), "typestr": "<f4"})
     empty = SimpleNamespace(__cuda_array_interface__={"data": (0, False), "shape": (0,), "typestr": "<f4"})
     assert _checks.device_of(x) == 1 and _checks.device_of(empty) is None and asked == [0xBEEF00]

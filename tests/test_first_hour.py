@@ -5,7 +5,6 @@ suspicious analyzer input is answered with a one-line warning. CLI cases run in-
 from __future__ import annotations
 
 import errno
-import os
 import json
 import warnings
 from pathlib import Path
@@ -628,25 +627,23 @@ def test_ncu_recorded_dry_run_predicts_and_says_nothing_was_measured(tmp_path, c
         ("s_float_stride2", {"wavefronts": 2, "conflicts": 1}, None)]
 
 
-def test_sass_loop_help_is_whole_and_bad_names_are_one_line():
-    """The developer tool as its users run it (a script, not an import of tools/)."""
-    import subprocess
-    import sys
+def test_sass_help_is_whole_and_bad_names_are_one_line(capsys):
+    """`gpumemlab sass`: the help says what it reports; a bad source, arch or regex is one line and exit 2."""
+    from gpumemlab.cli import main
 
-    root = Path(__file__).resolve().parents[1]
-
-    def run(*argv):
-        return subprocess.run([sys.executable, str(root / "tools" / "sass_loop.py"), *argv], capture_output=True,
-                              text=True, env={**os.environ, "PYTHONPATH": str(root / "src")})
-
-    help_text = " ".join(run("--help").stdout.split())
+    with pytest.raises(SystemExit):
+        main(["sass", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
     assert "global loads a thread has in flight when it first waits on one (memory-level parallelism)." in help_text
     assert "ORDER/PIN parameters were found (docs/notes/matmul.md)." in help_text
-    for argv, words, code in ((["k", "--source", "nope.cu"], "sass_loop: unknown kernel source 'nope.cu' (the package "
-                                                            "has banks.cu", 2),
-                              (["k", "--arch", "sm_1"], "sass_loop: bad arch 'sm_1'", 2)):
-        got = run(*argv)
-        assert got.returncode == code and got.stderr.count("\n") == 1 and got.stderr.startswith(words), got.stderr
+    for argv, words in ((["k", "--source", "nope.cu"], "gpumemlab sass: unknown kernel source 'nope.cu' (the package "
+                                                       "has "),
+                        (["k", "--arch", "sm_1"], "gpumemlab sass: bad arch 'sm_1'"),
+                        (["k", "--loop", "("], "gpumemlab sass: bad --loop regex '(': ")):
+        assert main(["sass", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(words), err
+        assert "nope" not in argv or " sgemm.cu, " in err  # the sources it has are named
 
 
 # ---------------------------------------------------------------- progress

@@ -67,6 +67,45 @@ def test_only_gpu_imports_the_cuda_bindings():
     assert any(t.startswith(CUDA) for m in MODULES if m.startswith("gpumemlab.gpu.") for _, t in imports(m))
 
 
+# CuPy's runtime layer: raw runtime calls, and the device, stream and event objects; outside gpu/ they go through
+# gpu/ helpers (gpu.host, gpu.runtime). Reading the current stream's handle (``cupy.cuda.get_current_stream()``) to
+# launch on it is how arrays and kernels agree on a stream, and stays allowed.
+CUPY_RUNTIME = ("runtime", "Device", "Stream", "Event", "ExternalStream")
+
+
+def cupy_runtime_uses(name: str) -> list[tuple[int, str]]:
+    """(line, dotted name) of every ``<x>.cuda.<API>`` attribute and every import of ``cupy.cuda.<API>`` or
+    ``cupy.cuda`` itself in module ``name`` (strings and comments do not count: they are not in the tree)."""
+    path = MODULES[name]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in CUPY_RUNTIME and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "cuda" and not (isinstance(node.value.value, ast.Name)
+                                                       and node.value.value.id == "torch"):  # PyTorch's own
+            found.append((node.lineno, f"cuda.{node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cupy"):
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
+                      if node.module == "cupy" and a.name == "cuda" or node.module.startswith("cupy.cuda")]
+    return sorted(found)
+
+
+def test_cupy_runtime_calls_go_through_gpu_helpers():
+    found = [f"{MODULES[m].relative_to(SRC)}:{line}: {what}" for m in MODULES if not m.startswith("gpumemlab.gpu.")
+             for line, what in cupy_runtime_uses(m)]
+    assert found == []
+    assert cupy_runtime_uses("gpumemlab.gpu.host")  # the reader sees the helpers' own calls
+
+
+def test_the_cupy_runtime_reader_finds_attributes_and_imports(tmp_path, monkeypatch):
+    src = tmp_path / "m.py"
+    src.write_text("import cupy\nfrom cupy.cuda import runtime\nfrom cupy import cuda\n"
+                   "cupy.cuda.runtime.getDevice()\ncupy.cuda.Device(1).use()\ncupy_module().cuda.Stream.null\n"
+                   "cupy.cuda.get_current_stream()\nx = 'cupy.cuda.Event()'\ntorch.cuda.Stream()\n")
+    monkeypatch.setitem(MODULES, "m", src)
+    assert cupy_runtime_uses("m") == [(2, "cupy.cuda.runtime"), (3, "cupy.cuda"), (4, "cuda.runtime"),
+                                      (5, "cuda.Device"), (6, "cuda.Stream")]
+
+
 def test_imports_point_down_the_layers():
     rank = {name: i for i, name in enumerate(LAYERS)}
     up = []

@@ -51,6 +51,7 @@ def test_table_prints_every_screened_number_of_the_committed_file(run_cli):
     (("tune", "matmul", "--shapes", "4x4"), "matmul shape '4x4': expected MxNxK"),
     (("tune", "matmul", "--top", "-1"), "--top -1: expected 0 or more"),
     (("tune", "conv"), "invalid choice: 'conv'"),
+    (("tune", "reduce", "--compare"), "--compare: only matmul is compared with its installed table, not reduce"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run_cli, argv, message):
     code, out, err = run_cli(*argv)

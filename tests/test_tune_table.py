@@ -28,6 +28,9 @@ def test_committed_tuned_files_are_valid(path):
     for dev, e in data["devices"].items():
         assert e["chosen"], dev
         for shape, c in e["chosen"].items():  # the chosen point is the fastest of its round at that shape
+            if shape in e.get("kept", {}):  # unless a re-tune kept the installed choice there (say why)
+                assert e["kept"][shape].startswith("installed choice kept: "), (dev, shape)
+                continue
             pool = [p for p in e["points"] if p["shape"] == shape and p["round"] == c["round"] and p["verified"]
                     and p.get("source") == e["points"][0].get("source")]  # converted entries: of the same origin
             assert c["name"] == max(pool, key=lambda p: p[data["metric"]])["name"], (dev, shape)
@@ -104,6 +107,27 @@ def _entry(name="GPU X", points=None, chosen=None):
                 baseline=dict(name="base", points=[dict(shape="s", round="screen", median_s=1.0, gbps=10.0)]),
                 points=pts, chosen=chosen if chosen is not None else
                 {"s": dict(name="x=1", label="one", params=dict(x=1), gbps=5.0, ratio_to_baseline=0.5, round="screen")})
+
+
+def test_keep_choices_keeps_the_installed_point_and_names_why():
+    old_point = dict(_entry()["points"][0], name="x=2", label="two", params=dict(x=2), gbps=4.0, source="before")
+    installed = _entry(points=[old_point], chosen={"s": dict(name="x=2", label="two", params=dict(x=2), gbps=4.0,
+                                                                 ratio_to_baseline=0.4, round="screen")})
+    new = _entry()  # chose x=1 at s; its x=2 point failed verification, so the installed record is copied in
+    kept = table.keep_choices(new, installed, ["s"], "zoo 1x2x3 0.9x", "gbps")
+    assert kept["chosen"]["s"] == dict(name="x=2", label="two", params=dict(x=2), gbps=4.0, ratio_to_baseline=0.5,
+                                       round="screen")
+    assert kept["points"][-1] == old_point and kept["kept"] == {"s": "installed choice kept: zoo 1x2x3 0.9x"}
+    assert table.problems(_file(kept)) == [] and new["chosen"]["s"]["name"] == "x=1"  # the input is not changed
+    # the re-tuned entry measured the installed point itself (the final round holds it): that record is chosen
+    final = dict(new["points"][0], name="x=2", label="two", params=dict(x=2), round="final", gbps=4.5,
+                 ratio_to_baseline=0.45)
+    kept = table.keep_choices(_entry(points=new["points"] + [final]), installed, ["s"], "why", "gbps")
+    assert kept["chosen"]["s"] == dict(name="x=2", label="two", params=dict(x=2), gbps=4.5, ratio_to_baseline=0.45,
+                                       round="final")
+    assert len(kept["points"]) == 3
+    gone = table.keep_choices(new, _entry(chosen={}), ["s"], "why", "gbps")
+    assert gone["chosen"] == {} and gone["kept"] == {"s": "nothing chosen: why"}
 
 
 def _file(*entries):

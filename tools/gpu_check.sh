@@ -17,7 +17,7 @@
 # Logs go to $OUT (or ./gpu-check-out). Run from the repository root; uses PYTHONPATH=src.
 # A bench run NAME writes its report under $RUNS (not $OUT: a report is dozens of files) and comes back as
 # $OUT/NAME.tgz; every few seconds its results.json is copied to $OUT/NAME.results.json, so a run cut off by a time
-# limit still returns every experiment it finished (merge runs with tools/merge_runs.py).
+# limit still returns every experiment it finished (merge runs with `gpumemlab merge`).
 set -u -o pipefail
 OUT=${OUT:-gpu-check-out}
 RUNS=${RUNS:-/tmp/gpu-check-runs}

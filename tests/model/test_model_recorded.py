@@ -1,6 +1,6 @@
-"""The model against what the GPU measured (recorded by tools/validate_analyzer.py on an H100/H200).
+"""The model against what the GPU measured (recorded by ``python -m gpumemlab.ncu.recorded`` on an H100/H200).
 
-Re-measure with:  PYTHONPATH=src python tools/validate_analyzer.py OUTDIR
+Re-measure with:  python -m gpumemlab.ncu.recorded OUTDIR
 then copy OUTDIR/ncu_cases.json and OUTDIR/occupancy_cases.json to tests/model/data/.
 """
 
@@ -19,7 +19,7 @@ DATA = Path(__file__).parent / "data"
 def _load(name: str) -> dict:
     path = DATA / name
     if not path.exists():
-        pytest.skip(f"{path.name} not recorded yet (run tools/validate_analyzer.py on a GPU)")
+        pytest.skip(f"{path.name} not recorded yet (run python -m gpumemlab.ncu.recorded on a GPU)")
     return json.loads(path.read_text())
 
 

@@ -1,4 +1,4 @@
-"""Command-line front end: `gpumemlab bench|run|list|device|kernels|report|analyze|occupancy|intensity|lint`.
+"""Command-line front end: `gpumemlab bench|run|list|device|kernels|report|merge|analyze|occupancy|intensity|lint|sass`.
 
 Each command module exposes ``add_commands(subparsers)``; a command sets ``func(args) -> int``.
 Every :class:`~gpumemlab.errors.GpumemlabError` ends in one line, ``gpumemlab COMMAND: message``, and
@@ -20,7 +20,7 @@ from ..errors import AnalyzerWarning, GpumemlabError
 # Modules that contribute sub-commands, imported lazily so that `--help` and the analyzer never
 # import the GPU stack.
 COMMAND_MODULES = ("gpumemlab.cli.suite", "gpumemlab.cli.analyzer", "gpumemlab.cli.compare", "gpumemlab.cli.tune",
-                   "gpumemlab.cli.lint")
+                   "gpumemlab.cli.lint", "gpumemlab.cli.sass")
 
 
 class _Parser(argparse.ArgumentParser):

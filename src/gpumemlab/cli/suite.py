@@ -1,4 +1,4 @@
-"""Suite commands: bench, run, list, device, kernels, report."""
+"""Suite commands: bench, run, list, device, kernels, report, merge."""
 
 from __future__ import annotations
 
@@ -63,6 +63,13 @@ def add_commands(sub) -> None:
     p.add_argument("--format", choices=("md", "csv", "html"), default="md",
                    help="md: report.md, report.html and plots (default); csv: report.csv; html: report.html")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("merge", help="merge runs of one GPU model into one results.json and its report (no GPU "
+                                     "needed); with one run, re-render it with the current findings and texts")
+    p.add_argument("out", help="folder for results.json, report.md and plots")
+    p.add_argument("runs", nargs="+", metavar="RESULTS",
+                   help="results.json files, the base first: each experiment whole from the first run that has it")
+    p.set_defaults(func=cmd_merge)
 
 
 # ---------------------------------------------------------------- running experiments
@@ -325,4 +332,18 @@ def cmd_report(args) -> int:
 
         written = {"csv": csv.write_csv, "html": html.write_html}[args.format](res, out)
     print(f"wrote {written}", file=sys.stderr)
+    return 0
+
+
+def cmd_merge(args) -> int:
+    from ..bench.records import RunResults
+    from ..suite.merge import merge_runs, missing_experiments
+
+    res = merge_runs([RunResults.load(input_file(p)) for p in args.runs])  # UsageError: runs of different GPUs
+    missing = missing_experiments(res)
+    if missing:
+        print(f"gpumemlab merge: no records of {', '.join(missing)}", file=sys.stderr)
+    out = write_report(res, Path(args.out))
+    print(f"{out}: {len(res.results)} records, {len(res.meta['merged_runs'])} merged run(s), "
+          f"complete={res.meta['complete']}")
     return 0

@@ -24,7 +24,12 @@ def add_commands(sub) -> None:
     p.add_argument("--configs", nargs="+", metavar="NAME", help="only these points (a point name or a table label)")
     p.add_argument("--out", default="gpumemlab-tune", help="folder for FAMILY.json and the cache (default: "
                                                            "./gpumemlab-tune)")
-    p.add_argument("--install", action="store_true", help="also write the result into the package's tuned table")
+    p.add_argument("--install", action="store_true", help="also write the result into the package's tuned table "
+                   "(matmul: compared with the installed table first, as --compare, and installed only where no zoo "
+                   "shape got slower)")
+    p.add_argument("--compare", action="store_true", help="matmul: time the library with the new and the installed "
+                   "table's choice and cuBLAS on every zoo shape they route differently, in this run "
+                   "(OUT/matmul.compare.json)")
     p.add_argument("--cache", help="cache of measured points (default: OUT/FAMILY.cache.json)")
     p.add_argument("--top", type=int, help="screened points timed again in the final round (default: the family's)")
     p.add_argument("--table", metavar="FILE", help="print a tuned file of FAMILY as markdown tables and exit")
@@ -44,6 +49,8 @@ def cmd_tune(args) -> int:
             raise UsageError(f"{args.table} is a {data['family']} table, not {args.family}")
         print(table.markdown(data))
         return 0
+    if args.compare and args.family != "matmul":
+        raise UsageError(f"--compare: only matmul is compared with its installed table, not {args.family}")
     if args.top is not None and args.top < 0:
         raise UsageError(f"--top {args.top}: expected 0 or more")
     from ..report.write import output_folder
@@ -64,9 +71,33 @@ def cmd_tune(args) -> int:
         path = engine.write(family, entry, out)
     print(table.markdown(dict(table.load(path), devices={entry["device"]["name"]: entry})))
     _log(f"wrote {path}")
-    if args.install:
+    if (args.compare or args.install) and family.name == "matmul" and entry["chosen"]:
+        entry = _keep_matmul(entry, out, family.metric)
+    if args.install and entry is not None:
         _log(f"installed into {engine.install(family, entry)}")
-    if not entry["chosen"]:
+    elif args.install:
+        _log("gpumemlab tune: nothing installed: the re-tuned table is slower on a zoo shape (see above)")
+        return 1
+    if entry is not None and not entry["chosen"]:
         _log(f"gpumemlab tune: no point of {family.name} passed verification")
         return 1
     return 0
+
+
+def _keep_matmul(entry: dict, out: Path, metric: str) -> dict | None:
+    """The re-tuned matmul entry as it may be installed (:func:`gpumemlab.suite.tables.keep`): the installed choice
+    kept where the new one made a zoo shape slower in this run, None when that is not enough; unchanged when this
+    device has no installed entry to compare with."""
+    import json
+
+    from ..gpu import runtime
+    from ..ops.matmul.choice import tuned_entry
+    from ..suite.tables import keep
+
+    installed = tuned_entry(entry["device"])
+    if installed is None:
+        _log(f"no installed matmul entry for {entry['device']['name']} (or its chip): nothing to compare with")
+        return entry
+    res = keep(installed, entry, runtime.device_info(), metric, log=lambda text: print(f"\n{text}", flush=True))
+    (out / "matmul.compare.json").write_text(json.dumps(dict(device=entry["device"]["name"], **res), indent=1))
+    return res["entry"]

@@ -43,11 +43,8 @@ def register_link_ceiling(session, link: dict) -> None:
 
 def sync(devices=(A, B)) -> None:
     """Finish every device's work (the peers' streams do not order with the legacy stream the checks use)."""
-    import cupy
-
     for d in devices:
-        with peer.on_device(d):
-            cupy.cuda.runtime.deviceSynchronize()
+        host.synchronize_device(d)
 
 
 def copies_check(run, pairs, what: str):

@@ -23,7 +23,7 @@ import numpy as np
 from ..bench.timer import TimerConfig
 from ..errors import UsageError, VerificationError
 from ..gpu import runtime
-from ..gpu.host import host_array
+from ..gpu.host import host_array, memcpy_async
 from ..ops.stream_map import copy_rows, stream_map
 from ._cite import Finding, field, join, q, sentence
 from ._declare import Case, Check, Claim, Experiment, seed
@@ -122,8 +122,7 @@ def cases(session, params):
         def h2d():
             stream = cupy.cuda.get_current_stream().ptr
             for _ in range(0, n, rows):
-                cupy.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, chunk, cupy.cuda.runtime.memcpyHostToDevice,
-                                              stream)
+                memcpy_async(dev.data.ptr, pinned.ptr, chunk, stream)
         yield Case("pinned H2D (cudaMemcpyAsync)", h2d, Check(dev, lambda: cupy.asarray(src)), params=common,
                    reads=x.nbytes, kind="baseline", ceiling=None, cold_l2=False, clock="host", timer=HOST_TIMER,
                    extra=dict(mechanism="CE"))

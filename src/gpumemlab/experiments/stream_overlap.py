@@ -68,9 +68,7 @@ class Pipeline:
         """Every stage over ``n_streams`` equal chunks, chunk i on stream i (seed 003's staged loop). ``mode``:
         "pinned" (non-blocking streams, pinned host memory), "pageable" (H2D from pageable memory) or
         "default stream" (every chunk on the legacy default stream)."""
-        import cupy
-
-        streams = [cupy.cuda.Stream.null] * n_streams if mode == "default stream" else host.side_streams(n_streams)
+        streams = [host.legacy_stream()] * n_streams if mode == "default stream" else host.side_streams(n_streams)
         t0 = host.timing_event() if trace is not None else None
         host.fork(streams)
         chunk = self.n // n_streams

@@ -298,6 +298,21 @@ def copy_async(dst, src, nbytes: int | None = None, stream=None) -> None:
     cupy.cuda.runtime.memcpyAsync(address(dst), address(src), int(nbytes), MEMCPY_DEFAULT, _stream_ptr(stream))
 
 
+def memcpy_async(dst: int, src: int, nbytes: int, stream_ptr: int) -> None:
+    """cudaMemcpyAsync (cudaMemcpyDefault) between raw addresses on a raw stream handle, without copy_async's
+    checks: the loops that time many copies measure the copy, not Python."""
+    import cupy
+
+    cupy.cuda.runtime.memcpyAsync(dst, src, nbytes, MEMCPY_DEFAULT, stream_ptr)
+
+
+def memset_async(ptr: int, value: int, nbytes: int, stream=None) -> None:
+    """cudaMemsetAsync of ``nbytes`` bytes at device address ``ptr`` on ``stream`` (default: CuPy's current)."""
+    import cupy
+
+    cupy.cuda.runtime.memsetAsync(ptr, value, nbytes, _stream_ptr(stream))
+
+
 def copy_2d_async(dst, dst_pitch: int, src, src_pitch: int, width_bytes: int, height: int, stream=None) -> None:
     """cudaMemcpy2DAsync (cudaMemcpyDefault): ``height`` rows of ``width_bytes``, row starts ``*_pitch`` apart."""
     if width_bytes <= 0 or height <= 0:
@@ -330,6 +345,20 @@ def side_streams(n: int) -> list:
     while len(_side) < n:
         _side.append(cupy.cuda.Stream(non_blocking=True))
     return _side[:n]
+
+
+def new_stream():
+    """A new non-blocking CuPy stream, the caller's own (side_streams shares its streams)."""
+    import cupy
+
+    return cupy.cuda.Stream(non_blocking=True)
+
+
+def event(timing: bool = True):
+    """A new CuPy event, not yet recorded; ``timing=False`` for one that only orders streams (cheaper to record)."""
+    import cupy
+
+    return cupy.cuda.Event(disable_timing=not timing)
 
 
 def fork(streams) -> None:
@@ -382,6 +411,20 @@ def run_on_stream(stream, fn) -> None:
 
 def synchronize() -> None:
     runtime.synchronize()
+
+
+def synchronize_device(ordinal: int) -> None:
+    """Wait for every stream of device ``ordinal`` (cudaDeviceSynchronize there), whichever device is current."""
+    import cupy
+
+    cupy.cuda.Device(ordinal).synchronize()
+
+
+def legacy_stream():
+    """CUDA's legacy default stream (it orders with every blocking stream of the device)."""
+    import cupy
+
+    return cupy.cuda.Stream.null
 
 
 # ---------------------------------------------------------------- the device's side of the link

@@ -84,6 +84,14 @@ def current_ordinal() -> int:
     return int(cupy.cuda.runtime.getDevice())
 
 
+def device_getter():
+    """cudaGetDevice as CuPy's bare callable: for the per-call device check of library calls, where a Python layer
+    around it would cost host time on every call (current_ordinal checks the CUDA stack first)."""
+    import cupy
+
+    return cupy.cuda.runtime.getDevice
+
+
 def ensure_device():
     """Return the cuda.core Device of CuPy's current device, made current; NoDeviceError with one line if none."""
     return _device(current_ordinal())

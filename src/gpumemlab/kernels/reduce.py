@@ -64,7 +64,7 @@ class VecConfig:
 
 # gpumemlab.sum: one launch (reduce7), plain __ldg, 8 loads in flight per thread, 512 threads, strip-mined tiles,
 # one wave. Chosen from the same-run comparison of all of TUNING x TUNING_WAVES against cupy.sum on an H200
-# (tools/reduce_transpose_tune.py; table in docs/notes/reduce_transpose.md): the fastest at 2^28 float32 within
+# (docs/notes/reduce_transpose.md, "configuration search"; `gpumemlab tune reduce` re-measures it): the fastest at 2^28 float32 within
 # noise of x16 and the most robust at 2^26; no_allocate loads, the L2::256B hint and more waves all lose there.
 LIBRARY = VecConfig("reduce7", unroll=8, load=0, block=512, mapping=1, waves=1)
 

@@ -62,7 +62,9 @@ def device_of(a) -> int | None:
         return int(ordinal) if int(kind) in _DLPACK_CUDA else None
     cai = getattr(a, "__cuda_array_interface__", None)
     if isinstance(cai, dict) and cai.get("data") and cai["data"][0]:
-        return int(cupy_module().cuda.runtime.pointerGetAttributes(cai["data"][0]).device)
+        from ..gpu.host import pointer_attributes
+
+        return pointer_attributes(int(cai["data"][0]))["device"]
     return None
 
 
@@ -133,7 +135,9 @@ def _bind() -> None:
     global _NDARRAY, _GET_DEVICE
     cupy = cupy_module()
     _NDARRAY = _NDARRAY or cupy.ndarray
-    _GET_DEVICE = cupy.cuda.runtime.getDevice
+    from ..gpu.runtime import device_getter
+
+    _GET_DEVICE = device_getter()
 
 
 def as_device_array(x, name: str, dtypes: tuple | None, ndim: int | None = None, contiguous: bool = True):

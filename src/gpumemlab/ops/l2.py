@@ -19,7 +19,6 @@ from functools import cache
 from ..errors import NoDeviceError, UsageError
 from ..gpu.l2 import AS_FOUND, NONE, SIZED
 from ..kernels import KERNEL_DIR
-from . import _checks
 from ._checks import as_device_array
 
 TUNED_PATH = KERNEL_DIR / "tuned" / "l2_persist.json"
@@ -107,7 +106,9 @@ class PersistL2:
                                       or not 0.0 < hit_ratio <= 1.0):
             raise UsageError(f"hit_ratio must be a number in (0, 1] or None, got {hit_ratio!r}")
         self.array = as_device_array(array, "array", None)
-        here = _checks.cupy_module().cuda.runtime.getDevice()
+        from ..gpu.runtime import current_ordinal
+
+        here = current_ordinal()
         if self.array.data.device_id != here:  # the window and set-aside are the current device's
             raise UsageError(f"array: on device {self.array.data.device_id} while device {here} is current; "
                              f"use persist_l2 under `with cupy.cuda.Device({self.array.data.device_id}):`")

@@ -48,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import InputTypeError, UsageError
-from ..gpu import observe
+from ..gpu import host, observe
 from . import _checks
 from ._checks import as_device_array, check_out, on_arrays_device
 
@@ -200,9 +200,7 @@ def clear_cache() -> None:
         _textures.clear()
         _scratch.clear()
     for ordinal, board in _boards.items():
-        import cupy
-
-        cupy.cuda.Device(ordinal).synchronize()  # no kernel in flight still writes its observation into this memory
+        host.synchronize_device(ordinal)  # no kernel in flight still writes its observation into this memory
         board.close()
     _boards.clear()
 

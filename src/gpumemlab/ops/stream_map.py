@@ -251,16 +251,14 @@ def _plan(x: np.ndarray, chunk_bytes, streams, workers) -> Plan:
     for name, value in (("chunk_bytes", chunk_bytes), ("streams", streams), ("workers", workers)):
         if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
             raise UsageError(f"stream_map: {name} must be a positive integer, got {value!r}")
-    from ..gpu.runtime import ensure_device
+    from ..gpu.host import copy_engines
+    from ..gpu.runtime import ensure_device, free_memory_bytes
 
     ensure_device()  # NoDeviceError with one line when there is no GPU
-    import cupy
-
     if streams is None:
-        engines = cupy.cuda.Device().attributes.get("AsyncEngineCount", 2)
-        streams = max(2, min(4, int(engines) + 1))
+        streams = max(2, min(4, copy_engines() + 1))
     if chunk_bytes is None:
-        free, _total = cupy.cuda.runtime.memGetInfo()
+        free = free_memory_bytes()
         # each slot holds an input chunk, fn's output and fn's temporaries: keep all slots within a quarter
         chunk_bytes = max(row_bytes, min(DEFAULT_CHUNK_BYTES, free // (4 * 3 * streams)))
     rows = max(1, min(x.shape[0], int(chunk_bytes) // row_bytes))
@@ -382,10 +380,12 @@ class _Pipeline:
                  cancel=None, after=None, bar=None):
         import cupy
 
+        from ..gpu import host, runtime
+
         self.fn, self.x, self.output, self.plan, self.route = fn, x, output, plan, route
         self.register = route.register
         self.bar = bar if bar is not None else Bar(0, False)
-        self.ranges = Ranges(cupy.cuda.Device().id if device is None else device)
+        self.ranges = Ranges(runtime.current_ordinal() if device is None else device)
         self.out = output.out
         self.chunk_ids = list(range(plan.chunks) if chunks is None else chunks)
         self.device, self.cancel, self.after = device, cancel, after  # after: an event the caller's work recorded
@@ -413,7 +413,7 @@ class _Pipeline:
         self.routes = {"pinned": 0, "registered": 0, "staged": 0}
         self.wall_s = 0.0
         self.nslots = 0
-        self.start = cupy.cuda.Event()
+        self.start = host.event()
         self.up = self.down = None      # every H2D / every D2H, in chunk order: one copy engine each way
         self.compute = None             # every fn, in chunk order (as the caller's own loop runs them)
 
@@ -421,8 +421,10 @@ class _Pipeline:
         """Streams, device chunks and edge buffers, one slot at a time (close() frees what was made)."""
         import cupy
 
+        from ..gpu.host import new_stream
+
         chunk_shape = (self.plan.rows, *self.x.shape[1:])
-        self.up, self.down, self.compute = (cupy.cuda.Stream(non_blocking=True) for _ in range(3))
+        self.up, self.down, self.compute = (new_stream() for _ in range(3))
         _live_streams.update((self.up, self.down, self.compute))
         for _ in range(min(self.plan.streams, len(self.chunk_ids))):
             slot = _Slot(None, None)
@@ -526,10 +528,11 @@ class _Pipeline:
     # -------------------------------------------------------------- issue and retire
     def _issue(self, slot: _Slot, k: int, src: _Input) -> None:
         import cupy
-        from cupy.cuda import runtime
+
+        from ..gpu.host import event, memcpy_async
 
         lo, hi = self._bounds(k)
-        ev = [cupy.cuda.Event() for _ in range(5)]
+        ev = [event() for _ in range(5)]
         # H2D on `up`, fn on `compute`, D2H on `down`, chained by events: the two directions never share a copy
         # engine's queue, so chunk k+1's H2D runs during chunk k's D2H; fn runs chunk after chunk on one stream as
         # in the caller's own loop (its temporaries reuse one pool arena, its kernels keep their order). No stream
@@ -547,8 +550,7 @@ class _Pipeline:
         with self.ranges(k, "h2d"):
             for offset, ptr, nbytes in copies:
                 if nbytes:
-                    runtime.memcpyAsync(slot.d_in.data.ptr + offset, ptr, nbytes, runtime.memcpyHostToDevice,
-                                        self.up.ptr)
+                    memcpy_async(slot.d_in.data.ptr + offset, ptr, nbytes, self.up.ptr)
         ev[1].record(self.up)
         self.compute.wait_event(ev[1])
         self.routes[src.route] += 1
@@ -583,7 +585,7 @@ class _Pipeline:
         ev[3].record(self.down)
         dst = self.out.ctypes.data + lo * (y.nbytes // (hi - lo)) if self.out_direct else slot.pin_out.ptr
         with self.ranges(k, "d2h"):
-            runtime.memcpyAsync(dst, y.data.ptr, y.nbytes, runtime.memcpyDeviceToHost, self.down.ptr)
+            memcpy_async(dst, y.data.ptr, y.nbytes, self.down.ptr)
         ev[4].record(self.down)
         slot.chunk, slot.rows, slot.result, slot.events = k, slice(lo, hi), y, tuple(ev)
 
@@ -731,15 +733,18 @@ def _spread(fn, x, out, plan: Plan, route: Route, devices: list[int], profile: b
     """One pipeline per device, each in its own thread, chunks round-robin; the first failure stops them all."""
     import cupy
 
+    from ..gpu.host import event
+    from ..gpu.runtime import use_device
+
     n = len(devices)
     output, cancel = _Output(out), threading.Event()
-    after = cupy.cuda.Event(disable_timing=True)  # the caller's queued work comes first on every device
+    after = event(timing=False)  # the caller's queued work comes first on every device
     after.record(cupy.cuda.get_current_stream())
     share = Plan(plan.rows, plan.chunks, plan.streams, max(1, plan.workers // n))
     pipes: list = [None] * n
 
     def drive(i: int, device: int):
-        cupy.cuda.Device(device).use()  # this thread's current device
+        use_device(device)  # this thread's current device
         pipe = pipes[i] = _Pipeline(fn, x, output, share, route, chunks=range(i, plan.chunks, n), device=device,
                                     cancel=cancel, after=after, bar=bar)
         pipe.devices_in_call = n

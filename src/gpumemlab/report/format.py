@@ -97,7 +97,7 @@ FLAGS_NOTE = ("Flags: 'median far from min' - the median stayed more than 5% abo
 
 
 def merged_lines(meta: dict, code=lambda text: f"`{text}`", escape=str) -> list[str]:
-    """One sentence per run whose records were merged into this document (``tools/merge_runs.py``): which
+    """One sentence per run whose records were merged into this document (``gpumemlab merge``): which
     experiments, measured by which command (``code`` marks it up) and when; empty for a single run."""
     return [escape(f"{', '.join(m.get('experiments', []))}: from ") + code(str(m.get("command", "?")))
             + escape(f" ({m.get('date') or 'date not recorded'})") for m in meta.get("merged_runs", [])]

@@ -103,7 +103,7 @@ def _runner(problem, point: Point):
 def _pinned_h2d(problem):
     import cupy
 
-    from ..gpu.host import host_array
+    from ..gpu.host import host_array, memcpy_async
     from .families import Runner
 
     x = problem.data["x"]
@@ -112,8 +112,7 @@ def _pinned_h2d(problem):
     dev = cupy.empty(x.shape, cupy.float32)
 
     def run():
-        cupy.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, x.nbytes, cupy.cuda.runtime.memcpyHostToDevice,
-                                      cupy.cuda.get_current_stream().ptr)
+        memcpy_async(dev.data.ptr, pinned.ptr, x.nbytes, cupy.cuda.get_current_stream().ptr)
 
     def result():  # the copy, through fn on the GPU, to compare with the same answer
         return _light(dev.astype(cupy.float64))

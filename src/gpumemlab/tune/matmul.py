@@ -37,7 +37,6 @@ COLUMN = [(4096, 1, 4096), (16384, 1, 16384), (3000, 1, 1000), (1024, 1, 8192)] 
 GROUPS = dict(square=SQUARE, odd=ODD, unaligned=UNALIGNED, tall_skinny=TALL_SKINNY, short_wide=SHORT_WIDE, small_k=SMALL_K,
               large_k=LARGE_K, m1=ROW, n1=COLUMN)
 ZOO = [(group, m, n, k) for group, shapes in GROUPS.items() for m, n, k in shapes]
-ZOO = [(group, m, n, k) for group, shapes in GROUPS.items() for m, n, k in shapes]
 
 HELD_OUT = ("odd",)     # never tuned: the nearest-shape rule is judged on them
 MAX_TUNED_FLOPS = 2e11  # larger shapes run long enough that the large tiles' rate is already settled

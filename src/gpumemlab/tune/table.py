@@ -11,7 +11,8 @@ validation, the entry of a device (borrowed from the same chip), shape parsing a
          "points": [{name, label, params, derived, shape, round, median_s, p10_s, p90_s, samples_n, METRIC,
                      ratio_to_baseline, verified, error?}],
          "chosen": {shape: {name, label, params, METRIC, ratio_to_baseline, round}},
-         "checks": {kernel key: null | error}, "converted"?: where converted measurements came from}}}
+         "checks": {kernel key: null | error}, "converted"?: where converted measurements came from,
+         "kept"?: {shape: why the installed choice was kept over the re-tuned one}}}}
 
 ``round`` is "screen" (every valid point, timed alone) or "final" (the best few and the baseline timed
 sample by sample in alternating order); ``ratio_to_baseline`` is baseline time / point time in the same
@@ -114,6 +115,31 @@ def install(path, family: str, about: str, metric: str, entry: dict) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     tmp.replace(path)
+
+
+def keep_choices(entry: dict, installed: dict, shapes, why: str, metric: str) -> dict:
+    """A copy of the re-tuned ``entry`` that keeps the ``installed`` entry's choice at each of ``shapes``, e.g.
+    where the new choice made a shape slower; ``why`` is recorded per kept shape under ``kept``. The kept choice
+    names the re-tuned entry's own record of that point where it measured one (the final round first: the
+    installed choice joins it), else the installed record, copied in so the entry stays valid. A shape
+    ``installed`` chose nothing at loses the new choice."""
+    out = dict(entry, chosen=dict(entry["chosen"]), points=list(entry["points"]), kept=dict(entry.get("kept", {})))
+    for shape in shapes:
+        c = installed.get("chosen", {}).get(shape)
+        if c is None:
+            out["chosen"].pop(shape, None)
+            out["kept"][shape] = f"nothing chosen: {why}"
+            continue
+        mine = [p for p in out["points"] if p["shape"] == shape and p["params"] == c["params"] and p["verified"]]
+        if mine:
+            p = max(mine, key=lambda p: (p["round"] == "final", p[metric]))
+        else:  # the installed record itself (a converted entry may hold earlier points of the same name)
+            own = [p for p in installed["points"] if p["name"] == c["name"] and p["shape"] == shape and p["verified"]]
+            p = dict(min(own, key=lambda p: (p["round"] != c["round"], p[metric] != c.get(metric))))
+            out["points"].append(p)
+        out["chosen"][shape] = {k: p[k] for k in ("name", "label", "params", metric, "ratio_to_baseline", "round")}
+        out["kept"][shape] = f"installed choice kept: {why}"
+    return out
 
 
 # ---------------------------------------------------------------- what the library reads

@@ -1,0 +1,96 @@
+"""A re-tuned matmul entry against the installed one before it is installed (gpumemlab.suite.tables), with the
+timing replaced by a stand-in: which zoo shapes are compared, which installed choices are kept and why, and when
+nothing may be installed."""
+
+import contextlib
+import copy
+from types import SimpleNamespace
+
+import pytest
+
+from gpumemlab.gpu import runtime
+from gpumemlab.ops.matmul import choice as C
+from gpumemlab.suite import tables
+from gpumemlab.tune import table
+
+SMALL = "64x64x8_w32x32_i2_t4x4_s3_a0_b4_o2_p1"
+
+
+@pytest.fixture
+def entries():
+    """(the installed H200 entry, a re-tuned one that chose the small tiles at 2 splits at 384^3 and 768^3)."""
+    old = table.load(C.TUNED_PATH)["devices"]["NVIDIA H200"]
+    new = copy.deepcopy(old)
+    new.pop("converted")
+    for shape in ("384x384x384", "768x768x768"):
+        p = dict(new["points"][0], name=f"config={SMALL},splits=2", label=SMALL, params=dict(config=SMALL, splits=2),
+                 shape=shape, round="final")
+        new["points"].append(p)
+        new["chosen"][shape] = {k: p[k] for k in ("name", "label", "params", "gflops", "ratio_to_baseline", "round")}
+    return old, new
+
+
+@pytest.fixture
+def timed(monkeypatch):
+    """The shapes timed, in order; the new choice is 1.2x slower at the shapes in ``slow``, 0.9x elsewhere."""
+    calls, slow = [], set()
+
+    def time_choices(m, n, k, choices, timer=None):
+        shape = table.mnk_name(m, n, k)
+        calls.append((shape, {name: tables._label(c) for name, c in choices.items()}))
+        stat = lambda t: SimpleNamespace(median=t, p10=t, p90=t, n=10)  # noqa: E731
+        return dict(old=stat(1e-4), new=stat(1.2e-4 if shape in slow else 0.9e-4), cuBLAS=stat(1e-4))
+
+    monkeypatch.setattr(tables, "time_choices", time_choices)
+    monkeypatch.setattr(runtime, "work_stream", contextlib.nullcontext)
+    return calls, slow
+
+
+def test_only_shapes_routed_differently_are_timed_and_the_table_says_so(entries, timed):
+    old, new = entries
+    calls, _ = timed
+    records, same = tables.compare(old, new, old["device"])
+    assert [c[0] for c in calls] == [r["shape"] for r in records]
+    assert {"384x384x384", "768x768x768"} <= {r["shape"] for r in records}
+    assert dict(calls)["384x384x384"] == dict(old="32x128x16/3", new="64x64x8/2")
+    assert all(r["old_over_new"] == pytest.approx(1 / 0.9) for r in records)
+    text = tables.markdown(records, same)
+    assert "| square | 384x384x384 | 32x128x16/3 | 64x64x8/2 | 100.0 | 90.0 | 1.111 | 1.000 | 1.111 |" in text
+    assert text.endswith(f"{same} shapes with the same choice; {len(records)} compared; geometric mean old/new "
+                         "1.111, worst 1.111")
+    assert tables.compare(old, old, old["device"]) == ([], same + len(records))
+
+
+def test_the_installed_choice_is_kept_where_the_new_one_is_slower_and_compared_again(entries, timed):
+    old, new = entries
+    calls, slow = timed
+    slow.add("384x384x384")
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append)
+    kept = res["entry"]
+    assert kept["chosen"]["384x384x384"] == old["chosen"]["384x384x384"]
+    assert kept["chosen"]["768x768x768"] == new["chosen"]["768x768x768"]
+    assert kept["kept"] == {"384x384x384": "installed choice kept: the new one made zoo 384x384x384 (old/new 0.833) "
+                                           "slower in the same run"}
+    assert table.problems(dict(format=1, family="matmul", about="a", metric="gflops",
+                               devices={kept["device"]["name"]: kept})) == []
+    assert "384x384x384" not in [r["shape"] for r in res["kept_compared"]]  # routed as installed now: not timed
+    assert "768x768x768" in [r["shape"] for r in res["kept_compared"]]
+    assert len(logged) == 2 and "with the installed choice kept at 384x384x384" in logged[1]
+
+
+def test_nothing_is_installable_while_a_shape_stays_slower(entries, timed, monkeypatch):
+    old, new = entries
+    _, slow = timed
+    slow.add("384x384x384")
+    monkeypatch.setattr(tables, "nearest_tuned", lambda shape, chosen: "768x768x768")  # keeps the wrong choice
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append)
+    assert res["entry"] is None and logged[-1] == "not installable: still slower at 384x384x384"
+
+
+def test_the_nearest_tuned_shape_is_by_log_ratio_and_ties_go_to_the_first_name():
+    chosen = {"1024x1024x1024": 0, "512x512x512": 0, "2048x2048x128": 0}
+    assert tables.nearest_tuned("777x1001x513", chosen) == "1024x1024x1024"  # 0.40 + 0.03 + 1.00 < 0.60 + 0.97 + 0.00
+    assert tables.nearest_tuned("1024x1024x1024", chosen) == "1024x1024x1024"
+    assert tables.nearest_tuned("8x8x8", {"16x8x8": 0, "4x8x8": 0}) == "16x8x8"
