@@ -170,7 +170,7 @@ def summary(results: list[dict]) -> str:
 def _options(args: list[str]):
     from gpumemlab.lint.analysis import Options
 
-    o = Options()
+    o = Options(launch_average=True)
     for flag, value in zip(args[::2], args[1::2]):
         if flag == "--kernel":
             o.kernel = value

@@ -33,7 +33,8 @@ RUNS = [
         ),
     ),
     ("rodinia_style.cu", "srad_cuda_1", dict(block=(16, 16), lets={"cols": 1024, "rows": 1024})),
-    ("rodinia_style.cu", "bfs_kernel", dict(block=(256,), lets={"no_of_nodes": 1 << 20})),
+    # the frontier's data guard: the hand-derived numbers assume its known part's lanes (asked for explicitly)
+    ("rodinia_style.cu", "bfs_kernel", dict(block=(256,), lets={"no_of_nodes": 1 << 20}, assume_data_guards=True)),
     (
         "rodinia_style.cu",
         "needle_cuda_shared_1",
@@ -569,6 +570,16 @@ def test_guard_on_loaded_data_assumes_its_lanes_and_says_so(findings):
     assert f.assumption.startswith("guard `tid < no_of_nodes && g_graph_mask[tid]` (line 110) not known: value loaded")
     assert f.active_lanes == 32
     assert findings[(10, "bfs_kernel", "110:30", "g_graph_mask[tid]", "load", ())].assumption is None
+
+
+def test_guard_on_loaded_data_is_unknown_unless_assumed():
+    (r,) = lint_file(str(IDIOMS / "rodinia_style.cu"), Options(kernel="bfs_kernel", block=(256,),
+                                                                lets={"no_of_nodes": 1 << 20}), resources=False)
+    f = {(x.line, x.column): x for x in r.findings}[(112, 22)]
+    assert f.verdict == "unknown" and f.assumption is None and f.requests is None
+    assert f.unknown_reason == ("guard `tid < no_of_nodes && g_graph_mask[tid]` (line 110) not known: value loaded "
+                                "from memory (g_graph_mask[tid]) (--assume-data-guards: numbers if every lane its "
+                                "known part selects executes)")
 
 
 def test_later_iterations_of_the_scan_up_sweep_have_their_own_classes(findings):
