@@ -11,6 +11,7 @@ from memory, an opaque call, floating point - is an :class:`Unknown` with its re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1054,6 +1055,7 @@ class Interpreter:
             return np.zeros(self.n, dtype=bool)
         if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
             self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
+            self._asm_accesses(s, live)
             for d in s.walk_preorder():
                 if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
                     self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
@@ -1083,6 +1085,25 @@ class Interpreter:
         for ch in self.children(s):
             live = self.stmt(ch, live) if ch.kind.is_statement() else live
         return live
+
+    _PTX_MEMORY = re.compile(r"\b(ld|st|atom|red|cp\.async(?:\.bulk)?|prefetch)((?:\.[a-z0-9_:]+)*)")
+
+    def _asm_accesses(self, s, live):
+        """Inline PTX that loads or stores through a pointer operand: each such operand is an access, unknown with
+        the instruction named (its addresses are known, but what the PTX does with them is not modeled)."""
+        template = "".join(t[1:-1] for t in self.tokens(s) if t.startswith('"'))
+        ops = self._PTX_MEMORY.findall(template)
+        if not ops:
+            return
+        op, quals = ops[0]
+        kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
+        for ch in self.children(s):
+            if not ch.kind.is_expression():
+                continue
+            v = self.value(ch, live, probe=True)
+            if isinstance(v, PtrV):
+                self.record(ch, kind, None, live, unknown=f"inline PTX `{op}{quals}`: lint does not model memory "
+                                                          f"accesses written in PTX", buf=v.buf)
 
     def declare(self, d, live):
         K = self.K
