@@ -19,7 +19,7 @@ from ..model.access import Decl, LaneAccesses, make_launch
 from ..model.cc import parse_cc
 from . import frontend as fe
 from . import launch as _launch
-from .interp import LAUNCH_SCALE, Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
+from .interp import LAUNCH_SCALE, MAX_STEPS, Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
 from .launches import agreed, find_launches
 from ..model.types import TYPES as VECTOR_TYPES
 from .ltypes import Array, Float, Int, Pointer, Record, by_name, element_type, loads
@@ -259,6 +259,7 @@ class KernelRun:
         self.parsed, self.cursor, self.opts, self.launch = parsed, cursor, opts, launch
         self.tenv, self.unbound, self.globals_, self.values = tenv, unbound, globals_, values
         self.scale = scale  # > 1: the launch average's runs (every loop iteration)
+        self.steps_left = MAX_STEPS
 
     def _struct(self, it, name: str, rec: Record, p, n: int) -> dict:
         """A struct parameter passed by value: its pointers are global buffers, its integers --let NAME.MEMBER."""
@@ -284,6 +285,8 @@ class KernelRun:
         it = Interpreter(self.parsed, n, env0, self.tenv, {}, self.unbound)
         it.assume_data = self.opts.assume_data_guards
         it.scale = self.scale
+        if self.scale > 1:
+            it.max_steps = self.steps_left
         for name, rt in list(self.tenv.items()):
             if isinstance(rt, tuple) and rt[0] == "record":
                 self.tenv[name] = it._record(self.globals_["__records__"][rt[1]])
@@ -781,7 +784,8 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
     if opts.launch_average:
         values = _values(parsed, k, opts, tenv, unbound)
         executions = _launch.collect(lambda blk: KernelRun(parsed, k, opts, blk, dict(tenv), unbound, globals_,
-                                                           values, LAUNCH_SCALE).run(), launch, list(base.accesses))
+                                                           values, LAUNCH_SCALE), launch, list(base.accesses),
+                                     _launch.same_rows(_source_texts(parsed)))
     rep.params = base.param_info
     rep.dynamic_shared = any(a.buf is not None and a.buf.space == "shared" and isinstance(a.buf.type, Array)
                              and a.buf.type.n is None for a in base.accesses.values())
@@ -870,6 +874,21 @@ def _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_):
             chosen.append((blk, b, o, taken))
             pending -= taken
     return chosen
+
+
+def _source_texts(parsed) -> list[str]:
+    """The file's text and its included headers' that are not the toolkit's (where blockIdx may be read)."""
+    texts = [parsed.text]
+    for inc in parsed.tu.get_includes():
+        name = inc.include.name
+        if "/include/" in name or name.startswith("/usr/"):
+            continue  # the CUDA and C++ headers
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read())
+        except OSError:
+            texts.append("blockIdx")  # unreadable: assume every axis is read
+    return texts
 
 
 def _values(parsed, k, opts, tenv, unbound, with_ints=False):

@@ -26,7 +26,8 @@ MAX_STEPS = 200_000  # statements and expressions visited per kernel run
 MAX_ITERATIONS = 16  # iterations of one loop entry evaluated after the first (the cost: one body run each)
 PEEK_ITERATIONS = 4  # iterations of a loop too long to run whole: what a 16-byte vectorized unroll spans
 REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
-LAUNCH_SCALE = 64  # the launch average needs every iteration: its runs allow this many times more
+LAUNCH_SCALE = 16  # the launch average needs every iteration: its runs allow this many times more iterations
+LAUNCH_STEPS = 300_000  # steps of all of one launch's block runs together (its runs' own limit as well)
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -175,6 +176,7 @@ class Interpreter:
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
         self.regions: list[np.ndarray] = []  # lanes entering each enclosing if and loop iteration
         self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
+        self.max_steps = MAX_STEPS
         self.assume_data = False  # guards on loaded data: assume the lanes their known part selects (else unknown)
 
     # ------------------------------------------------------------ types
@@ -286,8 +288,8 @@ class Interpreter:
 
     def tick(self):
         self.steps += 1
-        if self.steps > MAX_STEPS * self.scale:
-            raise LintLimit(f"more than {MAX_STEPS * self.scale} expressions evaluated in one kernel")
+        if self.steps > self.max_steps:
+            raise LintLimit(f"more than {self.max_steps} expressions evaluated in one kernel")
 
     def const(self, value: int, ctype=expr.INT) -> expr.Value:
         return expr.Value(_objs([value] * self.n), ctype)

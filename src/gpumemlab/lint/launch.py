@@ -15,11 +15,14 @@ that it did.
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 
 from ..model import banks as _banks
 from ..model import coalescing as _coalescing
 from ..model.access import LaneAccesses, make_launch
+from .interp import LAUNCH_STEPS, LintLimit
 from .ltypes import element_type, loads
 
 WARP = 32
@@ -27,28 +30,42 @@ MAX_BLOCKS = 256  # blocks of the grid run (one interpreter run each); larger gr
 
 
 class Instances:
-    """Every execution of one access in the launch: (block launch, iteration, byte offsets, executing lanes, lanes
-    reaching the innermost if or loop iteration), per block and loop iteration (0: the first)."""
+    """Every execution of one access in the launch: (block launch, blocks it stands for, iteration, byte offsets,
+    executing lanes, lanes reaching the innermost if or loop iteration), per block and loop iteration (0: the
+    first)."""
 
     def __init__(self):
         self.rows: list = []
         self.reason: str | None = None  # why there is no launch average
 
 
-def collect(run_block, launch, keys) -> dict:
-    """{access key: Instances} over every block of ``launch.grid``; ``run_block(block_idx)`` -> (launch of that
-    block, Interpreter run)."""
+def collect(make_run, launch, keys, same=(False, False)) -> dict:
+    """{access key: Instances} over every block of ``launch.grid``; ``make_run(block launch)``: a KernelRun whose
+    ``run()`` gives that block's Interpreter. All the runs share LAUNCH_STEPS evaluation steps. ``same``: the
+    blocks of each (y, z) row run the same (the code never reads blockIdx.y / .z): only y = 0 / z = 0 is run and
+    counted gridDim.y / .z times."""
     out = {k: Instances() for k in keys}
+    left = LAUNCH_STEPS
     gx, gy, gz = launch.grid
     if gx * gy * gz > MAX_BLOCKS:
         for v in out.values():
             v.reason = f"grid of {gx * gy * gz} blocks: lint runs at most {MAX_BLOCKS} (give a smaller --grid)"
         return out
-    for z in range(gz):
-        for y in range(gy):
+    weight = (gy if same[0] else 1) * (gz if same[1] else 1)
+    for z in range(1 if same[1] else gz):
+        for y in range(1 if same[0] else gy):
             for x in range(gx):
                 blk = make_launch(launch.block, launch.grid, (x, y, z))
-                it = run_block(blk)
+                run = make_run(blk)
+                run.steps_left = left
+                try:
+                    it = run.run()
+                except (LintLimit, RecursionError):
+                    for v in out.values():
+                        v.reason = v.reason or (f"the launch needs more than {LAUNCH_STEPS} evaluation steps (give a "
+                                                f"smaller --grid or smaller sizes)")
+                    return out
+                left -= it.steps
                 for key, inst in out.items():
                     if inst.reason is not None:
                         continue
@@ -59,10 +76,19 @@ def collect(run_block, launch, keys) -> dict:
                     if why:
                         inst.reason = f"block ({x}, {y}, {z}): {why}"
                         continue
-                    inst.rows.append((blk, 0, a.offsets, a.active, a.reach))
-                    inst.rows += [(blk, i + 1, off, act, r) for i, ((_, off, act), r) in
+                    inst.rows.append((blk, weight, 0, a.offsets, a.active, a.reach))
+                    inst.rows += [(blk, weight, i + 1, off, act, r) for i, ((_, off, act), r) in
                                   enumerate(zip(a.later, a.later_reach))]
     return out
+
+
+_BLOCK_AXIS = {axis: re.compile(rf"\bblockIdx\b(?!\s*\.\s*[{'xz' if axis == 'y' else 'xy'}]\b)|\b(block_index|group_index|"
+                                rf"this_grid|meta_group_rank)\b") for axis in "yz"}
+
+
+def same_rows(texts) -> tuple[bool, bool]:
+    """Whether no text reads blockIdx.y, blockIdx.z (or blockIdx whole, or a cooperative group's index)."""
+    return tuple(not any(_BLOCK_AXIS[axis].search(t) for t in texts) for axis in "yz")
 
 
 def _incomplete(a) -> str | None:
@@ -112,14 +138,14 @@ def average(f, a, inst: Instances, predicated, cc) -> dict:
     shared = f.space == "shared"
     tot = dict(requests=0, units=0, ideal=0)
     seen: dict = {}
-    blocks = set()
-    for blk, i, off, act, reach in inst.rows:
+    blocks = {}
+    for blk, weight, i, off, act, reach in inst.rows:
         act = np.asarray(act, dtype=bool)
         pred = predicated[i] if isinstance(predicated, list) else predicated
         issue = (np.asarray(reach, dtype=bool) | act) if pred else act
         if not issue.any():
             continue
-        blocks.add(blk.block_idx)
+        blocks[blk.block_idx] = weight
         if act.any():
             lanes = _lanes(a, blk, off, act, width, split)
             rows = lanes.addresses
@@ -134,7 +160,7 @@ def average(f, a, inst: Instances, predicated, cc) -> dict:
                 nums = seen[key] = (res["requests"], res["wavefronts" if shared else "sectors"],
                                     res["ideal_wavefronts" if shared else "min_sectors"], rows.shape[0])
             for k, v in zip(("requests", "units", "ideal"), nums):
-                tot[k] += v
+                tot[k] += v * weight
             nparts = nums[3]
         else:
             nparts = len(loads(a.type)) if width is None and split is None else \
@@ -142,10 +168,10 @@ def average(f, a, inst: Instances, predicated, cc) -> dict:
         # warps with no executing lane that still issue the predicated instruction: requests that move nothing
         for w in range(0, act.size, WARP):
             if issue[w:w + WARP].any() and not act[w:w + WARP].any():
-                tot["requests"] += nparts
+                tot["requests"] += nparts * weight
     unit = "wavefronts" if shared else "sectors"
     r = tot["requests"]
-    return dict(blocks=len(blocks), requests=r,
+    return dict(blocks=sum(blocks.values()), requests=r,
                 **{f"{unit}_per_request": round(tot["units"] / r, 3) if r else 0,
                    f"ideal_{unit}_per_request": round(tot["ideal"] / r, 3) if r else 0},
                 total=tot["units"], predicated=predicated,

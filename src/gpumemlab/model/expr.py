@@ -53,6 +53,8 @@ class CType:
 
     def wrap(self, v):
         """C conversion to this type: modulo 2^bits (signed: two's complement, as nvcc does)."""
+        if v.size and self.lo <= v.min() and v.max() <= self.hi:
+            return v  # every value is in range (most index arithmetic): nothing to wrap
         m = v & ((1 << self.bits) - 1)
         return np.where(m > self.hi, m - (1 << self.bits), m) if self.signed else m
 

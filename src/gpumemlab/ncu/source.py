@@ -10,6 +10,7 @@ its analyzed warp at the loops' first iteration; ncu's are averages over every w
 
 from __future__ import annotations
 
+import contextlib
 import csv
 from dataclasses import replace
 import io
@@ -91,14 +92,15 @@ def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("sass",)) -> di
                    "--page", "source", "--print-source", page, "--csv", "--log-file", str(log),
                    "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
                    sys.executable, "-m", "gpumemlab.ncu.lint_child", str(plan_path), str(status_path)]
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
-                                    cwd=work, start_new_session=True)
-            try:
-                so, se = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                so, se = proc.communicate()
-                se += f"\nncu timed out after {timeout:.0f} s"
+            with _gpu_lock():
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env=_child_env(), cwd=work, start_new_session=True)
+                try:
+                    so, se = proc.communicate(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    so, se = proc.communicate()
+                    se += f"\nncu timed out after {timeout:.0f} s"
             out["console"] += so + se
             out["pages"][page] = log.read_text(errors="replace") if log.exists() else ""
             if status_path.exists():
@@ -108,6 +110,24 @@ def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("sass",)) -> di
             out["cubin"] = (work / "module.cubin").read_bytes()
             out["mapping"] = json.loads((work / "module.json").read_text())
     return out
+
+
+@contextlib.contextmanager
+def _gpu_lock():
+    """An exclusive lock on the file GPUMEMLAB_NCU_LOCK names, if set: several lint processes (their CPU work in
+    parallel) profile one at a time."""
+    path = os.environ.get("GPUMEMLAB_NCU_LOCK")
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def parse_sass_page(text: str) -> dict[str, list[dict]]:
