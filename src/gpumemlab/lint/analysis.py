@@ -194,7 +194,11 @@ def template_params(c, ci):
             out.append((ch.spelling, "type", default[0].type.spelling if default else None))
         elif ch.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
             default = [e for e in ch.get_children() if e.kind.is_expression()]
-            out.append((ch.spelling, "value", fe.evaluate_int(default[0]) if default else None))
+            value = fe.evaluate_int(default[0]) if default else None
+            if value is None and default:  # another parameter (int TR = TILE): bound with the others
+                ref = [d.spelling for d in default[0].walk_preorder() if d.kind == K.DECL_REF_EXPR]
+                value = ref[0] if len(ref) == 1 else None
+            out.append((ch.spelling, "value", value))
     return out
 
 
@@ -230,6 +234,8 @@ def _bind_templates(c, opts, ci, interp_records, rec_types):
                 tenv[name] = t
         else:
             v = given if given is not None else default
+            if given is None and isinstance(default, str):  # the default names an earlier parameter
+                v = tenv.get(default)
             if v is None:
                 unbound.append(name)
                 continue
