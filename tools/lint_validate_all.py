@@ -134,11 +134,11 @@ def run(outdir: Path, dry: bool, budget: float, workers: int = 1) -> int:
         cmd = [sys.executable, "-m", "gpumemlab", "lint", path, *args, "--validate", "--json", "--no-resources"]
         t = time.monotonic()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_SECONDS * workers, env=env)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_SECONDS * min(workers, 2), env=env)
             out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
             err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else None
         except subprocess.TimeoutExpired:
-            out, err = None, f"timed out after {JOB_SECONDS * workers} s"
+            out, err = None, f"timed out after {JOB_SECONDS * min(workers, 2)} s"
         r = dict(job=label, file=path, args=args, seconds=round(time.monotonic() - t, 1), result=out,
                  error=None if out else err)
         print(f"{label}: {'ok' if out else err} ({r['seconds']} s)", flush=True)
