@@ -305,7 +305,7 @@ class Interpreter:
         """C conversion of ``v`` to lint type ``t`` (integers: wrap; bool: != 0)."""
         if isinstance(v, expr.Value) and isinstance(t, Int):
             if t.boolean:
-                return expr.Value(_objs([int(x != 0) for x in v.v]), expr.INT)
+                return expr.Value((np.asarray(v.v != 0, dtype=bool)).astype(np.int64).astype(object), expr.INT)
             if t.ctype.bits < 32:
                 return expr.Value(t.ctype.wrap(v.v), expr.INT)
             if t.ctype != v.type:
@@ -523,7 +523,7 @@ class Interpreter:
             if isinstance(a, Unknown):
                 self.value(kids[1], live)
                 return a
-            at = np.asarray([x != 0 for x in a.v], dtype=bool)
+            at = np.asarray(a.v != 0, dtype=bool)
             reach = live & (at if op == "&&" else ~at)
             b = self.value(kids[1], reach)
             if isinstance(b, Unknown):
@@ -532,7 +532,7 @@ class Interpreter:
                 return b
             if isinstance(b, PtrV):
                 b = self.const(1)
-            bt = np.asarray([x != 0 for x in b.v], dtype=bool)
+            bt = np.asarray(b.v != 0, dtype=bool)
             r = (at & bt) if op == "&&" else (at | bt)
             return expr.Value(_objs(r.astype(int).tolist()), expr.INT)
         a = self.value(kids[0], live)
@@ -597,7 +597,7 @@ class Interpreter:
             self.value(kids[1], live)
             self.value(kids[2], live)
             return t
-        tt = np.asarray([x != 0 for x in t.v], dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
+        tt = np.asarray(t.v != 0, dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
         a = self.value(kids[1], live & tt)
         b = self.value(kids[2], live & ~tt)
         return self.merge(tt, a, b, live)
@@ -1181,7 +1181,7 @@ class Interpreter:
         return live & ~self.frame.returned & ~cont
 
     def _truth(self, v):
-        return np.asarray([x != 0 for x in v.v], dtype=bool)
+        return np.asarray(v.v != 0, dtype=bool)
 
     def _if(self, s, live):
         kids = self.children(s)
