@@ -289,6 +289,11 @@ class KernelRun:
         n = self.launch.nthreads
         env0 = _launch_env(self.launch)
         it = Interpreter(self.parsed, n, env0, self.tenv, {}, self.unbound)
+        key = (self.cursor.spelling, self.cursor.location.line, tuple(sorted(map(str, self.opts.templates.items()))))
+        caches = self.parsed.run_caches.get(key)
+        if caches is None:  # every run of this kernel (samples, blocks) maps the same cursors to the same types
+            caches = self.parsed.run_caches[key] = (it._types, it._cursor_types, it._literals)
+        it._types, it._cursor_types, it._literals = caches
         it.assume_data = self.opts.assume_data_guards
         it.scale = self.scale
         if self.scale > 1:

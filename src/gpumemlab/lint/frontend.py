@@ -304,6 +304,7 @@ class Parsed:
     children: dict = field(default_factory=dict)  # cursor -> its children, shared by every run over this file
     sources: dict = field(default_factory=dict)  # file name -> its bytes, for the text of accesses
     nodes: dict = field(default_factory=dict)  # cursor -> (kind, type)
+    run_caches: dict = field(default_factory=dict)  # (kernel, templates) -> the type caches its runs share
 
 
 def read_source(path: str) -> str:
