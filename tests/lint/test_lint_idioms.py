@@ -702,3 +702,31 @@ def test_a_while_loops_variable_is_the_one_its_condition_compares(findings):
         True,
         "about 512 iterations, more than 17",
     )
+
+
+DEPENDENT = """
+template <typename T> struct Vec16;
+template <> struct Vec16<float> { typedef float4 type; };
+template <> struct Vec16<double> { typedef double2 type; };
+template <typename T, bool VEC> struct Load { typedef T type; };
+template <typename T> struct Load<T, true> { typedef typename Vec16<T>::type type; };
+
+template <typename T, bool VEC>
+__global__ void k(T* out, const T* in) {
+    typedef typename Load<T, VEC>::type V;
+    const V* v = reinterpret_cast<const V*>(in);
+    V x = v[threadIdx.x];
+    reinterpret_cast<V*>(out)[threadIdx.x] = x;
+}
+"""
+
+
+@pytest.mark.parametrize("t,vec,nbytes", [("float", "true", 16), ("double", "true", 16), ("float", "false", 4),
+                                          ("double", "false", 8)])
+def test_a_type_that_depends_on_template_parameters_is_instantiated(tmp_path, t, vec, nbytes):
+    # typename Load<T, VEC>::type: float4 / double2 when VEC, else T; a warp's 32 consecutive words of nbytes
+    src = tmp_path / "dep.cu"
+    src.write_text(DEPENDENT)
+    (r,) = lint_file(str(src), Options(block=(32,), templates={"T": t, "VEC": vec}), resources=False)
+    assert [(f.access, f.element_bytes, f.sectors_per_request, f.verdict) for f in r.findings] == [
+        ("load", nbytes, nbytes, "coalesced"), ("store", nbytes, nbytes, "coalesced")]

@@ -202,6 +202,9 @@ class Interpreter:
                 return self.ltype(c, cursor)
             if k == TK.AUTO:
                 return Opaque("auto type not deduced (template code)")
+            bound = self._bound_type(t)
+            if bound is not None:
+                return bound
         if k == TK.POINTER:
             return Pointer(self.ltype(t.get_pointee()))
         if k in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
@@ -240,6 +243,25 @@ class Interpreter:
         if name.startswith("type-parameter") or name in self.unbound:
             return Opaque(f"template type {name} not given (--template {name}=TYPE)")
         return Opaque(f"type {t.spelling!r} not understood")
+
+    def _bound_type(self, t):
+        """A type that depends on template parameters (``typedef typename Vec16<T>::type V``), with the kernel's
+        template arguments substituted and instantiated by clang (frontend.resolve_type); None if it cannot be."""
+        decl = t.get_declaration()
+        under = decl.underlying_typedef_type if decl.kind == self.K.TYPEDEF_DECL else t
+        spelling = re.sub(r"^typename\s+", "", under.spelling)
+        words = set(re.findall(r"\b[A-Za-z_]\w*\b", spelling))
+        if not words & set(self.tenv):
+            return None
+        for name, v in self.tenv.items():
+            arg = str(v) if isinstance(v, int) else getattr(v, "name", None)
+            if arg is None or arg in ("?", "pointer"):
+                if name in words:
+                    return None
+                continue
+            spelling = re.sub(rf"\b{re.escape(name)}\b", arg, spelling)
+        resolved = fe.resolve_type(self.parsed, spelling)
+        return None if resolved is None else self.ltype(resolved)
 
     def _record(self, t):
         name = t.get_canonical().spelling.replace("struct ", "").replace("const ", "").strip()
