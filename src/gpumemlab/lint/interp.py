@@ -487,6 +487,10 @@ class Interpreter:
             t = by_name(name) or self.tenv.get(name)
             if t is not None and not isinstance(t, int) and getattr(t, "size", 0):
                 return t.size
+        for ref in self.children(c):  # sizeof(V) of a local typedef: its type, template arguments bound
+            if ref.kind == self.K.TYPE_REF:
+                t = self.ltype(ref.type)
+                return getattr(t, "size", None) or None
         return None
 
     def _declref(self, c, live):
