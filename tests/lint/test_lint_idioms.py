@@ -730,3 +730,17 @@ def test_a_type_that_depends_on_template_parameters_is_instantiated(tmp_path, t,
     (r,) = lint_file(str(src), Options(block=(32,), templates={"T": t, "VEC": vec}), resources=False)
     assert [(f.access, f.element_bytes, f.sectors_per_request, f.verdict) for f in r.findings] == [
         ("load", nbytes, nbytes, "coalesced"), ("store", nbytes, nbytes, "coalesced")]
+
+
+def test_a_template_struct_of_the_parameters_is_instantiated(tmp_path):
+    # KeyPack<unsigned char, 8>: 8 bytes aligned to 8; the warp reads 32 consecutive packs: 256 bytes, 8 sectors
+    src = tmp_path / "pack.cu"
+    src.write_text("template <typename K, int N> struct alignas(sizeof(K) * N) KeyPack { K v[N]; };\n"
+                   "template <typename K, int VEC> __global__ void k(const K* keys, unsigned* out) {\n"
+                   "    const KeyPack<K, VEC>* packed = reinterpret_cast<const KeyPack<K, VEC>*>(keys);\n"
+                   "    const KeyPack<K, VEC> v = packed[threadIdx.x];\n"
+                   "    out[threadIdx.x] = v.v[0];\n}\n")
+    (r,) = lint_file(str(src), Options(block=(32,), templates={"K": "unsigned char", "VEC": "8"}), resources=False)
+    f = {x.line: x for x in r.findings}[4]
+    assert (f.element_bytes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) == (8, 8.0, 8.0,
+                                                                                              "coalesced")

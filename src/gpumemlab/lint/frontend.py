@@ -381,7 +381,7 @@ def resolve_type(parsed: Parsed, spelling: str):
         return parsed.resolved[spelling][1]
     ci = cindex()
     args, stubs = parsed.args
-    text = f"{parsed.text}\ntypedef {spelling} {PROBE};\n"
+    text = f"{parsed.text}\ntypedef {spelling} {PROBE};\nstatic_assert(sizeof({PROBE}) > 0, \"\");\n"  # instantiated
     t = tu = None
     try:
         tu = ci.Index.create().parse(parsed.path, args=args, unsaved_files=[(parsed.path, text),

@@ -242,6 +242,9 @@ class Interpreter:
             return self.records[name]
         if name.startswith("type-parameter") or name in self.unbound:
             return Opaque(f"template type {name} not given (--template {name}=TYPE)")
+        bound = self._bound_type(t)  # KeyPack<K, VEC>: a template struct of the parameters
+        if bound is not None:
+            return bound
         return Opaque(f"type {t.spelling!r} not understood")
 
     def _bound_type(self, t):
@@ -249,7 +252,7 @@ class Interpreter:
         template arguments substituted and instantiated by clang (frontend.resolve_type); None if it cannot be."""
         decl = t.get_declaration()
         under = decl.underlying_typedef_type if decl.kind == self.K.TYPEDEF_DECL else t
-        spelling = re.sub(r"^typename\s+", "", under.spelling)
+        spelling = re.sub(r"^(?:(?:const|volatile|typename)\s+)+", "", under.spelling)
         words = set(re.findall(r"\b[A-Za-z_]\w*\b", spelling))
         if not words & set(self.tenv):
             return None
