@@ -86,11 +86,11 @@ def shipped_jobs() -> list[tuple[str, str, list[str]]]:
                 templates.setdefault(pname, v)
         lets = _lets(path, templates)
         jobs.append((f"kernels-{path.stem}", str(path), _option_args(dict(templates=templates, lets=lets))))
-        for c, is_global, _ in find_functions(parsed):  # a 2-D tile kernel: its own job at block TILE x BLOCK_ROWS
-            names = [p[0] for p in (template_params(c, ci) if is_global else [])]
-            if "TILE" in names and "BLOCK_ROWS" in names and (path.name, c.spelling) in first:
+        for c, is_global, _ in find_functions(parsed):  # a 2-D tile kernel: its own job, block TILE x BLOCK_ROWS
+            names = [p[0] for p in (template_params(c, ci) if is_global else [])]  # (or TILE x TILE)
+            if "TILE" in names and (path.name, c.spelling) in first and "<" in first[(path.name, c.spelling)]:
                 values = dict(zip(names, _split_args(first[(path.name, c.spelling)].split("<", 1)[1][:-1])))
-                block = [int(values["TILE"]), int(values["BLOCK_ROWS"])]
+                block = [int(values["TILE"]), int(values.get("BLOCK_ROWS", values["TILE"]))]
                 args = _option_args(dict(kernel=c.spelling, block=block, templates={**templates, **values}, lets=lets))
                 jobs.append((f"kernels-{path.stem}-{c.spelling}", str(path), args))
     return jobs
