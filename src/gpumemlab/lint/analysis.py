@@ -812,6 +812,8 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         f.block = list(blk.block_idx)
         if executions is not None:
             f._access, f._launch_instances = a, executions[key]  # for lint/launch.py (not in the JSON)
+            if a.buf is not None and a.type is not None:
+                f._decl = _decl(a.buf, element_type(a.record_type or a.type))
         rep.findings.append(f)
     rep.findings.sort(key=lambda f: (f.line, f.column, f.call_lines))
     rep.out_of_bounds = [_out_of_bounds(a) for a in base.accesses.values() if _out_of_bounds(a)]

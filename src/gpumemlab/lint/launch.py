@@ -101,11 +101,9 @@ def _incomplete(a) -> str | None:
     return None
 
 
-def _lanes(a, blk, off, act, width=None, split=None) -> LaneAccesses:
+def _lanes(a, decl, blk, off, act, width=None, split=None) -> LaneAccesses:
     """The model's input for one block's execution of access ``a`` (optionally as the compiled instruction:
     ``width`` bytes merged, or pieces of ``split`` bytes)."""
-    from .analysis import _decl
-
     parts = loads(a.type)
     base = np.zeros(act.size, dtype=np.int64)
     base[act] = np.asarray([int(x) for x in off[act]], dtype=np.int64)
@@ -117,7 +115,6 @@ def _lanes(a, blk, off, act, width=None, split=None) -> LaneAccesses:
     else:
         widths = tuple(w for _, w in parts)
         rows = base[None, :] + np.asarray([o for o, _ in parts], dtype=np.int64)[:, None]
-    decl = _decl(a.buf, element_type(a.record_type or a.type))
     return LaneAccesses(a.text, decl, a.buf.space, blk, 0, element_type(a.type), a.member, widths,
                         rows.astype(np.int64), act)
 
@@ -147,7 +144,7 @@ def average(f, a, inst: Instances, predicated, cc) -> dict:
             continue
         blocks[blk.block_idx] = weight
         if act.any():
-            lanes = _lanes(a, blk, off, act, width, split)
+            lanes = _lanes(a, f._decl, blk, off, act, width, split)
             rows = lanes.addresses
             bad = [(w, row) for row, w in zip(rows, lanes.widths) if np.any(row[act] % w)]
             if bad:
