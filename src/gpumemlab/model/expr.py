@@ -460,11 +460,14 @@ class Evaluator:
     def _result(self, v: np.ndarray, ty: CType, live: np.ndarray, what: str) -> Value:
         """A signed result out of range on a live thread is undefined in C: refuse; else wrap."""
         if ty.signed:
-            bad = live & ((v < ty.lo) | (v > ty.hi))
+            out = (v < ty.lo) | (v > ty.hi)
+            bad = live & out
             if bad.any():
                 lane = int(np.flatnonzero(bad)[0])
                 self.fail(f"signed overflow: {what} gives {v[lane]} for thread {lane}, outside {ty.name} "
                           f"({ty.lo}..{ty.hi}; undefined behaviour in C)")
+            if not out.any():
+                return Value(v, ty)  # in range on every thread: nothing to wrap
         return Value(ty.wrap(v), ty)
 
     def eval(self, node, live: np.ndarray) -> Value:
