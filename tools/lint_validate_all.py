@@ -4,14 +4,16 @@ Jobs: every file of tests/lint/idioms with the launch its test expects (tests/li
 every src/gpumemlab/kernels/*.cu with, per template kernel, the template arguments of its first declared
 instantiation (the family tables' KernelSpec names) - one ncu run per job. Writes OUTDIR/validate.json (every job's
 JSON) and OUTDIR/validate.md (one row per kernel line and access, and the totals); stops starting jobs after
---budget seconds. Run: PYTHONPATH=src python tools/lint_validate_all.py OUTDIR [--dry-run] [--budget 240]
+--budget seconds. Run: PYTHONPATH=src python tools/lint_validate_all.py OUTDIR [--dry-run] [--budget 240] [--jobs 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -82,8 +84,15 @@ def shipped_jobs() -> list[tuple[str, str, list[str]]]:
             values = _split_args(inst[inst.index("<") + 1:inst.rindex(">")])
             for (pname, _, _), v in zip(params, values):
                 templates.setdefault(pname, v)
-        args = _option_args(dict(templates=templates, lets=_lets(path, templates)))
-        jobs.append((f"kernels-{path.stem}", str(path), args))
+        lets = _lets(path, templates)
+        jobs.append((f"kernels-{path.stem}", str(path), _option_args(dict(templates=templates, lets=lets))))
+        for c, is_global, _ in find_functions(parsed):  # a 2-D tile kernel: its own job, block TILE x BLOCK_ROWS
+            names = [p[0] for p in (template_params(c, ci) if is_global else [])]  # (or TILE x TILE)
+            if "TILE" in names and (path.name, c.spelling) in first and "<" in first[(path.name, c.spelling)]:
+                values = dict(zip(names, _split_args(first[(path.name, c.spelling)].split("<", 1)[1][:-1])))
+                block = [int(values["TILE"]), int(values.get("BLOCK_ROWS", values["TILE"]))]
+                args = _option_args(dict(kernel=c.spelling, block=block, templates={**templates, **values}, lets=lets))
+                jobs.append((f"kernels-{path.stem}-{c.spelling}", str(path), args))
     return jobs
 
 
@@ -106,71 +115,109 @@ def _lets(path: Path, templates: dict) -> dict:
     return lets
 
 
-def run(outdir: Path, dry: bool, budget: float) -> int:
+def run(outdir: Path, dry: bool, budget: float, workers: int = 1) -> int:
     shipped = shipped_jobs()
     first = [j for j in shipped if j[0] in PRIORITY]  # the template kernels ncu names `void name<...>` first
     jobs = first + idiom_jobs() + [j for j in shipped if j not in first]
-    results, t0 = [], time.monotonic()
-    for label, path, args in jobs:
-        cmd = [sys.executable, "-m", "gpumemlab", "lint", path, *args, "--validate", "--json", "--no-resources"]
-        if dry:
-            print(label, " ".join(cmd[3:]))
-            continue
+    if dry:
+        for label, path, args in jobs:
+            print(label, "lint", path, *args, "--validate", "--json", "--no-resources")
+        return 0
+    # lint's CPU work runs in `workers` processes at once; ncu profiles one at a time (the lock file)
+    env = dict(os.environ, GPUMEMLAB_NCU_LOCK=str(outdir / "ncu.lock"))
+    t0 = time.monotonic()
+
+    def one(job):
+        label, path, args = job
         if time.monotonic() - t0 > budget:
-            results.append(dict(job=label, file=path, args=args, skipped="time budget spent"))
-            continue
+            return dict(job=label, file=path, args=args, skipped="time budget spent")
+        cmd = [sys.executable, "-m", "gpumemlab", "lint", path, *args, "--validate", "--json", "--no-resources"]
         t = time.monotonic()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_SECONDS)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_SECONDS * min(workers, 2), env=env)
             out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
             err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else None
         except subprocess.TimeoutExpired:
-            out, err = None, f"timed out after {JOB_SECONDS} s"
-        results.append(dict(job=label, file=path, args=args, seconds=round(time.monotonic() - t, 1), result=out,
-                            error=None if out else err))
-        print(f"{label}: {'ok' if out else err} ({results[-1]['seconds']} s)", flush=True)
-        (outdir / "validate.json").write_text(json.dumps(results, indent=1))
+            out, err = None, f"timed out after {JOB_SECONDS * min(workers, 2)} s"
+        r = dict(job=label, file=path, args=args, seconds=round(time.monotonic() - t, 1), result=out,
+                 error=None if out else err)
+        print(f"{label}: {'ok' if out else err} ({r['seconds']} s)", flush=True)
+        return r
+
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for r in pool.map(one, jobs):
+            results.append(r)
+            (outdir / "validate.json").write_text(json.dumps(results, indent=1))
     if not dry:
         (outdir / "validate.md").write_text(summary(results))
         print(summary(results)[-1500:])
     return 0
 
 
+def _verdict(ln: dict) -> str:
+    """One row's class: agree, differs, lint unknown, ncu has no instruction, or not executed on both."""
+    lint, ncu = ln.get("lint"), ln.get("ncu")
+    if lint is None:
+        return "lint unknown"
+    if ncu is None or ncu[0] is None:
+        return "not executed (both)" if lint[0] == 0 else "ncu: no instruction"
+    return "agree" if ln["agree"] else "differs"
+
+
 def summary(results: list[dict]) -> str:
-    rows = ["| job | kernel | line | access | lint (ideal) | ncu (ideal) | |", "|---|---|---:|---|---:|---:|---|"]
-    tally = dict(rows=0, agree=0, differ=0, first_iteration=0, unknown=0, compiled=0)
+    """Per kernel file: rows (kernel, line, space, load/store), agree, differ, with reasons; then every row."""
+    head = ["| job | kernel | line | access | lint (ideal) | basis | one warp | ncu (ideal) | |",
+            "|---|---|---:|---|---:|---|---:|---:|---|"]
+    per_file: dict[str, dict] = {}
+    rows = []
     for r in results:
         res = r.get("result") or {}
+        name = Path(r["file"]).name
+        t = per_file.setdefault(name, dict(rows=0, both=0, agree=0, differs=0, unknown=0, no_ncu=0, idle=0,
+                                           failed=[]))
+        if not r.get("result"):
+            t["failed"].append(f"{r['job']}: {r.get('error') or r.get('skipped')}")
         for ln in res.get("lines", []):
-            tally["rows"] += 1
-            lint, ncu = ln.get("lint"), ln.get("ncu")
-            if lint is None:
-                what = "lint: unknown"
-                tally["unknown"] += 1
-            elif ln.get("first_iteration") and not ln["agree"]:
-                what = "first iteration only"
-                tally["first_iteration"] += 1
-            elif ln["agree"]:
-                what = "agree" + ("" if ln.get("ideal_agree", True) else "; ideal differs")
-                tally["agree"] += 1
-            else:
-                what = "DIFFERS"
-                tally["differ"] += 1
+            v = _verdict(ln)
+            t["rows"] += 1
+            t["both"] += v in ("agree", "differs")
+            t["agree"] += v == "agree"
+            t["differs"] += v == "differs"
+            t["unknown"] += v == "lint unknown"
+            t["no_ncu"] += v == "ncu: no instruction"
+            t["idle"] += v == "not executed (both)"
+            what = v
+            if v == "lint unknown":
+                what += ": " + str((ln.get("unknown") or ["?"])[0])[:80]
+            elif ln.get("launch_unknown"):
+                what += f" (launch average: {ln['launch_unknown'][:70]})"
+            if v == "agree" and not ln.get("ideal_agree", True):
+                what += "; ideal differs"
             if "as compiled" in (ln.get("text") or ""):
-                tally["compiled"] += 1
                 what += " (as compiled)"
-            rows.append(f"| {r['job']} | {ln['kernel']} | {ln['line']} | {ln['space']} {ln['access']} | {_pair(lint)} "
-                        f"| {_pair(ncu) if ncu and ncu[0] is not None else '-'} | {what} |")
-    bad = [f"- {r['job']}: {r.get('error') or r.get('skipped')}" for r in results if not r.get("result")]
+            one = ln.get("lint_one_warp")
+            rows.append(f"| {r['job']} | {ln['kernel']} | {ln['line']} | {ln['space']} {ln['access']} | "
+                        f"{_pair(ln.get('lint'))} | {ln.get('basis', 'one warp')} | {_pair(one) if one else ''} | "
+                        f"{_pair(ln.get('ncu')) if ln.get('ncu') and ln['ncu'][0] is not None else '-'} | {what} |")
     device = next((r["result"]["device"] for r in results if r.get("result")), None)
-    head = (f"device: {device['name'] if device else '?'}; " + ", ".join(f"{k} {v}" for k, v in tally.items()))
-    return "\n".join([head, "", *rows, "", *bad]) + "\n"
+    table = ["| file | rows | both numbers | agree | differ | lint unknown | ncu: no instruction | "
+             "0 on both | jobs not run |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    total = dict(rows=0, both=0, agree=0, differs=0, unknown=0, no_ncu=0, idle=0)
+    for name, t in per_file.items():
+        for k in total:
+            total[k] += t[k]
+        table.append(f"| {name} | {t['rows']} | {t['both']} | {t['agree']} | {t['differs']} | {t['unknown']} | "
+                     f"{t['no_ncu']} | {t['idle']} | {'; '.join(t['failed'])} |")
+    table.append("| all | " + " | ".join(str(total[k]) for k in total) + " | |")
+    first = f"device: {device['name'] if device else '?'}; " + ", ".join(f"{k} {v}" for k, v in total.items())
+    return "\n".join([first, "", *table, "", *head, *rows]) + "\n"
 
 
 def _options(args: list[str]):
     from gpumemlab.lint.analysis import Options
 
-    o = Options()
+    o = Options(launch_average=True)
     for flag, value in zip(args[::2], args[1::2]):
         if flag == "--kernel":
             o.kernel = value
@@ -227,6 +274,7 @@ def main() -> int:
     ap.add_argument("outdir")
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--budget", type=float, default=240.0)
+    ap.add_argument("--jobs", type=int, default=1, help="lint processes at once (ncu still profiles one at a time)")
     ap.add_argument("--rejoin", metavar="VALIDATE_JSON", help="no GPU: an earlier run's ncu lines against lint now")
     a = ap.parse_args()
     out = Path(a.outdir)
@@ -237,7 +285,7 @@ def main() -> int:
         (out / "validate.md").write_text(summary(results))
         print(summary(results).splitlines()[0])
         return 0
-    return run(out, a.dry_run, a.budget)
+    return run(out, a.dry_run, a.budget, a.jobs)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,9 @@ CASES = [
     ("misaligned-float4", K.format(body="reinterpret_cast<float4*>(a + 1)[threadIdx.x] = make_float4(0, 0, 0, 0);"),
      [], 0, "misaligned"),
     ("unknown-guard", "__global__ void k(float* a, const float* b) { if (b[0] > 0) a[threadIdx.x] = 0; }", [], 0,
-     "assumed: guard `b[0] > 0`"),
+     "unknown: guard `b[0] > 0` (line 1) not known: value loaded from memory (b[0]) (--assume-data-guards: "),
+    ("assumed-guard", "__global__ void k(float* a, const float* b) { if (b[0] > 0) a[threadIdx.x] = 0; }",
+     ["--assume-data-guards"], 0, "assumed: guard `b[0] > 0`"),
     ("switch", K.format(body="switch (threadIdx.x % 2) { case 0: a[threadIdx.x] = 0; break; default: break; }"), [], 0,
      "4 sectors/request (ideal 2), strided"),  # the even lanes store: the switch is followed per lane
     ("goto", K.format(body="int i = threadIdx.x; goto end; end: a[i] = 0;"), [], 0, "coalesced"),

@@ -16,7 +16,8 @@ NAIVE = ["lint", str(CORPUS / "transpose_samples.cu"), "--kernel", "transposeNai
 ACCESS_KEYS = {"kernel", "file", "line", "column", "text", "access", "space", "array", "element_bytes", "requests",
                "sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
                "ideal_wavefronts_per_request", "conflict_ways", "verdict", "block", "warp", "active_lanes", "fix",
-               "fix_predicted", "unknown_reason", "call_lines", "loops", "explanation", "rule", "iterations", "assumption", "compiled", "over_iterations"}
+               "fix_predicted", "unknown_reason", "call_lines", "loops", "explanation", "rule", "iterations", "assumption", "compiled", "over_iterations",
+               "launch"}
 
 
 def test_finding_line_is_clang_tidy_style(capsys):

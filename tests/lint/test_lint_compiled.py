@@ -26,9 +26,9 @@ NVDISASM_G = """\
 
 def test_memory_instructions_read_line_space_kind_and_width():
     assert memory_instructions(NVDISASM_G) == {"_Z1kPf": [
-        (4, "global", "load", 4, "LDG.E"), (5, "shared", "store", 8, "STS.64"),
-        (5, "global", "load", 16, "LDG.E.128.CONSTANT"), (5, "shared", "load", 1, "LDS.U8"),
-        (5, "global", "store", 8, "ST.E.64")]}
+        (4, "global", "load", 4, "LDG.E", False), (5, "shared", "store", 8, "STS.64", False),
+        (5, "global", "load", 16, "LDG.E.128.CONSTANT", True), (5, "shared", "load", 1, "LDS.U8", False),
+        (5, "global", "store", 8, "ST.E.64", False)]}
 
 
 @pytest.fixture(scope="module")

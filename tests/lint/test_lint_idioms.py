@@ -33,7 +33,8 @@ RUNS = [
         ),
     ),
     ("rodinia_style.cu", "srad_cuda_1", dict(block=(16, 16), lets={"cols": 1024, "rows": 1024})),
-    ("rodinia_style.cu", "bfs_kernel", dict(block=(256,), lets={"no_of_nodes": 1 << 20})),
+    # the frontier's data guard: the hand-derived numbers assume its known part's lanes (asked for explicitly)
+    ("rodinia_style.cu", "bfs_kernel", dict(block=(256,), lets={"no_of_nodes": 1 << 20}, assume_data_guards=True)),
     (
         "rodinia_style.cu",
         "needle_cuda_shared_1",
@@ -499,6 +500,7 @@ EXPECTED = [
     (22, "ldg_int4", "49:23", "__ldg(in + i)", "load", (), (8.0, 8.0, "coalesced")),
     (22, "f2", "55:14", "reinterpret_cast<const float2*>(in)[t]", "load", (), (4.0, 4.0, "coalesced")),
     (22, "f2", "56:3", "out[t]", "store", (), (4.0, 4.0, "coalesced")),
+    (22, "asm_ld", "62:61", "in + threadIdx.x", "load", (), ("unknown", "inline PTX `ld.global.nc.f32`: lint does not")),
     (22, "asm_ld", "63:3", "out[threadIdx.x]", "store", (), (2.0, 2.0, "coalesced")),
     (22, "lam", "70:3", "out[f(i)]", "store", (), ("unknown", "index 'f(i)': lambda expression (not ana")),
     (22, "warp_lane", "79:13", "in[blockIdx.x * blockDim.x + threadIdx.x]", "load", (), (2.0, 2.0, "coalesced")),
@@ -569,6 +571,16 @@ def test_guard_on_loaded_data_assumes_its_lanes_and_says_so(findings):
     assert f.assumption.startswith("guard `tid < no_of_nodes && g_graph_mask[tid]` (line 110) not known: value loaded")
     assert f.active_lanes == 32
     assert findings[(10, "bfs_kernel", "110:30", "g_graph_mask[tid]", "load", ())].assumption is None
+
+
+def test_guard_on_loaded_data_is_unknown_unless_assumed():
+    (r,) = lint_file(str(IDIOMS / "rodinia_style.cu"), Options(kernel="bfs_kernel", block=(256,),
+                                                                lets={"no_of_nodes": 1 << 20}), resources=False)
+    f = {(x.line, x.column): x for x in r.findings}[(112, 22)]
+    assert f.verdict == "unknown" and f.assumption is None and f.requests is None
+    assert f.unknown_reason == ("guard `tid < no_of_nodes && g_graph_mask[tid]` (line 110) not known: value loaded "
+                                "from memory (g_graph_mask[tid]) (--assume-data-guards: numbers if every lane its "
+                                "known part selects executes)")
 
 
 def test_later_iterations_of_the_scan_up_sweep_have_their_own_classes(findings):
@@ -690,3 +702,45 @@ def test_a_while_loops_variable_is_the_one_its_condition_compares(findings):
         True,
         "about 512 iterations, more than 17",
     )
+
+
+DEPENDENT = """
+template <typename T> struct Vec16;
+template <> struct Vec16<float> { typedef float4 type; };
+template <> struct Vec16<double> { typedef double2 type; };
+template <typename T, bool VEC> struct Load { typedef T type; };
+template <typename T> struct Load<T, true> { typedef typename Vec16<T>::type type; };
+
+template <typename T, bool VEC>
+__global__ void k(T* out, const T* in) {
+    typedef typename Load<T, VEC>::type V;
+    const V* v = reinterpret_cast<const V*>(in);
+    V x = v[threadIdx.x];
+    reinterpret_cast<V*>(out)[threadIdx.x] = x;
+}
+"""
+
+
+@pytest.mark.parametrize("t,vec,nbytes", [("float", "true", 16), ("double", "true", 16), ("float", "false", 4),
+                                          ("double", "false", 8)])
+def test_a_type_that_depends_on_template_parameters_is_instantiated(tmp_path, t, vec, nbytes):
+    # typename Load<T, VEC>::type: float4 / double2 when VEC, else T; a warp's 32 consecutive words of nbytes
+    src = tmp_path / "dep.cu"
+    src.write_text(DEPENDENT)
+    (r,) = lint_file(str(src), Options(block=(32,), templates={"T": t, "VEC": vec}), resources=False)
+    assert [(f.access, f.element_bytes, f.sectors_per_request, f.verdict) for f in r.findings] == [
+        ("load", nbytes, nbytes, "coalesced"), ("store", nbytes, nbytes, "coalesced")]
+
+
+def test_a_template_struct_of_the_parameters_is_instantiated(tmp_path):
+    # KeyPack<unsigned char, 8>: 8 bytes aligned to 8; the warp reads 32 consecutive packs: 256 bytes, 8 sectors
+    src = tmp_path / "pack.cu"
+    src.write_text("template <typename K, int N> struct alignas(sizeof(K) * N) KeyPack { K v[N]; };\n"
+                   "template <typename K, int VEC> __global__ void k(const K* keys, unsigned* out) {\n"
+                   "    const KeyPack<K, VEC>* packed = reinterpret_cast<const KeyPack<K, VEC>*>(keys);\n"
+                   "    const KeyPack<K, VEC> v = packed[threadIdx.x];\n"
+                   "    out[threadIdx.x] = v.v[0];\n}\n")
+    (r,) = lint_file(str(src), Options(block=(32,), templates={"K": "unsigned char", "VEC": "8"}), resources=False)
+    f = {x.line: x for x in r.findings}[4]
+    assert (f.element_bytes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) == (8, 8.0, 8.0,
+                                                                                              "coalesced")

@@ -36,6 +36,12 @@ def add_commands(sub) -> None:
     p.add_argument("--fail-on", default="", metavar="RULES",
                    help="exit 1 if a finding has one of these rules: uncoalesced,bank-conflict,spill,unknown")
     p.add_argument("--no-resources", action="store_true", help="skip NVRTC (registers, spills, occupancy)")
+    p.add_argument("--launch-average", action="store_true",
+                   help="also run every block of --grid and give each access's numbers per request over the whole "
+                        "launch (JSON key launch: what Nsight Compute's Source Counters average; --validate does)")
+    p.add_argument("--assume-data-guards", action="store_true",
+                   help="accesses under a guard on loaded data (if (mask[i])): give the numbers assuming every lane "
+                        "the guard's known part selects executes (JSON key assumption); without it they are unknown")
     p.add_argument("--validate", action="store_true",
                    help="GPU: run each kernel once (one launch of --grid x --block, synthesized arguments) under "
                         "Nsight Compute and compare its Source Counters per line")
@@ -73,7 +79,8 @@ def cmd_lint(args) -> int:
             raise UsageError(f"bad -D {d!r}: expected NAME or NAME=VALUE")
     opts = Options(kernel=args.kernel, block=args.block, grid=args.grid, block_idx=args.block_idx,
                    defines=list(args.defines), lets=_pairs(args.let, "--let", True),
-                   templates=_pairs(args.template, "--template", False), arch=args.arch)
+                   templates=_pairs(args.template, "--template", False), arch=args.arch,
+                   launch_average=args.launch_average or args.validate, assume_data_guards=args.assume_data_guards)
     reports = lint_file(args.file, opts, resources=not args.no_resources)
     if args.validate:
         from ..ncu.source import validate_lint  # GPU path, imported only when asked for

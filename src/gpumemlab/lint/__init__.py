@@ -36,6 +36,12 @@ def lint_file(path: str, opts: Options | None = None, resources: bool = True) ->
         from .resources import attach
 
         attach(parsed, reports, opts)
+    if opts.launch_average:
+        from ..model.cc import parse_cc
+        from . import launch
+
+        for r in reports:  # the SASS memory instructions where NVRTC and nvdisasm gave them
+            launch.attach(r, getattr(r, "sass", None), parse_cc(_analysis._cc_of(opts.arch)))
     return reports
 
 

@@ -18,7 +18,8 @@ from ..model import predict
 from ..model.access import Decl, LaneAccesses, make_launch
 from ..model.cc import parse_cc
 from . import frontend as fe
-from .interp import Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
+from . import launch as _launch
+from .interp import LAUNCH_SCALE, MAX_STEPS, Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
 from .launches import agreed, find_launches
 from ..model.types import TYPES as VECTOR_TYPES
 from .ltypes import Array, Float, Int, Pointer, Record, by_name, element_type, loads
@@ -39,6 +40,8 @@ class Options:
     lets: dict = field(default_factory=dict)
     templates: dict = field(default_factory=dict)
     arch: str = "sm_90"
+    launch_average: bool = False  # also run every block of the grid: Finding.launch (what ncu's counters average)
+    assume_data_guards: bool = False  # a guard on loaded data: assume its known part's lanes pass (else unknown)
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Finding:
     assumption: str | None = None  # a guard on loaded data: its lanes were assumed to pass
     compiled: dict | None = None  # the SASS instruction when it is wider/narrower than written (lint/compiled.py)
     over_iterations: dict | None = None  # per request over every iteration of its loops, when all were evaluated
+    launch: dict | None = None  # per request over every warp of the launch (lint/launch.py), when asked for
 
     @property
     def rule(self) -> str:
@@ -101,6 +105,7 @@ class KernelReport:
     params: list = field(default_factory=list)  # name, kind (pointer/int/float/other), type, value (for --validate)
     dynamic_shared: bool = False  # the kernel uses extern __shared__ memory
     out_of_bounds: list = field(default_factory=list)  # shared accesses past their array at this block (notes too)
+    sass: list | None = None  # the kernel's SASS memory instructions (lint/compiled.py), where NVRTC ran
 
 
 # ------------------------------------------------------------------ kernels and their parameters
@@ -189,7 +194,11 @@ def template_params(c, ci):
             out.append((ch.spelling, "type", default[0].type.spelling if default else None))
         elif ch.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
             default = [e for e in ch.get_children() if e.kind.is_expression()]
-            out.append((ch.spelling, "value", fe.evaluate_int(default[0]) if default else None))
+            value = fe.evaluate_int(default[0]) if default else None
+            if value is None and default:  # another parameter (int TR = TILE): bound with the others
+                ref = [d.spelling for d in default[0].walk_preorder() if d.kind == K.DECL_REF_EXPR]
+                value = ref[0] if len(ref) == 1 else None
+            out.append((ch.spelling, "value", value))
     return out
 
 
@@ -225,6 +234,8 @@ def _bind_templates(c, opts, ci, interp_records, rec_types):
                 tenv[name] = t
         else:
             v = given if given is not None else default
+            if given is None and isinstance(default, str):  # the default names an earlier parameter
+                v = tenv.get(default)
             if v is None:
                 unbound.append(name)
                 continue
@@ -250,9 +261,11 @@ def _launch_env(launch) -> dict:
 class KernelRun:
     """Runs one kernel for one set of parameter values."""
 
-    def __init__(self, parsed, cursor, opts: Options, launch, tenv, unbound, globals_, values: dict):
+    def __init__(self, parsed, cursor, opts: Options, launch, tenv, unbound, globals_, values: dict, scale: int = 1):
         self.parsed, self.cursor, self.opts, self.launch = parsed, cursor, opts, launch
         self.tenv, self.unbound, self.globals_, self.values = tenv, unbound, globals_, values
+        self.scale = scale  # > 1: the launch average's runs (every loop iteration)
+        self.steps_left = MAX_STEPS
 
     def _struct(self, it, name: str, rec: Record, p, n: int) -> dict:
         """A struct parameter passed by value: its pointers are global buffers, its integers --let NAME.MEMBER."""
@@ -276,6 +289,15 @@ class KernelRun:
         n = self.launch.nthreads
         env0 = _launch_env(self.launch)
         it = Interpreter(self.parsed, n, env0, self.tenv, {}, self.unbound)
+        key = (self.cursor.spelling, self.cursor.location.line, tuple(sorted(map(str, self.opts.templates.items()))))
+        caches = self.parsed.run_caches.get(key)
+        if caches is None:  # every run of this kernel (samples, blocks) maps the same cursors to the same types
+            caches = self.parsed.run_caches[key] = (it._types, it._cursor_types, it._literals)
+        it._types, it._cursor_types, it._literals = caches
+        it.assume_data = self.opts.assume_data_guards
+        it.scale = self.scale
+        if self.scale > 1:
+            it.max_steps = self.steps_left
         for name, rt in list(self.tenv.items()):
             if isinstance(rt, tuple) and rt[0] == "record":
                 self.tenv[name] = it._record(self.globals_["__records__"][rt[1]])
@@ -769,6 +791,12 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
         return rep
     base = chosen[0][1]
     rep.notes += base.notes
+    executions = None
+    if opts.launch_average:
+        values = _values(parsed, k, opts, tenv, unbound)
+        executions = _launch.collect(lambda blk: KernelRun(parsed, k, opts, blk, dict(tenv), unbound, globals_,
+                                                           values, LAUNCH_SCALE), launch, list(base.accesses),
+                                     _launch.same_rows(_source_texts(parsed)))
     rep.params = base.param_info
     rep.dynamic_shared = any(a.buf is not None and a.buf.space == "shared" and isinstance(a.buf.type, Array)
                              and a.buf.type.n is None for a in base.accesses.values())
@@ -782,6 +810,10 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
                        f" (give --let {depends[0]}=VALUE)")
         f = evaluate(a, k.spelling, blk, cc, unknown, _has_neighbour(a, it.accesses.values()))
         f.block = list(blk.block_idx)
+        if executions is not None:
+            f._access, f._launch_instances = a, executions[key]  # for lint/launch.py (not in the JSON)
+            if a.buf is not None and a.type is not None:
+                f._decl = _decl(a.buf, element_type(a.record_type or a.type))
         rep.findings.append(f)
     rep.findings.sort(key=lambda f: (f.line, f.column, f.call_lines))
     rep.out_of_bounds = [_out_of_bounds(a) for a in base.accesses.values() if _out_of_bounds(a)]
@@ -857,12 +889,32 @@ def _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_):
     return chosen
 
 
+def _source_texts(parsed) -> list[str]:
+    """The file's text and its included headers' that are not the toolkit's (where blockIdx may be read)."""
+    texts = [parsed.text]
+    for inc in parsed.tu.get_includes():
+        name = inc.include.name
+        if "/include/" in name or name.startswith("/usr/"):
+            continue  # the CUDA and C++ headers
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read())
+        except OSError:
+            texts.append("blockIdx")  # unreadable: assume every axis is read
+    return texts
+
+
+def _values(parsed, k, opts, tenv, unbound, with_ints=False):
+    """The integer parameters' values of the base run: --let, else SAMPLES[0]."""
+    probe = Interpreter(parsed, 1, {}, tenv, {}, unbound)
+    ints = [p for p in _int_params(k, fe.cindex(), probe.ltype) if p not in opts.lets]
+    values = {**dict.fromkeys(ints, SAMPLES[0]), **opts.lets}
+    return (ints, values) if with_ints else values
+
+
 def _run_samples(parsed, k, opts, launch, tenv, unbound, globals_):
     """The base run (unbound int parameters at SAMPLES[0]) and, per unbound parameter, a run at SAMPLES[1]."""
-    ci = fe.cindex()
-    probe = Interpreter(parsed, 1, {}, tenv, {}, unbound)
-    ints = [p for p in _int_params(k, ci, probe.ltype) if p not in opts.lets]
-    values = {**dict.fromkeys(ints, SAMPLES[0]), **opts.lets}
+    ints, values = _values(parsed, k, opts, tenv, unbound, with_ints=True)
     base = KernelRun(parsed, k, opts, launch, dict(tenv), unbound, globals_, values).run()
     if not ints:
         return base, []

@@ -21,23 +21,25 @@ from ..model import predict
 from ..model.cc import parse_cc
 from ..ncu.source import disassemble, sass_instructions
 
-_OP = re.compile(r"^(?:@!?U?P\w+\s+)?(LDG|STG|LDS|STS|LD|ST)((?:\.[A-Z0-9_]+)*)\s")
+_OP = re.compile(r"^(@!?U?P\w+\s+)?(LDG|STG|LDS|STS|LD|ST)((?:\.[A-Z0-9_]+)*)\s")
 _SPACE = {"LDG": ("global", "load"), "STG": ("global", "store"), "LD": ("global", "load"),
           "ST": ("global", "store"), "LDS": ("shared", "load"), "STS": ("shared", "store")}
 _WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
 
 
-def memory_instructions(text: str) -> dict[str, list[tuple[int, str, str, int, str]]]:
-    """{function symbol: [(source line, space, load/store, bytes per lane, mnemonic)]} from ``nvdisasm -g``."""
+def memory_instructions(text: str) -> dict[str, list[tuple[int, str, str, int, str, bool]]]:
+    """{function symbol: [(source line, space, load/store, bytes per lane, mnemonic, predicated)]} from
+    ``nvdisasm -g`` (predicated: the instruction has a guard predicate other than PT)."""
     out: dict[str, list] = {}
     for fn, line, _, ins in sass_instructions(text):
         rows = out.setdefault(fn, [])
         op = _OP.match(ins + " ") if ins is not None else None
         if op is None:
             continue
-        space, kind = _SPACE[op.group(1)]
-        width = next((_WIDTH[s] for s in op.group(2).split(".") if s in _WIDTH), 4)
-        rows.append((line, space, kind, width, (op.group(1) + op.group(2))))
+        space, kind = _SPACE[op.group(2)]
+        width = next((_WIDTH[s] for s in op.group(3).split(".") if s in _WIDTH), 4)
+        guard = (op.group(1) or "").strip().lstrip("@!")
+        rows.append((line, space, kind, width, op.group(2) + op.group(3), guard not in ("", "PT")))
     return out
 
 
@@ -100,7 +102,7 @@ def _merge_iterations(f, width: int):
 def attach(report, instructions: list, cc) -> None:
     """Set ``compiled`` on the findings of one kernel whose SASS instructions are wider or narrower than written."""
     todo = {}
-    for line, space, kind, width, mnem in instructions:
+    for line, space, kind, width, mnem, _ in instructions:
         todo.setdefault((space, kind), []).append((line, width, mnem))
     for (space, kind), ins in todo.items():
         acc = [f for f in report.findings if f.space == space and f.access == kind and _scalar(f) and f.requests]
@@ -146,11 +148,16 @@ def attach(report, instructions: list, cc) -> None:
 
 def attach_from_cubin(reports, cubin: bytes, mapping: dict, nvdisasm: str, arch: str) -> None:
     """As written vs as compiled from a cubin built elsewhere (the one ``--validate`` ran, what ncu measured), for
-    the reports that have no comparison yet."""
+    the reports that have no comparison yet; the launch averages with that cubin's predication."""
     from .analysis import _cc_of
 
+    from . import launch
+
     per_symbol = memory_instructions(disassemble(cubin, nvdisasm))
+    cc = parse_cc(_cc_of(arch))
     for r in reports:
         name = r.name + (f"<{', '.join(str(v) for v in r.template.values())}>" if r.template else "")
+        r.sass = per_symbol.get(mapping.get(name, name), [])
         if not any(f.compiled for f in r.findings):
-            attach(r, per_symbol.get(mapping.get(name, name), []), parse_cc(_cc_of(arch)))
+            attach(r, r.sass, cc)
+        launch.attach(r, r.sass, cc)  # which instructions are predicated, in the code the GPU ran

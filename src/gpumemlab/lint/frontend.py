@@ -304,6 +304,9 @@ class Parsed:
     children: dict = field(default_factory=dict)  # cursor -> its children, shared by every run over this file
     sources: dict = field(default_factory=dict)  # file name -> its bytes, for the text of accesses
     nodes: dict = field(default_factory=dict)  # cursor -> (kind, type)
+    run_caches: dict = field(default_factory=dict)  # (kernel, templates) -> the type caches its runs share
+    args: list = field(default_factory=list)  # the parser's arguments (to parse the file again with a probe)
+    resolved: dict = field(default_factory=dict)  # a dependent type's spelling, its arguments bound -> clang type
 
 
 def read_source(path: str) -> str:
@@ -363,4 +366,32 @@ def parse(path: str, defines: list[str] = (), arch: int = 90, text: str | None =
             continue
         loc = d.location
         diags.append(Diagnostic(loc.line, loc.column, "error", d.spelling, loc.file.name if loc.file else ""))
-    return Parsed(tu, name, text, diags, stubbed)
+    parsed = Parsed(tu, name, text, diags, stubbed)
+    parsed.args = [args, [(f"{STUB_DIR}/{h}", "") for h in stubs]]
+    return parsed
+
+
+PROBE = "__gpumemlab_lint_probe"
+
+
+def resolve_type(parsed: Parsed, spelling: str):
+    """The clang type ``spelling`` names in the file's scope (``Vec16<float>::type``, a dependent type with the
+    template's arguments bound), by parsing the file again with a typedef of it appended; None if clang cannot."""
+    if spelling in parsed.resolved:
+        return parsed.resolved[spelling][1]
+    ci = cindex()
+    args, stubs = parsed.args
+    text = f"{parsed.text}\ntypedef {spelling} {PROBE};\nstatic_assert(sizeof({PROBE}) > 0, \"\");\n"  # instantiated
+    t = tu = None
+    try:
+        tu = ci.Index.create().parse(parsed.path, args=args, unsaved_files=[(parsed.path, text),
+                                                                            (PRELUDE_PATH, PRELUDE)] + stubs)
+        for c in tu.cursor.get_children():
+            if c.kind == ci.CursorKind.TYPEDEF_DECL and c.spelling == PROBE:
+                t = c.underlying_typedef_type.get_canonical()
+    except ci.TranslationUnitLoadError:
+        t = None
+    if t is not None and (t.kind == ci.TypeKind.INVALID or t.get_size() <= 0):
+        t = None
+    parsed.resolved[spelling] = (tu, t)  # the type lives as long as its translation unit
+    return t

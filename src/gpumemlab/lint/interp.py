@@ -11,6 +11,7 @@ from memory, an opaque call, floating point - is an :class:`Unknown` with its re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +26,8 @@ MAX_STEPS = 200_000  # statements and expressions visited per kernel run
 MAX_ITERATIONS = 16  # iterations of one loop entry evaluated after the first (the cost: one body run each)
 PEEK_ITERATIONS = 4  # iterations of a loop too long to run whole: what a 16-byte vectorized unroll spans
 REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
+LAUNCH_SCALE = 16  # the launch average needs every iteration: its runs allow this many times more iterations
+LAUNCH_STEPS = 300_000  # steps of all of one launch's block runs together (its runs' own limit as well)
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -108,6 +111,10 @@ class Access:
     record_type: object = None  # the struct an AoS member access reads from
     later: list = field(default_factory=list)  # (iteration path, offsets, active) of each later loop iteration
     assumption: str | None = None  # the guard on loaded data whose lanes were assumed to pass
+    # lanes entering the innermost enclosing if or loop iteration: a predicated instruction issues in every warp
+    # that has one of them (the first iteration; later_reach: each later one)
+    reach: np.ndarray | None = None
+    later_reach: list = field(default_factory=list)
 
 
 class Frame:
@@ -167,6 +174,10 @@ class Interpreter:
         self.repeat = 0  # enclosing loops now past their first iteration
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
+        self.regions: list[np.ndarray] = []  # lanes entering each enclosing if and loop iteration
+        self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
+        self.max_steps = MAX_STEPS
+        self.assume_data = False  # guards on loaded data: assume the lanes their known part selects (else unknown)
 
     # ------------------------------------------------------------ types
 
@@ -191,6 +202,9 @@ class Interpreter:
                 return self.ltype(c, cursor)
             if k == TK.AUTO:
                 return Opaque("auto type not deduced (template code)")
+            bound = self._bound_type(t)
+            if bound is not None:
+                return bound
         if k == TK.POINTER:
             return Pointer(self.ltype(t.get_pointee()))
         if k in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
@@ -228,7 +242,29 @@ class Interpreter:
             return self.records[name]
         if name.startswith("type-parameter") or name in self.unbound:
             return Opaque(f"template type {name} not given (--template {name}=TYPE)")
+        bound = self._bound_type(t)  # KeyPack<K, VEC>: a template struct of the parameters
+        if bound is not None:
+            return bound
         return Opaque(f"type {t.spelling!r} not understood")
+
+    def _bound_type(self, t):
+        """A type that depends on template parameters (``typedef typename Vec16<T>::type V``), with the kernel's
+        template arguments substituted and instantiated by clang (frontend.resolve_type); None if it cannot be."""
+        decl = t.get_declaration()
+        under = decl.underlying_typedef_type if decl.kind == self.K.TYPEDEF_DECL else t
+        spelling = re.sub(r"^(?:(?:const|volatile|typename)\s+)+", "", under.spelling)
+        words = set(re.findall(r"\b[A-Za-z_]\w*\b", spelling))
+        if not words & set(self.tenv):
+            return None
+        for name, v in self.tenv.items():
+            arg = str(v) if isinstance(v, int) else getattr(v, "name", None)
+            if arg is None or arg in ("?", "pointer"):
+                if name in words:
+                    return None
+                continue
+            spelling = re.sub(rf"\b{re.escape(name)}\b", arg, spelling)
+        resolved = fe.resolve_type(self.parsed, spelling)
+        return None if resolved is None else self.ltype(resolved)
 
     def _record(self, t):
         name = t.get_canonical().spelling.replace("struct ", "").replace("const ", "").strip()
@@ -277,8 +313,8 @@ class Interpreter:
 
     def tick(self):
         self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise LintLimit(f"more than {MAX_STEPS} expressions evaluated in one kernel")
+        if self.steps > self.max_steps:
+            raise LintLimit(f"more than {self.max_steps} expressions evaluated in one kernel")
 
     def const(self, value: int, ctype=expr.INT) -> expr.Value:
         return expr.Value(_objs([value] * self.n), ctype)
@@ -294,7 +330,7 @@ class Interpreter:
         """C conversion of ``v`` to lint type ``t`` (integers: wrap; bool: != 0)."""
         if isinstance(v, expr.Value) and isinstance(t, Int):
             if t.boolean:
-                return expr.Value(_objs([int(x != 0) for x in v.v]), expr.INT)
+                return expr.Value((np.asarray(v.v != 0, dtype=bool)).astype(np.int64).astype(object), expr.INT)
             if t.ctype.bits < 32:
                 return expr.Value(t.ctype.wrap(v.v), expr.INT)
             if t.ctype != v.type:
@@ -454,6 +490,10 @@ class Interpreter:
             t = by_name(name) or self.tenv.get(name)
             if t is not None and not isinstance(t, int) and getattr(t, "size", 0):
                 return t.size
+        for ref in self.children(c):  # sizeof(V) of a local typedef: its type, template arguments bound
+            if ref.kind == self.K.TYPE_REF:
+                t = self.ltype(ref.type)
+                return getattr(t, "size", None) or None
         return None
 
     def _declref(self, c, live):
@@ -512,7 +552,7 @@ class Interpreter:
             if isinstance(a, Unknown):
                 self.value(kids[1], live)
                 return a
-            at = np.asarray([x != 0 for x in a.v], dtype=bool)
+            at = np.asarray(a.v != 0, dtype=bool)
             reach = live & (at if op == "&&" else ~at)
             b = self.value(kids[1], reach)
             if isinstance(b, Unknown):
@@ -521,7 +561,7 @@ class Interpreter:
                 return b
             if isinstance(b, PtrV):
                 b = self.const(1)
-            bt = np.asarray([x != 0 for x in b.v], dtype=bool)
+            bt = np.asarray(b.v != 0, dtype=bool)
             r = (at & bt) if op == "&&" else (at | bt)
             return expr.Value(_objs(r.astype(int).tolist()), expr.INT)
         a = self.value(kids[0], live)
@@ -586,7 +626,7 @@ class Interpreter:
             self.value(kids[1], live)
             self.value(kids[2], live)
             return t
-        tt = np.asarray([x != 0 for x in t.v], dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
+        tt = np.asarray(t.v != 0, dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
         a = self.value(kids[1], live & tt)
         b = self.value(kids[2], live & ~tt)
         return self.merge(tt, a, b, live)
@@ -779,9 +819,11 @@ class Interpreter:
         key = base + (k,)
         if place is not None and place.buf.space == "local":
             return
+        reach = self.regions[-1] if self.regions else live
         if self.repeat and key in self.accesses:  # a later iteration of a loop: kept beside the first
             if place is not None and unknown is None and not self.uncertain:
                 self.accesses[key].later.append((tuple(self.iter_path), place.off.copy(), live.copy()))
+                self.accesses[key].later_reach.append(reach.copy())
             return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
@@ -790,6 +832,7 @@ class Interpreter:
                    place.type if place else None, place.off.copy() if place is not None else None,
                    live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
         a.assumption = assumption
+        a.reach = reach.copy()
         if place is not None:
             a.member = getattr(place, "member", None)
             a.record_type = getattr(place, "record", None)
@@ -1043,6 +1086,7 @@ class Interpreter:
             return np.zeros(self.n, dtype=bool)
         if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
             self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
+            self._asm_accesses(s, live)
             for d in s.walk_preorder():
                 if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
                     self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
@@ -1072,6 +1116,25 @@ class Interpreter:
         for ch in self.children(s):
             live = self.stmt(ch, live) if ch.kind.is_statement() else live
         return live
+
+    _PTX_MEMORY = re.compile(r"\b(ld|st|atom|red|cp\.async(?:\.bulk)?|prefetch)((?:\.[a-z0-9_:]+)*)")
+
+    def _asm_accesses(self, s, live):
+        """Inline PTX that loads or stores through a pointer operand: each such operand is an access, unknown with
+        the instruction named (its addresses are known, but what the PTX does with them is not modeled)."""
+        template = "".join(t[1:-1] for t in self.tokens(s) if t.startswith('"'))
+        ops = self._PTX_MEMORY.findall(template)
+        if not ops:
+            return
+        op, quals = ops[0]
+        kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
+        for ch in self.children(s):
+            if not ch.kind.is_expression():
+                continue
+            v = self.value(ch, live, probe=True)
+            if isinstance(v, PtrV):
+                self.record(ch, kind, None, live, unknown=f"inline PTX `{op}{quals}`: lint does not model memory "
+                                                          f"accesses written in PTX", buf=v.buf)
 
     def declare(self, d, live):
         K = self.K
@@ -1147,7 +1210,7 @@ class Interpreter:
         return live & ~self.frame.returned & ~cont
 
     def _truth(self, v):
-        return np.asarray([x != 0 for x in v.v], dtype=bool)
+        return np.asarray(v.v != 0, dtype=bool)
 
     def _if(self, s, live):
         kids = self.children(s)
@@ -1169,8 +1232,9 @@ class Interpreter:
             if const_if:
                 why = f"if constexpr `{self.text(cond_c)[:60]}` not known: {reason}"
             stack = self.assumed if self._on_data(reason) and not const_if else self.uncertain
-            stack.append(why)
+            stack.append(why + self._data_hint(reason))
             env0 = dict(self.frame.env)
+            self.regions.append(live)
             try:
                 taken = live & self._known_conjuncts(cond_c, live)
                 after_t = self.stmt(then_s, taken) if then_s is not None else taken
@@ -1179,6 +1243,7 @@ class Interpreter:
                 after_e = self.stmt(else_s, live) if else_s is not None else live
             finally:
                 stack.pop()
+                self.regions.pop()
             env_e = self.frame.env
             self.frame.env = {k: (env_t.get(k) if env_t.get(k) is env_e.get(k) else
                                   Unknown(f"{k} assigned under an unknown guard")) for k in set(env_t) | set(env_e)}
@@ -1188,12 +1253,18 @@ class Interpreter:
         c = self._truth(cv)
         env0 = self.frame.env
         self.frame.env = dict(env0)
-        after_t = self.stmt(then_s, live & c) if (then_s is not None and not (const_if and not (live & c).any())) \
-            else live & c
-        env_t = self.frame.env
-        self.frame.env = dict(env0)
-        after_e = self.stmt(else_s, live & ~c) if (else_s is not None and not (const_if and (live & c).all())) \
-            else live & ~c
+        if not const_if:
+            self.regions.append(live)
+        try:
+            after_t = self.stmt(then_s, live & c) if (then_s is not None and
+                                                      not (const_if and not (live & c).any())) else live & c
+            env_t = self.frame.env
+            self.frame.env = dict(env0)
+            after_e = self.stmt(else_s, live & ~c) if (else_s is not None and
+                                                       not (const_if and (live & c).all())) else live & ~c
+        finally:
+            if not const_if:
+                self.regions.pop()
         env_e = self.frame.env
         merged = {}
         for k in set(env_t) | set(env_e):
@@ -1208,10 +1279,18 @@ class Interpreter:
         return after_t | after_e
 
     @staticmethod
-    def _on_data(reason: str) -> bool:
+    def _data_guard(reason: str) -> bool:
         """An unknown guard that only depends on data (loaded values, atomics' results): the lanes it selects are
         unknown, but the addresses of the accesses it guards are not."""
         return "loaded from memory" in reason or "result of atomic" in reason
+
+    def _on_data(self, reason: str) -> bool:
+        """A data guard whose lanes are assumed to pass (only when asked for: --assume-data-guards)."""
+        return self.assume_data and self._data_guard(reason)
+
+    def _data_hint(self, reason: str) -> str:
+        return "" if self.assume_data or not self._data_guard(reason) else \
+            " (--assume-data-guards: numbers if every lane its known part selects executes)"
 
     def _known_conjuncts(self, cond_c, live):
         """The lanes that pass every known operand of a chain of ``&&`` (all lanes when none is known)."""
@@ -1299,7 +1378,8 @@ class Interpreter:
                         if it == 0:
                             pushed = self.assumed if self._on_data(cv.reason) else self.uncertain
                             pushed.append(f"loop condition `{self.text(cond_c)[:60]}` (line "
-                                          f"{cond_c.location.line}) not known: {cv.reason}")
+                                          f"{cond_c.location.line}) not known: {cv.reason}"
+                                          + self._data_hint(cv.reason))
                             cur = cur & self._known_conjuncts(cond_c, cur)
                         loop.stopped = f"its condition is not known ({cv.reason})"
                     elif isinstance(cv, expr.Value):
@@ -1308,11 +1388,13 @@ class Interpreter:
                     loop.complete = True
                     break
                 self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
+                self.regions.append(cur)
                 start = self.frame.env.get(var) if var is not None else None
                 try:
                     out = self.stmt(body, cur)
                 finally:
                     _, cont = self.exits.pop()
+                    self.regions.pop()
                 nxt = (out | cont) & ~self.frame.returned
                 if post_cond is not None:
                     cv = self.value(post_cond, nxt)
@@ -1326,8 +1408,8 @@ class Interpreter:
                     if it == 0:
                         loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
                         trips = self._trips_left(cond_c, var, before, nxt) if loop.additive else None
-                        if trips is not None and trips > MAX_ITERATIONS:  # not worth the body runs
-                            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
+                        if trips is not None and trips > MAX_ITERATIONS * self.scale:  # not worth the body runs
+                            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS * self.scale + 1}"
                 elif inc_c is not None:
                     self.value(inc_c, nxt)
                 elif var is not None and it == 0:  # a while loop: the step is whatever the body did to var
@@ -1340,9 +1422,9 @@ class Interpreter:
                     break
                 if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not self._unrolled(s)):
                     loop.stopped = loop.too_long
-                if loop.stopped is None and it > MAX_ITERATIONS:
-                    loop.stopped = f"more than {MAX_ITERATIONS} iterations"
-                if loop.stopped is None and self.steps > REPEAT_STEPS:
+                if loop.stopped is None and it > MAX_ITERATIONS * self.scale:
+                    loop.stopped = f"more than {MAX_ITERATIONS * self.scale} iterations"
+                if loop.stopped is None and self.steps > REPEAT_STEPS * self.scale:
                     loop.stopped = "the evaluation budget for later iterations is spent"
                 if loop.stopped is not None:
                     break
@@ -1388,8 +1470,8 @@ class Interpreter:
         loop.additive = len(deltas) == 1 and 0 not in deltas
         loop.step = f"{var} changed in the body by {deltas.pop()}" if loop.additive else f"{var} changed in the body"
         trips = self._trips_left(cond_c, var, start, live) if loop.additive else None
-        if trips is not None and trips > MAX_ITERATIONS:
-            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS + 1}"
+        if trips is not None and trips > MAX_ITERATIONS * self.scale:
+            loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS * self.scale + 1}"
 
     def _trips_left(self, cond_c, var, before, live) -> int | None:
         """Iterations still to come of ``for (...; var < bound; var += step)`` (also <=, >, >=) over the ``live``

@@ -89,4 +89,5 @@ def _compare_sass(mod, reports, names, cc) -> None:
             r.notes.append(f"as compiled: nvdisasm failed ({str(exc).strip()[:120]})")
         return
     for r, n in zip(reports, names):
-        compiled.attach(r, per_symbol.get(mod.symbol_mapping.get(n, n), []), cc)
+        r.sass = per_symbol.get(mod.symbol_mapping.get(n, n), [])
+        compiled.attach(r, r.sass, cc)

@@ -53,6 +53,8 @@ class CType:
 
     def wrap(self, v):
         """C conversion to this type: modulo 2^bits (signed: two's complement, as nvcc does)."""
+        if v.size and self.lo <= v.min() and v.max() <= self.hi:
+            return v  # every value is in range (most index arithmetic): nothing to wrap
         m = v & ((1 << self.bits) - 1)
         return np.where(m > self.hi, m - (1 << self.bits), m) if self.signed else m
 
@@ -458,11 +460,14 @@ class Evaluator:
     def _result(self, v: np.ndarray, ty: CType, live: np.ndarray, what: str) -> Value:
         """A signed result out of range on a live thread is undefined in C: refuse; else wrap."""
         if ty.signed:
-            bad = live & ((v < ty.lo) | (v > ty.hi))
+            out = (v < ty.lo) | (v > ty.hi)
+            bad = live & out
             if bad.any():
                 lane = int(np.flatnonzero(bad)[0])
                 self.fail(f"signed overflow: {what} gives {v[lane]} for thread {lane}, outside {ty.name} "
                           f"({ty.lo}..{ty.hi}; undefined behaviour in C)")
+            if not out.any():
+                return Value(v, ty)  # in range on every thread: nothing to wrap
         return Value(ty.wrap(v), ty)
 
     def eval(self, node, live: np.ndarray) -> Value:

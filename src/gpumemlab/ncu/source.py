@@ -10,6 +10,7 @@ its analyzed warp at the loops' first iteration; ncu's are averages over every w
 
 from __future__ import annotations
 
+import contextlib
 import csv
 from dataclasses import replace
 import io
@@ -91,14 +92,15 @@ def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("sass",)) -> di
                    "--page", "source", "--print-source", page, "--csv", "--log-file", str(log),
                    "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
                    sys.executable, "-m", "gpumemlab.ncu.lint_child", str(plan_path), str(status_path)]
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
-                                    cwd=work, start_new_session=True)
-            try:
-                so, se = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                so, se = proc.communicate()
-                se += f"\nncu timed out after {timeout:.0f} s"
+            with _gpu_lock():
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env=_child_env(), cwd=work, start_new_session=True)
+                try:
+                    so, se = proc.communicate(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    so, se = proc.communicate()
+                    se += f"\nncu timed out after {timeout:.0f} s"
             out["console"] += so + se
             out["pages"][page] = log.read_text(errors="replace") if log.exists() else ""
             if status_path.exists():
@@ -108,6 +110,24 @@ def measure(plan_: dict, timeout: float = 300.0, pages: tuple = ("sass",)) -> di
             out["cubin"] = (work / "module.cubin").read_bytes()
             out["mapping"] = json.loads((work / "module.json").read_text())
     return out
+
+
+@contextlib.contextmanager
+def _gpu_lock():
+    """An exclusive lock on the file GPUMEMLAB_NCU_LOCK names, if set: several lint processes (their CPU work in
+    parallel) profile one at a time."""
+    path = os.environ.get("GPUMEMLAB_NCU_LOCK")
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def parse_sass_page(text: str) -> dict[str, list[dict]]:
@@ -210,7 +230,9 @@ def measured_lines(rows: list[dict], offsets: dict[int, int]) -> dict[tuple, dic
 
 
 def predicted_lines(report) -> dict[tuple, dict]:
-    """{(line, space, load/store): per-request numbers averaged over lint's accesses there} (known ones only)."""
+    """{(line, space, load/store): per-request numbers averaged over lint's accesses there} (known ones only):
+    ``sum``/``weight`` over the launch (``Finding.launch``) where every access of the line has it, else over the
+    analyzed warp; ``warp_sum``/``warp_weight`` always over the analyzed warp."""
     out: dict[tuple, dict] = {}
     merged = set()
     for f in report.findings:
@@ -226,9 +248,21 @@ def predicted_lines(report) -> dict[tuple, dict]:
             line = c["line"]
             f = _as_compiled(f, c)
         d = out.setdefault((line, f.space, f.access), dict(n=0, known=0, weight=0.0, sum={}, texts=[], unknown=[],
-                                                            not_executed=0, first_iteration=False))
+                                                            not_executed=0, first_iteration=False, warp_weight=0.0,
+                                                            warp_sum={}, launch=True, launch_unknown=[]))
         d["n"] += 1
         d["texts"].append(f.text)
+        keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
+                ("wavefronts_per_request", "ideal_wavefronts_per_request"))
+        la = getattr(f, "launch", None)
+        if la is None or la.get("unknown_reason"):
+            d["launch"] = False
+            if la is not None:
+                d["launch_unknown"].append(la["unknown_reason"])
+        elif la["requests"]:
+            d["lweight"] = d.get("lweight", 0.0) + la["requests"]
+            for k in keys:
+                d.setdefault("lsum", {})[k] = d.get("lsum", {}).get(k, 0.0) + la["requests"] * la[k]
         if f.verdict == "not executed":
             d["not_executed"] += 1
             continue
@@ -242,11 +276,16 @@ def predicted_lines(report) -> dict[tuple, dict]:
         elif c is None and (len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops)):
             d["first_iteration"] = True  # the compiled instruction's numbers hold per request as they are
         d["known"] += 1
-        d["weight"] += weight
-        keys = (("sectors_per_request", "ideal_sectors_per_request") if f.space == "global" else
-                ("wavefronts_per_request", "ideal_wavefronts_per_request"))
+        d["warp_weight"] += weight
         for k in keys:
-            d["sum"][k] = d["sum"].get(k, 0.0) + weight * getattr(f, k)
+            d["warp_sum"][k] = d["warp_sum"].get(k, 0.0) + weight * getattr(f, k)
+    for d in out.values():
+        if d["launch"] and d["n"]:
+            d["weight"], d["sum"] = d.get("lweight", 0.0), d.get("lsum", {})
+            d["known"], d["not_executed"], d["unknown"] = d["n"], (d["n"] if not d["weight"] else 0), []
+            d["first_iteration"] = False
+        else:
+            d["weight"], d["sum"] = d["warp_weight"], d["warp_sum"]
     return out
 
 
@@ -293,17 +332,26 @@ def compare(reports, pages: dict[str, list[dict]], maps: dict[str, dict[int, int
 
 
 def judge(row: dict, p: dict | None, pk: tuple, measured_units) -> dict:
-    """Fill lint's per-request numbers for one line (``p`` from predicted_lines) and whether they agree with ncu."""
+    """Fill lint's per-request numbers for one line (``p`` from predicted_lines) and whether they agree with ncu:
+    ``lint`` over the launch where lint has it for every access of the line (``basis``), else over the analyzed
+    warp; ``lint_one_warp`` beside it where the analyzed warp's numbers differ."""
     row["first_iteration"] = bool(p and p["first_iteration"])
+    row["basis"] = "launch" if p and p["launch"] else "one warp"
+    if p and not p["launch"] and p["launch_unknown"]:
+        row["launch_unknown"] = p["launch_unknown"][0]
     if p and p["not_executed"] == p["n"]:
         row["lint"] = [0, 0]
         row["agree"] = row.get("ncu") is None or measured_units == 0
         return row
-    if p and p["known"] == p["n"] - p["not_executed"]:
+    if p and p["known"] == p["n"] - p["not_executed"] and p["weight"]:
         row["lint"] = [round(p["sum"][k] / p["weight"], 3) for k in pk]
     else:
         row["lint"] = None
         row["unknown"] = (p or {}).get("unknown") or ["no access lint recorded on this line"]
+    if p and p["launch"] and p["warp_weight"] and len(p["warp_sum"]) == len(pk):
+        warp = [round(p["warp_sum"][k] / p["warp_weight"], 3) for k in pk]
+        if warp != row["lint"]:
+            row["lint_one_warp"] = warp
     row["agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][0] == row["ncu"][0]
     row["ideal_agree"] = row["lint"] is not None and row["ncu"] is not None and row["lint"][1] == row["ncu"][1]
     return row
@@ -339,7 +387,8 @@ def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: floa
     k0 = p["kernels"][0]
     print(f"validated on {res['device']['name']} (cc {'.'.join(map(str, res['device']['cc']))}) with Nsight Compute "
           f"Source Counters: one launch per kernel, grid {k0['grid']}, block {k0['block']}; per request "
-          f"(sectors for global, wavefronts for shared) and its ideal")
+          f"(sectors for global, wavefronts for shared) and its ideal; lint over the whole launch (every warp and "
+          f"iteration, as ncu counts) where it could run it, else for its analyzed warp (marked 'one warp')")
     print(f"  {'kernel':24} {'line':>5} {'access':14} {'lint':>13} {'ncu':>13}")
     for r in rows:
         what = f"{r['space']} {r['access']}"
@@ -349,6 +398,10 @@ def validate_lint(text: str, reports, opts, as_json: bool = False, timeout: floa
                    "first iteration only (the loop's step changes the pattern)" if r["first_iteration"] else "DIFFERS")
         if r["agree"] and not r.get("ideal_agree", True):
             verdict = "ok (ideal differs)"
+        if r["basis"] == "one warp" and r["lint"] is not None:
+            verdict += "; one warp" + (f" (launch: {r['launch_unknown'][:60]})" if r.get("launch_unknown") else "")
+        if r.get("lint_one_warp"):
+            verdict += f"; one warp {r['lint_one_warp'][0]:g} / {r['lint_one_warp'][1]:g}"
         print(f"  {r['kernel'][:24]:24} {r['line']:>5} {what:14} {lint:>13} {ncu:>13}   {verdict}")
     for k, v in {**p["skipped"], **status.get("errors", {})}.items():
         print(f"  {k}: {v}")

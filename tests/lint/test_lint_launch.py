@@ -1,0 +1,107 @@
+"""The launch average (Finding.launch): every warp of every block, as Nsight Compute's Source Counters count."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpumemlab.cli import main
+from gpumemlab.gpu.sass import find_nvdisasm
+from gpumemlab.lint import launch, lint_file
+from gpumemlab.lint.analysis import Options
+
+IDIOMS = Path(__file__).parent / "idioms"
+
+TAIL = """
+__global__ void copy(float *a, const float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = b[i];
+}
+__global__ void upper(float *out) {
+    __shared__ float s[256];
+    if (threadIdx.x < 64) s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+__global__ void scan(float *a, const float *b) {
+    for (int k = 0; k < 40; ++k) a[threadIdx.x] += b[threadIdx.x + k];
+}
+"""
+
+
+def _lint(tmp_path, kernel, **kw):
+    src = tmp_path / "k.cu"
+    src.write_text(TAIL)
+    (r,) = lint_file(str(src), Options(kernel=kernel, launch_average=True, **kw), resources=False)
+    return r, {(f.line, f.access, f.text): f for f in r.findings}
+
+
+def test_tail_warps_count_in_the_launch_average(tmp_path):
+    # n = 1000, 4 blocks of 256: warps 0..30 full (4 sectors each), warp 31 of block 3 has lanes 992..999 (32 bytes
+    # from 3968, one sector): (31 * 4 + 1) / 32; the analyzed warp alone says 4
+    r, f = _lint(tmp_path, "copy", block=(256,), grid=(4,), lets={"n": 1000})
+    load = f[(4, "load", "b[i]")]
+    assert load.sectors_per_request == 4.0
+    assert load.launch == dict(blocks=4, requests=32, sectors_per_request=3.906, ideal_sectors_per_request=3.906,
+                               total=125, predicated=None,
+                               issued_by="the warps with an executing lane (no SASS to tell a predicated instruction)")
+
+
+def test_predicated_instruction_issues_in_every_warp_reaching_the_if(tmp_path):
+    r, f = _lint(tmp_path, "upper", block=(256,), grid=(1,))
+    store = f[(8, "store", "s[threadIdx.x]")]
+    assert store.launch["wavefronts_per_request"] == 1.0 and store.launch["requests"] == 2
+    # the same access compiled as @P0 STS: the 8 warps issue it, 2 have lanes: 2 wavefronts / 8 requests
+    launch.attach(r, [(8, "shared", "store", 4, "STS", True), (10, "shared", "load", 4, "LDS", False)], (9, 0))
+    assert store.launch["requests"] == 8 and store.launch["wavefronts_per_request"] == 0.25
+    assert store.launch["predicated"] is True
+    assert f[(10, "load", "s[threadIdx.x]")].launch["requests"] == 8
+
+
+def test_long_loops_run_to_their_end_for_the_launch(tmp_path):
+    # 40 iterations (more than the analyzed warp's 17): b[t + k] is 5 sectors unless k % 8 == 0 (4 sectors)
+    r, f = _lint(tmp_path, "scan", block=(32,), grid=(1,))
+    load = f[(13, "load", "b[threadIdx.x + k]")]
+    assert load.loops[0]["stopped"]  # the analyzed warp's numbers are the first iteration's
+    assert load.launch["requests"] == 40 and load.launch["sectors_per_request"] == (5 * 4 + 35 * 5) / 40
+
+
+def test_a_grid_too_large_has_no_launch_average(tmp_path):
+    r, f = _lint(tmp_path, "copy", block=(32,), grid=(1000,), lets={"n": 1000})
+    assert f[(4, "load", "b[i]")].launch == dict(
+        unknown_reason="grid of 1000 blocks: lint runs at most 256 (give a smaller --grid)")
+
+
+def test_json_has_the_launch_key_only_when_asked(tmp_path, capsys):
+    src = tmp_path / "k.cu"
+    src.write_text(TAIL)
+    base = ["lint", str(src), "--kernel", "copy", "--block", "256", "--grid", "4", "--let", "n=1000",
+            "--no-resources", "--json"]
+    assert main(base) == 0
+    (a, b) = json.loads(capsys.readouterr().out)["kernels"][0]["accesses"]
+    assert a["launch"] is None
+    assert main(base + ["--launch-average"]) == 0
+    (a, b) = json.loads(capsys.readouterr().out)["kernels"][0]["accesses"]
+    assert a["launch"]["requests"] == 32 and a["launch"]["total"] == 125
+
+
+@pytest.fixture(scope="module")
+def reduction():
+    pytest.importorskip("cuda.core", reason="NVRTC (the cuda extra) compiles the kernel")
+    if find_nvdisasm() is None:
+        pytest.skip("needs nvdisasm (the test extra)")
+    opts = dict(block=(256,), templates={"T": "float", "blockSize": "256", "nIsPow2": "true"}, lets={"n": 1 << 20},
+                launch_average=True)
+    return {r.name: {(f.line, f.access, f.text): f for f in r.findings}
+            for r in lint_file(str(IDIOMS / "samples_reduction.cu"), Options(**opts))}
+
+
+def test_tree_reductions_as_ncu_averages_them(reduction):
+    # reduce0: `if (tid % (2*s) == 0)` predicated, 8 steps x 8 warps issue it; wavefronts: s = 1..16 every warp
+    # (5 x 8), s = 32: 4, 64: 2, 128: 1 -> 47 / 64
+    f = reduction["reduce0"][(87, "load", "sdata[tid + s]")]
+    assert f.wavefronts_per_request == 1.0
+    assert (f.launch["requests"], f.launch["total"], f.launch["wavefronts_per_request"]) == (16 * 64, 16 * 47, 0.734)
+    # reduce3: `if (tid < s)`, s = 128 .. 1: warps with lanes 4, 2, then 1 for six steps -> 12 / 64
+    f = reduction["reduce3"][(30, "store", "sdata[tid]")]
+    assert (f.launch["requests"], f.launch["total"], f.launch["wavefronts_per_request"]) == (16 * 64, 16 * 12, 0.188)
