@@ -99,3 +99,19 @@ def test_matmul_shapes_experiment_is_registered():
 
     exp = registry()["matmul_shapes"]
     assert exp.group_by == ("shape",) and exp.plot.y == "ratio_to_cublas"
+
+
+def test_the_experiment_zoo_holds_out_what_the_tuner_never_sees():
+    from gpumemlab.experiments.matmul_shapes import HELD_OUT, SHAPES
+    from gpumemlab.tune.matmul import SHAPES as TUNED
+    from gpumemlab.tune.table import mnk_name
+
+    assert len(SHAPES) >= 80 and len({s.name for s in SHAPES}) == len(SHAPES)
+    assert not {mnk_name(s.m, s.n, s.k) for s in HELD_OUT if s.layout == "nn" and not s.batch_a} & set(TUNED)
+    groups = {s.group for s in HELD_OUT}
+    assert {"transformer", "vocab", "thin", "odd", "batched", "layout", "matvec"} <= groups
+    assert any(32000 <= s.n <= 128256 for s in HELD_OUT if s.group == "vocab")
+    assert all(2 <= min(s.m, s.n) <= 64 for s in HELD_OUT if s.group == "thin")
+    assert {s.layout for s in HELD_OUT} == {"nn", "tn", "nt", "tt", "ff"}
+    big = max(HELD_OUT, key=lambda s: s.products)
+    assert big.products == 500 and big.name == "[500|500] 7x9x11"
