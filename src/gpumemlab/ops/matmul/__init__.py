@@ -42,8 +42,8 @@ def validate(a, b, out=None, variant: str = "auto", config=None):
     :class:`.operands.Layout` of variant "auto" (None for a ladder variant).
 
     InputTypeError (a TypeError): not a GPU array, dtype not float32. UsageError (a ValueError): unknown
-    variant, shapes that do not align or broadcast (NumPy's matmul rules), a ladder variant on anything but 2-D
-    C-contiguous operands, out of the wrong shape, not C-contiguous or overlapping an input, a ``config`` that is
+    variant, shapes that do not align or broadcast (NumPy's matmul rules), a ladder variant (without ``config``) on
+    anything but 2-D C-contiguous operands, out of the wrong shape, not C-contiguous or overlapping an input, a ``config`` that is
     not a :class:`Choice` or with a variant other than "auto" / "register_blocked".
     """
     from .._checks import as_device_array, check_out
@@ -55,7 +55,7 @@ def validate(a, b, out=None, variant: str = "auto", config=None):
             raise UsageError(f"matmul: config must be a gpumemlab.ops.matmul.Choice, not {type(config).__name__}")
         if variant not in ("auto", "register_blocked"):
             raise UsageError(f"matmul: config applies to variant 'auto' or 'register_blocked', not {variant!r}")
-    ladder = variant not in ("auto", "register_blocked")
+    ladder = variant != "auto" and config is None  # a rung (register_blocked: the chooser's tiles, never GEMV)
     a = as_device_array(a, "a", _FLOAT32, ndim=2 if ladder else None, contiguous=ladder)
     b = as_device_array(b, "b", _FLOAT32, ndim=2 if ladder else None, contiguous=ladder)
     if ladder:
