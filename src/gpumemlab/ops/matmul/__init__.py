@@ -103,8 +103,8 @@ def _auto_launch(m: int, n: int, k: int, aligned: bool, device_name: str, config
 
 @lru_cache(maxsize=4096)
 def _strided_launch(lay: L.Layout, vec: int, device_name: str, config: Choice | None = None):
-    """(prepared launch of the innermost batch side's products, whether C is zeroed first, products per launch)
-    for a :class:`.operands.Layout` read in place: the register-blocked kernel with A and B in their orders and
+    """(prepared launch of the innermost batch side's products, whether C is zeroed first, products per launch, the
+    tiles and split-K factor) for a :class:`.operands.Layout` read in place: the register-blocked kernel with A and B in their orders and
     pitches, the tiles the tuned table gives the same product in C order (a batch counts as a taller M)."""
     count, step_a, step_b, _ = lay.batch[-1] if lay.batch else (1, 0, 0, 0)
     per = min(count, K.MAX_GRID_Z)
@@ -113,7 +113,7 @@ def _strided_launch(lay: L.Layout, vec: int, device_name: str, config: Choice | 
         config = C.choose(lay.m * per, lay.n, lay.k, entry, sms, waves=vec == 1)
     ops = K.Operands(lay.a.trans, lay.b.trans, lay.a.ld, lay.b.ld, per, step_a, step_b)
     launch, zero = rb_launcher(K.rb_launch(config.config, lay.m, lay.n, lay.k, vec, config.splits, ops))
-    return launch, zero, per
+    return launch, zero, per, config
 
 
 def _run_strided(lay: L.Layout, a, b, out, config: Choice | None) -> None:
@@ -125,7 +125,7 @@ def _run_strided(lay: L.Layout, a, b, out, config: Choice | None) -> None:
 
     pa, pb, pc = a.data.ptr, b.data.ptr, out.data.ptr
     vec = 4 if L.vec4(lay, (pa, pb, pc)) else 1
-    launch, zero, per = _strided_launch(lay, vec, runtime.device_info()["name"], config)
+    launch, zero, per, choice = _strided_launch(lay, vec, runtime.device_info()["name"], config)
     if zero:  # split-K partial tiles are added into C
         runtime.zero(out)
     count, step_a, step_b, step_c = lay.batch[-1] if lay.batch else (1, 0, 0, 0)
@@ -135,10 +135,11 @@ def _run_strided(lay: L.Layout, a, b, out, config: Choice | None) -> None:
         ob = sum(i * s for i, (_, _, s, _) in zip(index, outer))
         oc = sum(i * s for i, (_, _, _, s) in zip(index, outer))
         for z in range(0, count, per):
+            run = launch
             if count - z < per:  # the last, shorter run of the innermost side
                 short = L.Layout(lay.m, lay.n, lay.k, lay.a, lay.b, ((count - z, step_a, step_b, step_c),), lay.shape)
-                launch, _, _ = _strided_launch(short, vec, runtime.device_info()["name"], config)
-            launch(pc + 4 * (oc + z * step_c), pa + 4 * (oa + z * step_a), pb + 4 * (ob + z * step_b))
+                run = _strided_launch(short, vec, runtime.device_info()["name"], choice)[0]  # same tiles and split
+            run(pc + 4 * (oc + z * step_c), pa + 4 * (oa + z * step_a), pb + 4 * (ob + z * step_b))
 
 
 @on_arrays_device
