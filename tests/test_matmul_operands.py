@@ -39,6 +39,12 @@ def test_single_row_and_column_take_any_stride():
     assert L.matrix_side(4, 4, 0, 1) == L.Side(0, 0)   # broadcast rows: pitch 0, read in place
 
 
+def test_empty_operands_take_any_strides():
+    assert L.matrix_side(0, 5, 0, 0) == L.Side(0, 5) and L.matrix_side(4, 0, 7, 3) == L.Side(0, 0)
+    got = L.layout((3, 0, 4), (0, 0, 0), (4, 5), (5, 1))
+    assert got.shape == (3, 0, 5) and got.m == 0
+
+
 def test_layout_2d_and_transposed():
     a, b = np.zeros((64, 32), np.float32), np.zeros((32, 16), np.float32)
     got = lay(a, b)

@@ -114,11 +114,11 @@ WAVE_MARGIN = 0.10       # another configuration must be predicted this much fas
 WAVE_REACH = 2.0         # evidence from shapes at most this far (sum of |log2| ratios of M, N, K)
 
 
-def busiest_sm_work(cfg: K.RBConfig, m: int, n: int, k: int, splits: int, sms: int) -> int:
-    """Multiply-adds the busiest SM does for one launch (the wave model above): ceil(blocks / SMs), at least the
-    blocks that fill an SM, times BM x BN x the K depth of a split."""
+def busiest_sm_work(cfg: K.RBConfig, m: int, n: int, k: int, splits: int, sms: int, batch: int = 1) -> int:
+    """Multiply-adds the busiest SM does for one launch of ``batch`` products (the wave model above): ceil(blocks /
+    SMs), at least the blocks that fill an SM, times BM x BN x the K depth of a split."""
     chunk, splits = K.split_chunk(k, cfg.bk, splits)
-    per_sm = math.ceil(K.tiles(cfg, m, n) * splits / sms)
+    per_sm = math.ceil(K.tiles(cfg, m, n) * splits * batch / sms)
     return max(per_sm, max(1, WAVE_FULL_THREADS // cfg.threads)) * cfg.bm * cfg.bn * chunk
 
 
@@ -195,6 +195,21 @@ def pick(m: int, n: int, k: int, winners: dict, times: dict, sms: int, waves: bo
     if got is None:
         got = nearest_measured(m, n, k, winners)
     return got if got is not None else default_choice(m, n, sms)
+
+
+BATCH_MARGIN = 0.25  # a batch takes other tiles only where the wave model gives them at most a quarter of the work
+
+
+def batch_choice(m: int, n: int, k: int, batch: int, base: Choice, sms: int) -> Choice:
+    """The tiles for one launch of ``batch`` M x N x K products: ``base`` (the tuned choice for the stack taken as
+    one taller product) unless the candidate whose tiles leave the busiest SM the least work (the wave model, the
+    batched grid unsplit; of equals, the first candidate) gives it at most :data:`BATCH_MARGIN` of base's: tiles much
+    larger than a product's M or N waste most of their multiply-adds, which the taller product hides."""
+    def work(c: Choice) -> int:
+        return busiest_sm_work(c.config, m, n, k, c.splits, sms, batch)
+
+    best = min((Choice(cfg) for cfg in K.CANDIDATES), key=work)
+    return best if work(best) <= BATCH_MARGIN * work(base) else base
 
 
 def is_gemv(m: int, n: int) -> bool:

@@ -33,6 +33,8 @@ def matrix_side(rows: int, cols: int, row_stride: int, col_stride: int) -> Side 
     where neither side has unit stride (or a pitch is negative or too large): the operand must be copied."""
     def ok(ld):
         return 0 <= ld <= MAX_PITCH
+    if rows == 0 or cols == 0:  # nothing to read (CuPy gives empty arrays arbitrary strides)
+        return Side(0, cols)
     if cols == 1 or col_stride == 1:
         ld = row_stride if rows > 1 else cols
         if ok(ld):
