@@ -222,6 +222,10 @@ def findings(records):
         w = min(worst, key=lambda r: r.extra["worst_peer"])
         yield sentence("worst peer ratio (the slower of cuBLAS and PyTorch per shape): ", _shape(w), " ",
                        q(field(w, "extra", "worst_peer"), ".2f"), "x")
+    line = _geomean_line("batched stacks", [r for r in ours if r.params.get("products", 1) > 1], "ratio_to_cublas",
+                         CUPY)
+    if line is not None:
+        yield line
     line = _geomean_line("operands not in C order vs the same product in C order",
                          [r for r in ours if r.extra.get("ratio_to_c_order")], "ratio_to_c_order", "C order")
     if line is not None:
