@@ -110,9 +110,8 @@ def _strided_launch(lay: L.Layout, vec: int, device_name: str, config: Choice | 
     per = min(count, K.MAX_GRID_Z)
     if config is None:
         entry, sms = _device()
-        config = C.choose(lay.m * per, lay.n, lay.k, entry, sms, waves=vec == 1)
-        if per > 1:
-            config = C.batch_choice(lay.m, lay.n, lay.k, per, config, sms)
+        config = C.fill_choice(lay.m, lay.n, lay.k, per, C.choose(lay.m * per, lay.n, lay.k, entry, sms, waves=vec == 1),
+                               sms)
     ops = K.Operands(lay.a.trans, lay.b.trans, lay.a.ld, lay.b.ld, per, step_a, step_b)
     launch, zero = rb_launcher(K.rb_launch(config.config, lay.m, lay.n, lay.k, vec, config.splits, ops))
     return launch, zero, per, config
