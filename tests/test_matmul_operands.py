@@ -127,15 +127,19 @@ def test_every_candidate_builds_every_layout():
         for vec in (4, 1):
             for ta, tb in K.LAYOUTS:
                 assert cfg.layout_problems(vec, ta, tb) == [], (cfg.name, vec, ta, tb)
-    assert K.CANDIDATES[0].spec(4, ta=1).name.endswith(", 2, 1, 1>")
-    assert K.CANDIDATES[0].spec(4, tb=1).name.endswith(", 2, 1, 0, 1>")
+    assert K.CANDIDATES[0].spec(4, ta=1, strided=1).name.endswith(", 2, 1, 1, 0, 1>")
+    assert K.CANDIDATES[0].spec(4, strided=1).name.endswith(", 2, 1, 0, 0, 1>")
+    assert K.CANDIDATES[0].spec(4) == K.DEFAULT.spec(4)  # the dense instantiation keeps its name
+    with pytest.raises(ValueError, match="strided instantiations only"):
+        K.CANDIDATES[0].spec(4, tb=1)
     assert K.CANDIDATES[0].smem_for(1) == K.CANDIDATES[0].smem_bytes + 2 * 16 * 4 * 4
 
 
 def test_batched_launch_recipe():
     ops = K.Operands(1, 1, 40, 24, 7, 1000, 0)
     g = K.rb_launch(K.SMALL, 100, 30, 20, 1, 1, ops)
-    assert g.grid == (2, 1, 7) and g.spec == K.SMALL.spec(1, ta=1, tb=1)
+    assert g.grid == (2, 1, 7) and g.spec == K.SMALL.spec(1, ta=1, tb=1, strided=1)
+    assert K.rb_launch(K.SMALL, 100, 30, 20, 1).spec == K.SMALL.spec(1)  # one dense product
     assert g.scalars[:6] == (100, 30, 20, 24, 40, 24) and tuple(map(int, g.scalars[6:])) == (1000, 0)
     with pytest.raises(ValueError, match="a launch takes 1 to 65535 products, not 70000"):
         K.rb_launch(K.SMALL, 100, 30, 20, 1, 1, K.Operands(batch=70000))

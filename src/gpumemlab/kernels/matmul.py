@@ -201,16 +201,17 @@ class RBConfig:
             out.append("PIN is 0 or 1")
         return out
 
-    def spec(self, vec: int, split: bool = False, ta: int = 0, tb: int = 0) -> KernelSpec:
+    def spec(self, vec: int, split: bool = False, ta: int = 0, tb: int = 0, strided: int = 0) -> KernelSpec:
         """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue);
-        ``ta``/``tb`` 1: A / B read column-major (:data:`LAYOUTS`)."""
+        ``strided`` 1: operands with their own pitches and batch steps, ``ta``/``tb`` 1 (strided only): A / B read
+        column-major (:data:`LAYOUTS`)."""
         if vec not in (1, 4):
             raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
-        if ta not in (0, 1) or tb not in (0, 1):
-            raise ValueError("ta and tb are 0 (row-major) or 1 (column-major)")
+        if ta not in (0, 1) or tb not in (0, 1) or strided not in (0, 1) or ((ta or tb) and not strided):
+            raise ValueError("ta and tb are 0 (row-major) or 1 (column-major, strided instantiations only)")
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         args = [self.bm, self.bn, self.bk, self.wm, self.wn, self.wniter, self.tm, self.tn, self.stages, vec,
-                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin, ta, tb]
+                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin, ta, tb, strided]
         while args[-1] == 0 and len(args) > 14:  # later flags default to 0: keep older names (and caches) stable
             args.pop()
         return KernelSpec(SGEMM_SRC, f"register_blocked<{', '.join(map(str, args))}>")
@@ -246,7 +247,7 @@ class Operands:
 
 
 DENSE = Operands()
-LAYOUTS = ((1, 0), (0, 1), (1, 1))  # (ta, tb) instantiated besides the row-major pair
+LAYOUTS = ((0, 0), (1, 0), (0, 1), (1, 1))  # (ta, tb) of the strided instantiations
 MAX_GRID_Z = 65535
 
 
@@ -274,7 +275,9 @@ def rb_launch(cfg: RBConfig, m: int, n: int, k: int, vec: int, splits: int = 1, 
     chunk, splits = split_chunk(k, cfg.bk, splits)
     lda = (m if ops.ta else k) if ops.lda is None else ops.lda
     ldb = (k if ops.tb else n) if ops.ldb is None else ops.ldb
-    return RBLaunch(cfg.spec(vec, split=splits > 1, ta=ops.ta, tb=ops.tb), (tiles(cfg, m, n), splits, ops.batch),
+    strided = int(ops != DENSE)
+    return RBLaunch(cfg.spec(vec, split=splits > 1, ta=ops.ta, tb=ops.tb, strided=strided),
+                    (tiles(cfg, m, n), splits, ops.batch),
                     cfg.threads, cfg.smem_for(ops.tb),
                     (m, n, k, chunk, lda, ldb, np.int64(ops.batch_a), np.int64(ops.batch_b)), splits)
 
@@ -438,5 +441,5 @@ KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIP
            + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
            + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)] + GEMV_KERNELS
-           + [cfg.spec(v, sp, ta, tb) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)
+           + [cfg.spec(v, sp, ta, tb, 1) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)
               for ta, tb in LAYOUTS])

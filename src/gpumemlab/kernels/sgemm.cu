@@ -66,25 +66,24 @@ struct TileCopy {
     static_assert(NT % PER == 0 && (BK * BD) % (NT * VEC) == 0 && (!KC || VEC == 1), "tile copies do not split evenly");
     const float* src;  // this thread's first element of the next tile
     int ld, line, col;  // row pitch; this thread's first line (across the contiguous dimension) and column (along it)
-    int lines;          // KC: valid d lines of this block (D - d0); else unused
+    int d0, D;          // the block's first d and the operand's extent along d
     bool col_ok;        // KC: unused; else the column's VEC floats lie inside D
 
-    __device__ __forceinline__ TileCopy(const float* base, int ld_, int tid, int d0, int D, int kb) : ld(ld_) {
+    __device__ __forceinline__ TileCopy(const float* base, int ld_, int tid, int d0_, int D_, int kb)
+        : ld(ld_), d0(d0_), D(D_) {
         line = tid / PER;
         col = (tid % PER) * VEC;
-        lines = D - d0;
         col_ok = d0 + col < D;
         src = KC ? base + (long long)(d0 + line) * ld + kb + col : base + (long long)(kb + line) * ld + d0 + col;
     }
 
     // the next tile into `stage`; `krem`: valid k of this tile; `base`: an in-bounds address for zero-filled copies
     __device__ __forceinline__ void issue(float* stage, int krem, const float* base) {
+        float* dst = KC ? stage + col * PITCH + line : stage + line * PITCH + col;
 #pragma unroll
         for (int i = 0; i < LOADS; ++i) {
-            const int l = line + i * STEP;
-            const bool ok = KC ? (l < lines && col < krem) : (col_ok && l < krem);
-            float* dst = KC ? stage + col * PITCH + l : stage + l * PITCH + col;
-            cp_async<4 * VEC>(dst, ok ? src + (long long)i * STEP * ld : base, ok);
+            const bool ok = KC ? (d0 + line + i * STEP < D && col < krem) : (col_ok && line + i * STEP < krem);
+            cp_async<4 * VEC>(dst + (KC ? i * STEP : i * STEP * PITCH), ok ? src + (long long)i * STEP * ld : base, ok);
         }
         src += KC ? BK : (long long)BK * ld;
     }
@@ -118,12 +117,13 @@ struct TileCopy {
 // pitch (lda, ldb: elements between rows, or between columns when column-major). A column-major A is read along M
 // straight into its transposed tile (VEC floats per copy; TA needs M % 4 == 0 for VEC = 4); a column-major B along K
 // by TileCopy's corner turning into a tile padded by 4 floats (one float per copy, any VEC). ALOAD = 1 applies to a
-// row-major A only. Batches: blockIdx.z selects A + z batch_a, B + z batch_b, C + z M N (a stride of 0 broadcasts).
+// row-major A only. STRIDED = 1 reads the pitches lda_, ldb_ and batches: blockIdx.z selects A + z batch_a,
+// B + z batch_b, C + z M N (a step of 0 broadcasts); STRIDED = 0 is one dense row-major product (lda = K, ldb = N).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int TA = 0, int TB = 0>
+          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int TA = 0, int TB = 0, int STRIDED = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
-                 int k_chunk, int lda, int ldb, long long batch_a, long long batch_b) {
+                 int k_chunk, int lda_, int ldb_, long long batch_a, long long batch_b) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
@@ -147,9 +147,14 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     static_assert(ORDER >= 0 && ORDER <= 2, "ORDER is 0, 1 or 2");
     static_assert(PIN == 0 || PIN == 1, "PIN is 0 or 1");
     static_assert((TA == 0 || TA == 1) && (TB == 0 || TB == 1), "TA and TB are 0 (row-major) or 1 (column-major)");
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * (long long)M * N;
+    static_assert(STRIDED == 1 || (TA == 0 && TB == 0), "column-major operands take the strided instantiation");
+    // the dense instantiation (STRIDED 0) ignores the pitches and batch steps: its code is the plain SGEMM's
+    const int lda = STRIDED ? lda_ : K, ldb = STRIDED ? ldb_ : N;
+    if (STRIDED) {
+        A += blockIdx.z * batch_a;
+        B += blockIdx.z * batch_b;
+        C += blockIdx.z * (long long)M * N;
+    }
 
     extern __shared__ float4 smem4[];
     float* As = reinterpret_cast<float*>(smem4);
