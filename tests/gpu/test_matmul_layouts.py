@@ -46,13 +46,15 @@ def check(cp, a, b, **kw):
 
 def view(cp, rows, cols, how, seed):
     """A rows x cols float32 operand: "c" C order, "t" a transposed view, "f" Fortran order, "p" a column slice of
-    a wider array (pitch > cols), "tp" a transposed view of such a slice, "s" every other row."""
+    a wider array (pitch > cols), "a4" the same with an aligned pitch (cols + 4), "tp" a transposed view of such a slice, "s" every other row."""
     if how == "c":
         return rand(cp, (rows, cols), seed)
     if how == "t":
         return rand(cp, (cols, rows), seed).T
     if how == "f":
         return cp.asfortranarray(rand(cp, (rows, cols), seed))
+    if how == "a4":
+        return rand(cp, (rows, cols + 4), seed)[:, :cols]
     if how == "p":
         return rand(cp, (rows, cols + 5), seed)[:, 2:cols + 2]
     if how == "tp":
@@ -81,21 +83,20 @@ def _configs():
 
 
 @pytest.mark.parametrize("splits", [1, 3])
-@pytest.mark.parametrize("ta, tb", [(1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("ta, tb", [(0, 0), (1, 0), (0, 1), (1, 1)])
 @pytest.mark.parametrize("cfg", _configs(), ids=lambda c: c.name)
 def test_every_layout_instantiation(cp, cfg, ta, tb, splits):
-    """Each candidate x layout x split, on an aligned shape (16-byte copies) and an odd one (4-byte copies)."""
+    """Each candidate x strided layout x split, on an aligned shape (16-byte copies; row-major operands with a pitch
+    of 4 more floats, else the pair would be the dense instantiation) and an odd one with odd pitches (4-byte copies)."""
     from gpumemlab.ops.matmul import Choice, operands as L
 
-    for m, n, k, pitch in ((256, 384, 512, 0), (197, 301, 515, 3)):
-        a = view(cp, m, k, "t" if ta else "c", m)
-        b = view(cp, k, n, "t" if tb else "c", n)
-        if pitch:  # odd pitches as well
-            a = view(cp, m, k, "tp" if ta else "p", m)
-            b = view(cp, k, n, "tp" if tb else "p", n)
+    for m, n, k, aligned in ((256, 384, 512, True), (197, 301, 515, False)):
+        row, col = ("a4", "t") if aligned else ("p", "tp")
+        a = view(cp, m, k, col if ta else row, m)
+        b = view(cp, k, n, col if tb else row, n)
         lay = L.layout(a.shape, tuple(s // 4 for s in a.strides), b.shape, tuple(s // 4 for s in b.strides))
-        assert (lay.a.trans, lay.b.trans) == (ta, tb)
-        assert L.vec4(lay, (a.data.ptr, b.data.ptr, 0)) == (pitch == 0)
+        assert (lay.a.trans, lay.b.trans) == (ta, tb) and not L.is_dense(lay)
+        assert L.vec4(lay, (a.data.ptr, b.data.ptr, 0)) == aligned
         check(cp, a, b, config=Choice(cfg, splits))
 
 
