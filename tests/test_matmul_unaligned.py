@@ -21,6 +21,7 @@ def test_routes_by_shape_and_alignment():
 def test_only_the_scalar_route_asks_for_the_wave_check(monkeypatch):
     asked = []
     monkeypatch.setattr(ops, "choose", lambda m, n, k, entry, sms, waves=False: asked.append(waves) or "choice")
+    monkeypatch.setattr(ops, "fill_choice", lambda m, n, k, batch, base, sms: base)
     assert ops.route(64, 128, 32, True, None, 100).choice == "choice"
     ops.route(4095, 4097, 1023, True, None, 100)
     assert asked == [False, True]

@@ -99,3 +99,40 @@ def test_matmul_shapes_experiment_is_registered():
 
     exp = registry()["matmul_shapes"]
     assert exp.group_by == ("shape",) and exp.plot.y == "ratio_to_cublas"
+
+
+def test_the_experiment_zoo_holds_out_what_the_tuner_never_sees():
+    from gpumemlab.experiments.matmul_shapes import HELD_OUT, SHAPES
+    from gpumemlab.tune.matmul import SHAPES as TUNED
+    from gpumemlab.tune.table import mnk_name
+
+    assert len(SHAPES) >= 80 and len({s.name for s in SHAPES}) == len(SHAPES)
+    assert not {mnk_name(s.m, s.n, s.k) for s in HELD_OUT if s.layout == "nn" and not s.batch_a} & set(TUNED)
+    groups = {s.group for s in HELD_OUT}
+    assert {"transformer", "vocab", "thin", "odd", "batched", "layout", "matvec"} <= groups
+    assert any(32000 <= s.n <= 128256 for s in HELD_OUT if s.group == "vocab")
+    assert all(2 <= min(s.m, s.n) <= 64 for s in HELD_OUT if s.group == "thin")
+    assert {s.layout for s in HELD_OUT} == {"nn", "tn", "nt", "tt", "ff"}
+    big = max(HELD_OUT, key=lambda s: s.products)
+    assert big.products == 500 and big.name == "[500|500] 7x9x11"
+
+
+def test_a_batch_takes_smaller_tiles_only_where_the_big_ones_waste_most_of_their_work():
+    big, small = C.Choice(K.CANDIDATES[0]), C.Choice(K.SMALL)
+    # 96 products of 197 x 64: a 128 x 256 tile computes 4x the columns there are; 64 x 64 tiles a quarter of the work
+    assert C.fill_choice(197, 64, 197, 96, big, 132) == small
+    assert C.busiest_sm_work(K.SMALL, 197, 64, 197, 1, 132, 96) <= 0.25 * C.busiest_sm_work(
+        K.CANDIDATES[0], 197, 64, 197, 1, 132, 96)
+    # 8 products of 512^3 on 32 x 128 tiles split in two: nothing does a quarter of that work, the choice stays
+    mid = C.Choice(K.CANDIDATES[8], 2)
+    assert C.fill_choice(512, 512, 512, 8, mid, 132) == mid
+    assert C.fill_choice(128, 128, 64, 32, C.Choice(K.CANDIDATES[7]), 132) == C.Choice(K.CANDIDATES[7])
+
+
+def test_the_route_leaves_no_sms_idle_behind_big_tiles():
+    entry = {"chosen": {"2048x2048x2048": {"name": "register_blocked", "round": 1, "gflops": 1.0,
+                                           "params": {"config": K.CANDIDATES[0].name, "splits": 1}}}}
+    # the nearest tuned shape's 128 x 256 tiles make 32 blocks of 512 x 2048 for 132 SMs
+    r = C.route(512, 2048, 2048, True, entry, 132)
+    assert r == C.Route("float4", C.Choice(K.CANDIDATES[8]))
+    assert C.route(2048, 2048, 2048, True, entry, 132) == C.Route("float4", C.Choice(K.CANDIDATES[0]))

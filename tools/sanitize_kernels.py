@@ -129,6 +129,29 @@ def matmul_kernels(rng, rb_only: bool):
         run("register_blocked", 33, 17, 41, cfg, 1, 2)
 
 
+def matmul_layout_kernels(rng):
+    """Every candidate with A and/or B column-major (odd pitches, vec 4 and 1, split-K) and a broadcast stack."""
+    import cupy
+
+    import gpumemlab
+    from gpumemlab.bench.verify import device_random_nonzero as rnd, matmul_bound
+    from gpumemlab.kernels.matmul import CANDIDATES, LAYOUTS
+    from gpumemlab.ops.matmul import Choice
+
+    def run(a, b, what, **kw):
+        c64 = cupy.matmul(a.astype(cupy.float64), b.astype(cupy.float64))
+        err = cupy.abs(gpumemlab.matmul(a, b, **kw).astype(cupy.float64) - c64)
+        check(bool((err <= matmul_bound(a, b, cupy.float32, xp=cupy)).all()), f"matmul layout {what}")
+
+    for cfg in CANDIDATES:
+        for ta, tb in LAYOUTS:
+            for (m, n, k, pad), splits in (((40, 36, 48, 0), 1), ((37, 45, 41, 3), 2)):
+                a = rnd((k, m + pad), np.float32, 1)[:, :m].T if ta else rnd((m, k + pad), np.float32, 1)[:, :k]
+                b = rnd((n, k + pad), np.float32, 2)[:, :k].T if tb else rnd((k, n + pad), np.float32, 2)[:, :n]
+                run(a, b, f"{cfg.name} ta{ta} tb{tb} {m}x{n}x{k}", config=Choice(cfg, splits))
+    run(rnd((3, 1, 21, 19), np.float32, 3), rnd((4, 17, 19), np.float32, 4).swapaxes(1, 2), "broadcast stack")
+
+
 def lesson_kernels(rng):
     """bank_stride at every stride (a grid-stride tail) and the exercise's small square tiles on odd sizes."""
     import cupy
@@ -422,7 +445,7 @@ def main(argv: list[str]) -> int:
     rb_only = os.environ.get("SAN_RB_ONLY") == "1"
     groups = dict(reduce=reduce_kernels, transpose=transpose_kernels, launch=launch_kernels,
                   matmul=lambda r: matmul_kernels(r, rb_only), gemv=gemv_kernels, onchip=onchip_kernels, library=library,
-                  layouts=layout_kernels, lessons=lesson_kernels, peer=peer_kernels, report=report_kernels)
+                  layouts=layout_kernels, matmul_layouts=matmul_layout_kernels, lessons=lesson_kernels, peer=peer_kernels, report=report_kernels)
     names = argv or (["matmul"] if rb_only else list(groups))
     unknown = [n for n in names if n not in groups]
     if unknown:

@@ -55,10 +55,10 @@ class Reference:
         over = cupy.abs(out.astype(cupy.float64) - self.c64) > self.bound
         nover = int(cupy.count_nonzero(over))
         if nover:
-            i, j = (int(v) for v in np.unravel_index(int(cupy.argmax(over.ravel())), over.shape))  # CuPy's takes arrays
+            at = tuple(int(v) for v in np.unravel_index(int(cupy.argmax(over.ravel())), over.shape))  # CuPy's: arrays
             raise VerificationError(f"{what}: {nover} of {out.size} elements beyond gamma_k |A||B|; first at "
-                                    f"({i}, {j}): got {float(out[i, j])!r}, expected {float(self.c64[i, j])!r} "
-                                    f"+- {float(self.bound[i, j]):.3g}")
+                                    f"{at}: got {float(out[at])!r}, expected {float(self.c64[at])!r} "
+                                    f"+- {float(self.bound[at]):.3g}")
         err, rel = self.errors(out)
         if not err < tol:
             raise VerificationError(f"{what}: ||C - C64|| / (||A|| ||B||) = {err:.3e} above {tol:.0e}")

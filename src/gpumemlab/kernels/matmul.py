@@ -144,7 +144,22 @@ class RBConfig:
 
     @property
     def smem_bytes(self) -> int:
-        return self.stages * (self.bk * (self.bm + 4) + self.bk * self.bn) * 4
+        return self.smem_for()
+
+    def smem_for(self, tb: int = 0) -> int:
+        """Dynamic shared memory of the instantiation; ``tb`` 1: B's tile padded by 4 floats (column-major B)."""
+        return self.stages * (self.bk * (self.bm + 4) + self.bk * (self.bn + 4 * tb)) * 4
+
+    def layout_problems(self, vec: int, ta: int, tb: int) -> list[str]:
+        """Why the TA/TB instantiation cannot be built (empty: it can); mirrors TileCopy's static_assert."""
+        out = []
+        if ta and (self.threads % (self.bm // vec) or (self.bm * self.bk) % (self.threads * vec)):
+            out.append("a column-major A tile does not split evenly over the threads")
+        if tb and (self.threads % self.bk or (self.bk * self.bn) % self.threads):
+            out.append("a column-major B tile does not split evenly over the threads")
+        if self.smem_for(tb) > SMEM_LIMIT:
+            out.append(f"{self.smem_for(tb)} B of shared memory")
+        return out
 
     def problems(self, vec: int = 4) -> list[str]:
         """Why this point is outside the space (empty: valid); mirrors the kernel's static_asserts."""
@@ -186,14 +201,18 @@ class RBConfig:
             out.append("PIN is 0 or 1")
         return out
 
-    def spec(self, vec: int, split: bool = False) -> KernelSpec:
-        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue)."""
+    def spec(self, vec: int, split: bool = False, ta: int = 0, tb: int = 0, strided: int = 0) -> KernelSpec:
+        """The instantiation: ``vec`` 4 (aligned fast path) or 1 (any N, K); ``split``: split-K (atomic epilogue);
+        ``strided`` 1: operands with their own pitches and batch steps, ``ta``/``tb`` 1 (strided only): A / B read
+        column-major (:data:`LAYOUTS`)."""
         if vec not in (1, 4):
             raise ValueError("vec is 4 (aligned fast path) or 1 (any N, K)")
+        if ta not in (0, 1) or tb not in (0, 1) or strided not in (0, 1) or ((ta or tb) and not strided):
+            raise ValueError("ta and tb are 0 (row-major) or 1 (column-major, strided instantiations only)")
         minb = self.minb if vec == 4 or self.ragged_minb is None else self.ragged_minb
         args = [self.bm, self.bn, self.bk, self.wm, self.wn, self.wniter, self.tm, self.tn, self.stages, vec,
-                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin]
-        while args[-1] == 0 and len(args) > 14:  # ORDER and PIN default to 0: keep older names (and caches) stable
+                self.aload, minb, "true" if split else "false", self.dbuf, self.order, self.pin, ta, tb, strided]
+        while args[-1] == 0 and len(args) > 14:  # later flags default to 0: keep older names (and caches) stable
             args.pop()
         return KernelSpec(SGEMM_SRC, f"register_blocked<{', '.join(map(str, args))}>")
 
@@ -212,24 +231,55 @@ def tiles(cfg: RBConfig, m: int, n: int) -> int:
 
 
 @dataclass(frozen=True)
+class Operands:
+    """How the register-blocked kernel reads A and B in place: ``ta``/``tb`` 1 for a column-major operand (a
+    transposed or Fortran-ordered view), ``lda``/``ldb`` the elements between its rows (between its columns when
+    column-major; None: the dense row-major pitch, K and N), and ``batch`` products in one launch (grid z) whose
+    operands lie ``batch_a``/``batch_b`` elements apart (0: broadcast); C is dense, M x N per product."""
+
+    ta: int = 0
+    tb: int = 0
+    lda: int | None = None
+    ldb: int | None = None
+    batch: int = 1
+    batch_a: int = 0
+    batch_b: int = 0
+
+
+DENSE = Operands()
+LAYOUTS = ((0, 0), (1, 0), (0, 1), (1, 1))  # (ta, tb) of the strided instantiations
+MAX_GRID_Z = 65535
+
+
+@dataclass(frozen=True)
 class RBLaunch:
-    """One launch of the register-blocked kernel: ``spec`` on a (tiles, splits) grid of ``threads`` with ``smem``
-    bytes of dynamic shared memory; the arguments are ``C, A, B`` then ``scalars`` (M, N, K, K chunk). A split
-    launch adds its partial tiles into C, which must be zeroed first."""
+    """One launch of the register-blocked kernel: ``spec`` on a (tiles, splits, batch) grid of ``threads`` with
+    ``smem`` bytes of dynamic shared memory; the arguments are ``C, A, B`` then ``scalars`` (M, N, K, K chunk, lda,
+    ldb, batch strides of A and B). A split launch adds its partial tiles into C, which must be zeroed first."""
 
     spec: KernelSpec
-    grid: tuple[int, int]
+    grid: tuple[int, int, int]
     threads: int
     smem: int
-    scalars: tuple[int, int, int, int]
+    scalars: tuple
     splits: int
 
 
-def rb_launch(cfg: RBConfig, m: int, n: int, k: int, vec: int, splits: int = 1) -> RBLaunch:
-    """The launch of ``cfg`` for M x N x K with ``vec``-wide loads and (up to) ``splits`` split-K slices."""
+def rb_launch(cfg: RBConfig, m: int, n: int, k: int, vec: int, splits: int = 1, ops: Operands = DENSE) -> RBLaunch:
+    """The launch of ``cfg`` for M x N x K with ``vec``-wide loads, (up to) ``splits`` split-K slices and the
+    operands read as ``ops`` says (at most :data:`MAX_GRID_Z` products per launch)."""
+    import numpy as np
+
+    if not 1 <= ops.batch <= MAX_GRID_Z:
+        raise ValueError(f"a launch takes 1 to {MAX_GRID_Z} products, not {ops.batch}")
     chunk, splits = split_chunk(k, cfg.bk, splits)
-    return RBLaunch(cfg.spec(vec, split=splits > 1), (tiles(cfg, m, n), splits), cfg.threads, cfg.smem_bytes,
-                    (m, n, k, chunk), splits)
+    lda = (m if ops.ta else k) if ops.lda is None else ops.lda
+    ldb = (k if ops.tb else n) if ops.ldb is None else ops.ldb
+    strided = int(ops != DENSE)
+    return RBLaunch(cfg.spec(vec, split=splits > 1, ta=ops.ta, tb=ops.tb, strided=strided),
+                    (tiles(cfg, m, n), splits, ops.batch),
+                    cfg.threads, cfg.smem_for(ops.tb),
+                    (m, n, k, chunk, lda, ldb, np.int64(ops.batch_a), np.int64(ops.batch_b)), splits)
 
 
 def space() -> list[RBConfig]:
@@ -390,4 +440,6 @@ TEACHING = LADDER[:-1]  # every rung but register_blocked: seconds per call at 8
 KERNELS = ([NAIVE, NAIVE_COL_MAJOR, TRANSPOSE, SIMPLE_MULTIPLY, COALESCED_MULTIPLY, SHARED_AB_MULTIPLY]
            + [tiled(t) for t in BLOCK_SIZES] + [corner_turning(32, 0), corner_turning(32, 1)]
            + [coarsened(c) for c in COARSE_FACTORS] + [AAT_SIMPLE, aat_tiled(0), aat_tiled(1)]
-           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)] + GEMV_KERNELS)
+           + [cfg.spec(v, sp) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)] + GEMV_KERNELS
+           + [cfg.spec(v, sp, ta, tb, 1) for cfg in CANDIDATES for v in (4, 1) for sp in (False, True)
+              for ta, tb in LAYOUTS])

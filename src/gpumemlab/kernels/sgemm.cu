@@ -53,6 +53,42 @@ __device__ __forceinline__ float4 lds128(const float* p) {
     return *reinterpret_cast<const float4*>(p);
 }
 
+// One operand's BK x BD shared tile (element (k, d) at s[k * PITCH + d]) filled by cp.async from global memory
+// where element (k, d) of the tile is at src[k * ld + d] (KC false: contiguous along d, VEC floats per copy) or
+// src[d * ld + k] (KC true: contiguous along k, one float per copy, consecutive threads along k). KC is the seeds'
+// corner turning: the operand is read coalesced along the dimension it is stored by and written transposed into
+// shared memory (PITCH padded by the caller to spread the transposed stores over the banks).
+template <int BK, int BD, int PITCH, int NT, int VEC, bool KC>
+struct TileCopy {
+    static constexpr int PER = KC ? BK : BD / VEC;     // threads along the contiguous dimension
+    static constexpr int STEP = NT / PER;               // lines of the other dimension per pass
+    static constexpr int LOADS = (BK * BD) / (NT * VEC);
+    static_assert(NT % PER == 0 && (BK * BD) % (NT * VEC) == 0 && (!KC || VEC == 1), "tile copies do not split evenly");
+    const float* src;  // this thread's first element of the next tile
+    int ld, line, col;  // row pitch; this thread's first line (across the contiguous dimension) and column (along it)
+    int d0, D;          // the block's first d and the operand's extent along d
+    bool col_ok;        // KC: unused; else the column's VEC floats lie inside D
+
+    __device__ __forceinline__ TileCopy(const float* base, int ld_, int tid, int d0_, int D_, int kb)
+        : ld(ld_), d0(d0_), D(D_) {
+        line = tid / PER;
+        col = (tid % PER) * VEC;
+        col_ok = d0 + col < D;
+        src = KC ? base + (long long)(d0 + line) * ld + kb + col : base + (long long)(kb + line) * ld + d0 + col;
+    }
+
+    // the next tile into `stage`; `krem`: valid k of this tile; `base`: an in-bounds address for zero-filled copies
+    __device__ __forceinline__ void issue(float* stage, int krem, const float* base) {
+        float* dst = KC ? stage + col * PITCH + line : stage + line * PITCH + col;
+#pragma unroll
+        for (int i = 0; i < LOADS; ++i) {
+            const bool ok = KC ? (d0 + line + i * STEP < D && col < krem) : (col_ok && line + i * STEP < krem);
+            cp_async<4 * VEC>(dst + (KC ? i * STEP : i * STEP * PITCH), ok ? src + (long long)i * STEP * ld : base, ok);
+        }
+        src += KC ? BK : (long long)BK * ld;
+    }
+};
+
 // register_blocked<...>: each block computes a BM x BN tile of C from a STAGES-deep ring of
 // BK-wide shared tiles filled by cp.async; each warp a WM x WN warp tile; each thread
 // (WM*WN/32 outputs) a grid of WMITER x WNITER register blocks of TM x TN, read from shared memory
@@ -77,35 +113,48 @@ __device__ __forceinline__ float4 lds128(const float* p) {
 // SPLIT (split-K): block row y = blockIdx.y owns the k range [y * k_chunk, y * k_chunk + k_chunk)
 // (k_chunk a multiple of BK) and adds its partial tile into C with atomicAdd (C zeroed first); for
 // problems whose tiles cannot fill the GPU. A template flag, so the plain kernel keeps its registers.
+// TA, TB (layouts): 0 row-major, 1 column-major operand (a transposed or Fortran-ordered view), each with its own
+// pitch (lda, ldb: elements between rows, or between columns when column-major). A column-major A is read along M
+// straight into its transposed tile (VEC floats per copy; TA needs M % 4 == 0 for VEC = 4); a column-major B along K
+// by TileCopy's corner turning into a tile padded by 4 floats (one float per copy, any VEC). ALOAD = 1 applies to a
+// row-major A only. STRIDED = 1 reads the pitches lda_, ldb_ and batches: blockIdx.z selects A + z batch_a,
+// B + z batch_b, C + z M N (a step of 0 broadcasts); STRIDED = 0 is one dense row-major product (lda = K, ldb = N).
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
-          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0>
+          bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int TA = 0, int TB = 0, int STRIDED = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
-                 int k_chunk) {
+                 int k_chunk, int lda_, int ldb_, long long batch_a, long long batch_b) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
     constexpr int TCOLS = WSUBN / TN, TROWS = WSUBM / TM;  // a sub-tile's lanes along N and along M
-    constexpr bool A_REG = ALOAD == 1 && VEC == 4;
+    constexpr bool A_REG = ALOAD == 1 && VEC == 4 && TA == 0;
     constexpr int AS = BM + 4;                     // A^T row pitch: keeps float4 alignment, spreads transposed stores
-    constexpr int BS = BN;
+    constexpr int BS = TB ? BN + 4 : BN;           // B row pitch, padded where B is written transposed
     constexpr int A_STAGE = BK * AS, B_STAGE = BK * BS;
     constexpr int GROUP_M = 8;
     constexpr int KQ = BK / 4;                     // float4s along k in a row of the A tile
-    constexpr int B_PER_ROW = BN / VEC, B_LOADS = (BK * BN) / (NT * VEC), B_RSTEP = NT / B_PER_ROW;
-    constexpr int A_LOADS = A_REG ? (BM * BK) / (4 * NT) : (BM * BK) / NT;
-    constexpr int A_RSTEP = A_REG ? NT / KQ : NT / BK;
+    constexpr int A_LOADS = (BM * BK) / (4 * NT);  // float4s per thread of the register path
+    constexpr int A_RSTEP = NT / KQ;
+    using ACopy = TileCopy<BK, BM, AS, NT, TA ? VEC : 1, TA == 0>;
+    using BCopy = TileCopy<BK, BN, BS, NT, TB ? 1 : VEC, TB == 1>;
     static_assert(WMITER >= 1 && WMITER * 32 * TM * TN * WNITER == WM * WN, "warp tile does not split into 32 threads");
     static_assert(TCOLS * TROWS == 32 && TCOLS >= 2 && TROWS >= 2, "sub-tile is not 32 interleavable lanes");
     static_assert(TM % 4 == 0 && TN % 4 == 0, "register blocks are read as float4");
-    static_assert((BM * BK) % NT == 0 && (BK * BN) % (NT * VEC) == 0 && NT % B_PER_ROW == 0, "tile loads do not split evenly");
     static_assert(!A_REG || ((BM * BK) % (4 * NT) == 0 && NT % (16 * KQ) == 0 && BM % 16 == 0 && KQ % 2 == 0),
                   "A tile does not split into float4 per thread");
-    static_assert(A_REG || NT % BK == 0, "A tile rows do not split evenly");
     static_assert(STAGES >= 2, "at least two stages");
     static_assert(ORDER >= 0 && ORDER <= 2, "ORDER is 0, 1 or 2");
     static_assert(PIN == 0 || PIN == 1, "PIN is 0 or 1");
-    const int lda = K, ldb = N;  // row pitches of A and B in floats
+    static_assert((TA == 0 || TA == 1) && (TB == 0 || TB == 1), "TA and TB are 0 (row-major) or 1 (column-major)");
+    static_assert(STRIDED == 1 || (TA == 0 && TB == 0), "column-major operands take the strided instantiation");
+    // the dense instantiation (STRIDED 0) ignores the pitches and batch steps: its code is the plain SGEMM's
+    const int lda = STRIDED ? lda_ : K, ldb = STRIDED ? ldb_ : N;
+    if (STRIDED) {
+        A += blockIdx.z * batch_a;
+        B += blockIdx.z * batch_b;
+        C += blockIdx.z * (long long)M * N;
+    }
 
     extern __shared__ float4 smem4[];
     float* As = reinterpret_cast<float*>(smem4);
@@ -128,34 +177,19 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
     const int kend = SPLIT ? min(K, kb + k_chunk) : K;  // one past its last k
     const int ktiles = (kend - kb + BK - 1) / BK;
 
-    // Per-thread load coordinates: row r0 + i * RSTEP, fixed column; sources advance one tile per issue.
-    const int b_r0 = tid / B_PER_ROW, b_c = (tid % B_PER_ROW) * VEC;
-    const bool b_col_ok = n0 + b_c < N;
-    const float* b_src = B + (long long)(kb + b_r0) * ldb + n0 + b_c;
-    const int a_r0 = A_REG ? (tid % 16) + 16 * (tid / (16 * KQ)) : tid / BK;
-    const int a_k = A_REG ? 4 * ((tid / 16) % KQ) : tid % BK;
+    BCopy b_copy(B, ldb, threadIdx.x, n0, N, kb);
+    ACopy a_copy(A, lda, threadIdx.x, m0, M, kb);  // unused on the register path
+    // the register path (row-major A, ALOAD = 1): float4s along k, one tile ahead
+    const int a_r0 = (tid % 16) + 16 * (tid / (16 * KQ));
+    const int a_k = 4 * ((tid / 16) % KQ);
     const float* a_src = A + (long long)(m0 + a_r0) * lda + kb + a_k;
 
-    int issued = 0;  // tiles whose cp.async copies were issued (B, and A when ALOAD = 0)
+    int issued = 0;  // tiles whose cp.async copies were issued (B, and A off the register path)
     auto issue_async = [&]() {  // the next tile's copies into its stage; always one commit group
         if (issued < ktiles) {
             const int krem = kend - (kb + issued * BK);  // valid k rows in this tile
-            float* bs = Bs + (issued % STAGES) * B_STAGE + b_r0 * BS + b_c;
-#pragma unroll
-            for (int i = 0; i < B_LOADS; ++i) {
-                const bool ok = b_col_ok && b_r0 + i * B_RSTEP < krem;
-                cp_async<4 * VEC>(bs + i * B_RSTEP * BS, ok ? b_src + (long long)i * B_RSTEP * ldb : B, ok);
-            }
-            b_src += (long long)BK * ldb;
-            if (!A_REG) {
-                float* as = As + (issued % STAGES) * A_STAGE + a_k * AS + a_r0;
-#pragma unroll
-                for (int i = 0; i < A_LOADS; ++i) {
-                    const bool ok = m0 + a_r0 + i * A_RSTEP < M && a_k < krem;
-                    cp_async<4>(as + i * A_RSTEP, ok ? a_src + (long long)i * A_RSTEP * lda : A, ok);
-                }
-                a_src += BK;
-            }
+            b_copy.issue(Bs + (issued % STAGES) * B_STAGE, krem, B);
+            if (!A_REG) a_copy.issue(As + (issued % STAGES) * A_STAGE, krem, A);
         }
         cp_async_commit();
         ++issued;

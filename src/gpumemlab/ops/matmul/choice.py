@@ -114,11 +114,11 @@ WAVE_MARGIN = 0.10       # another configuration must be predicted this much fas
 WAVE_REACH = 2.0         # evidence from shapes at most this far (sum of |log2| ratios of M, N, K)
 
 
-def busiest_sm_work(cfg: K.RBConfig, m: int, n: int, k: int, splits: int, sms: int) -> int:
-    """Multiply-adds the busiest SM does for one launch (the wave model above): ceil(blocks / SMs), at least the
-    blocks that fill an SM, times BM x BN x the K depth of a split."""
+def busiest_sm_work(cfg: K.RBConfig, m: int, n: int, k: int, splits: int, sms: int, batch: int = 1) -> int:
+    """Multiply-adds the busiest SM does for one launch of ``batch`` products (the wave model above): ceil(blocks /
+    SMs), at least the blocks that fill an SM, times BM x BN x the K depth of a split."""
     chunk, splits = K.split_chunk(k, cfg.bk, splits)
-    per_sm = math.ceil(K.tiles(cfg, m, n) * splits / sms)
+    per_sm = math.ceil(K.tiles(cfg, m, n) * splits * batch / sms)
     return max(per_sm, max(1, WAVE_FULL_THREADS // cfg.threads)) * cfg.bm * cfg.bn * chunk
 
 
@@ -197,6 +197,22 @@ def pick(m: int, n: int, k: int, winners: dict, times: dict, sms: int, waves: bo
     return got if got is not None else default_choice(m, n, sms)
 
 
+FILL_MARGIN = 0.25  # other tiles replace the tuned ones only where the wave model gives them a quarter of the work
+
+
+def fill_choice(m: int, n: int, k: int, batch: int, base: Choice, sms: int) -> Choice:
+    """The tiles for one launch of ``batch`` M x N x K products: ``base`` (the tuned choice; for a stack, the one for
+    the stack taken as one taller product) unless the candidate whose tiles leave the busiest SM the least work (the
+    wave model, unsplit; of equals, the first candidate) gives it at most :data:`FILL_MARGIN` of base's: tiles much
+    larger than a product's M or N waste most of their multiply-adds (which a taller product hides), and a nearest
+    tuned shape's big tiles can fill a fraction of the SMs (512 x 2048 x 2048 on 128 x 256 tiles: 32 blocks)."""
+    def work(c: Choice) -> int:
+        return busiest_sm_work(c.config, m, n, k, c.splits, sms, batch)
+
+    best = min((Choice(cfg) for cfg in K.CANDIDATES), key=work)
+    return best if work(best) <= FILL_MARGIN * work(base) else base
+
+
 def is_gemv(m: int, n: int) -> bool:
     """Shapes the auto path sends to the memory-bound GEMV kernels instead of the tiles."""
     return n == 1 or m <= K.SKINNY_ROWS[-1]
@@ -209,5 +225,5 @@ def route(m: int, n: int, k: int, aligned: bool, entry: dict | None, sms: int) -
     if is_gemv(m, n):
         return Route("gemv")
     if aligned and n % 4 == 0 and k % 4 == 0:
-        return Route("float4", choose(m, n, k, entry, sms))
-    return Route("scalar", choose(m, n, k, entry, sms, waves=True))
+        return Route("float4", fill_choice(m, n, k, 1, choose(m, n, k, entry, sms), sms))
+    return Route("scalar", fill_choice(m, n, k, 1, choose(m, n, k, entry, sms, waves=True), sms))
