@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,21 @@ def run_cli(capsys):
         return code, out, err
 
     return run
+
+
+def seeds_dir() -> Path | None:
+    """The seed files (DESIGN.md: ``shared/seeds`` beside the checkout or one of its parents), or GPUMEMLAB_SEEDS
+    (.ci/run sets it for a clone of a checkout that has them)."""
+    if os.environ.get("GPUMEMLAB_SEEDS"):
+        return Path(os.environ["GPUMEMLAB_SEEDS"])
+    root = Path(__file__).resolve().parents[1]
+    return next((p / "shared" / "seeds" for p in root.parents if (p / "shared" / "seeds").is_dir()), None)
+
+
+@pytest.fixture(scope="session")
+def seed_text() -> dict[str, str]:
+    """Seed number ("000".."004") -> the seed file's text; the test skips where the seeds are not found."""
+    folder = seeds_dir()
+    if folder is None:
+        pytest.skip("seed files not found (set GPUMEMLAB_SEEDS to their folder)")
+    return {p.name[:3]: p.read_text(encoding="utf-8") for p in folder.glob("00[0-4]_*.txt")}

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,24 +16,7 @@ from gpumemlab.experiments._hardware import HARDWARE, MEASURED_ON, SIZES, Figure
 from gpumemlab.report import html as html_report
 from gpumemlab.report.markdown import render
 
-ROOT = Path(__file__).resolve().parents[1]
 LINE = "- Seed hardware: "
-
-
-def _seeds_dir() -> Path | None:
-    """GPUMEMLAB_SEEDS, else the nearest ``shared/seeds`` beside the checkout or one of its parents (DESIGN.md's
-    ``../shared/seeds``)."""
-    if os.environ.get("GPUMEMLAB_SEEDS"):
-        return Path(os.environ["GPUMEMLAB_SEEDS"])
-    return next((p / "shared" / "seeds" for p in ROOT.parents if (p / "shared" / "seeds").is_dir()), None)
-
-
-@pytest.fixture(scope="module")
-def seed_text() -> dict[str, str]:
-    folder = _seeds_dir()
-    if folder is None:
-        pytest.skip("seed files not found (set GPUMEMLAB_SEEDS to their folder)")
-    return {p.name[:3]: p.read_text(encoding="utf-8") for p in folder.glob("00[0-4]_*.txt")}
 
 
 @pytest.fixture(scope="module")
