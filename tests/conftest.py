@@ -9,6 +9,24 @@ REQUIRE_GPU = "GPUMEMLAB_REQUIRE_GPU"
 _PROBE = pytest.StashKey[tuple]()
 
 
+def gpu_machine() -> bool:
+    """An NVIDIA device node or GPUMEMLAB_REQUIRE_GPU: GPU tests will run (and must not share the GPU)."""
+    return os.environ.get(REQUIRE_GPU, "") not in ("", "0") or os.path.exists("/dev/nvidiactl")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own: it reads the worker count set here
+def pytest_cmdline_main(config):
+    """Without a GPU, a run of whole folders (the README's ``python -m pytest -q``) spreads over the CPU cores with
+    pytest-xdist when it is installed (the test extra installs it), unless -n was given; a run of a few files stays
+    in one process (workers cost a collection each), and so does any run on a GPU machine."""
+    if getattr(config.option, "numprocesses", "absent") is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # no xdist, -n given, or inside a worker
+    if gpu_machine() or not all(os.path.isdir(a.split("::")[0]) for a in config.args):
+        return
+    config.option.numprocesses = os.cpu_count() or 1
+    config.option.dist = "loadfile" if config.option.dist == "no" else config.option.dist  # a module's fixtures once
+
+
 def probe_gpu() -> tuple[str, object]:
     """("ok", None), ("none", reason) or ("broken", exception); asked once per session.
 
