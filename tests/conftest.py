@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -6,6 +7,24 @@ os.environ.setdefault("CUDA_CACHE_DISABLE", "1")  # as the CLI does: keep ptxas 
 
 REQUIRE_GPU = "GPUMEMLAB_REQUIRE_GPU"
 _PROBE = pytest.StashKey[tuple]()
+
+
+def gpu_machine() -> bool:
+    """An NVIDIA device node or GPUMEMLAB_REQUIRE_GPU: GPU tests will run (and must not share the GPU)."""
+    return os.environ.get(REQUIRE_GPU, "") not in ("", "0") or os.path.exists("/dev/nvidiactl")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own: it reads the worker count set here
+def pytest_cmdline_main(config):
+    """Without a GPU, a run of whole folders (the README's ``python -m pytest -q``) spreads over the CPU cores with
+    pytest-xdist when it is installed (the test extra installs it), unless -n was given; a run of a few files stays
+    in one process (workers cost a collection each), and so does any run on a GPU machine."""
+    if getattr(config.option, "numprocesses", "absent") is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # no xdist, -n given, or inside a worker
+    if gpu_machine() or not all(os.path.isdir(a.split("::")[0]) for a in config.args):
+        return
+    config.option.numprocesses = os.cpu_count() or 1
+    config.option.dist = "loadfile" if config.option.dist == "no" else config.option.dist  # a module's fixtures once
 
 
 def probe_gpu() -> tuple[str, object]:
@@ -74,3 +93,21 @@ def run_cli(capsys):
         return code, out, err
 
     return run
+
+
+def seeds_dir() -> Path | None:
+    """The seed files (DESIGN.md: ``shared/seeds`` beside the checkout or one of its parents), or GPUMEMLAB_SEEDS
+    (.ci/run sets it for a clone of a checkout that has them)."""
+    if os.environ.get("GPUMEMLAB_SEEDS"):
+        return Path(os.environ["GPUMEMLAB_SEEDS"])
+    root = Path(__file__).resolve().parents[1]
+    return next((p / "shared" / "seeds" for p in root.parents if (p / "shared" / "seeds").is_dir()), None)
+
+
+@pytest.fixture(scope="session")
+def seed_text() -> dict[str, str]:
+    """Seed number ("000".."004") -> the seed file's text; the test skips where the seeds are not found."""
+    folder = seeds_dir()
+    if folder is None:
+        pytest.skip("seed files not found (set GPUMEMLAB_SEEDS to their folder)")
+    return {p.name[:3]: p.read_text(encoding="utf-8") for p in folder.glob("00[0-4]_*.txt")}

@@ -2,10 +2,12 @@
 other exception errors them, GPUMEMLAB_REQUIRE_GPU=1 turns the skip into a failure, and the probe runs once."""
 
 import importlib.abc
+import os
 import importlib.util
 import runpy
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +17,7 @@ from gpumemlab.gpu import runtime
 pytest_plugins = ["pytester"]
 
 CONFTEST = (Path(__file__).parent / "conftest.py").read_text()
+INNER = ("-p", "no:cacheprovider", "-p", "no:xdist", "-rA")  # the runs below: in this process, where the fakes are
 
 TESTS = """
 import pytest
@@ -50,7 +53,7 @@ def project(pytester, monkeypatch):
 
         monkeypatch.setattr(runtime, "ensure_device", fake_ensure_device)
         pytester.makepyfile(test_tiny=tests)
-        return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
+        return pytester.runpytest_inprocess(*INNER)
 
     return run, calls
 
@@ -207,6 +210,47 @@ def test_the_gpu_tests_error_on_a_broken_stack_without_any_variable(pytester, fr
     fresh_runtime.delenv("GPUMEMLAB_REQUIRE_GPU", raising=False)
     BROKEN["cuInit: driver/library mismatch"][0](fresh_runtime)
     pytester.makepyfile(test_tiny=TESTS)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
+    result = pytester.runpytest_inprocess(*INNER)
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(["*probing the GPU failed (not a missing GPU): CudaStackError*"])
+
+
+# ---------------------------------------------------------------- spreading a CPU run over the cores
+
+@pytest.fixture
+def spread(monkeypatch):
+    """``spread(*args, numprocesses=None, dist="no")``: the worker count and distribution tests/conftest.py's
+    pytest_cmdline_main leaves for a run with those arguments on a machine without a GPU."""
+    conftest = runpy.run_path(str(Path(__file__).parent / "conftest.py"))
+    for name in ("PYTEST_XDIST_WORKER", "GPUMEMLAB_REQUIRE_GPU"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os.path, "exists", lambda p, real=os.path.exists: p != "/dev/nvidiactl" and real(p))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def run(*args, numprocesses=None, dist="no"):
+        config = SimpleNamespace(args=list(args), option=SimpleNamespace(numprocesses=numprocesses, dist=dist))
+        conftest["pytest_cmdline_main"](config)
+        return config.option.numprocesses, config.option.dist
+
+    return run
+
+
+def test_a_run_of_folders_spreads_over_the_cores_one_module_per_worker(spread):
+    here = str(Path(__file__).parent)
+    assert spread(here) == (2, "loadfile")
+    assert spread(here, dist="load") == (2, "load")  # a --dist given stays
+
+
+def test_a_run_of_files_a_given_n_a_worker_or_a_gpu_machine_stays_as_it_is(spread, monkeypatch):
+    here = Path(__file__).parent
+    assert spread(str(here / "test_cli.py")) == (None, "no")
+    assert spread(f"{here / 'test_cli.py'}::test_version") == (None, "no")
+    assert spread(str(here), numprocesses=0) == (0, "no")
+    monkeypatch.setenv("GPUMEMLAB_REQUIRE_GPU", "1")
+    assert spread(str(here)) == (None, "no")
+    monkeypatch.delenv("GPUMEMLAB_REQUIRE_GPU")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    assert spread(str(here)) == (None, "no")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    monkeypatch.setattr(os.path, "exists", lambda p: p == "/dev/nvidiactl")
+    assert spread(str(here)) == (None, "no")

@@ -9,21 +9,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpumemlab.bench.records import RunResults
+from committed_runs import H200, H200_X2, committed_run
 from gpumemlab.errors import VerificationError
 from gpumemlab.experiments import registry
 from gpumemlab.experiments._declare import SEEDS, Case, Check
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "gpumemlab"
-COMMITTED = ROOT / "docs" / "results" / "nvidia-h200" / "results.json.xz"  # the newest committed single-GPU run
 SEED_FILES = {"000": "000_cbba422fb54d36fa.txt", "001": "001_12d176daf52dfa17.txt", "002": "002_ee633bd1f416c3eb.txt",
               "003": "003_72d1c57199d51822.txt", "004": "004_97a79e79f8c1c7cd.txt"}
 
 
 @pytest.fixture(scope="module")
 def committed():
-    return RunResults.load(COMMITTED)
+    return committed_run(H200)  # the newest committed single-GPU run
 
 
 def test_every_claim_has_a_source_and_seed_claims_cite_a_seed_file():
@@ -55,7 +54,7 @@ def test_outside_results_are_not_seed_claims():
 # Declared without a GPU to run them on; their findings are tested on stand-in records (test_findings_cite.py)
 # until the committed run has them, and an entry here then fails the test below: the list only shrinks.
 AWAITING_A_GPU_RUN = {"p2p": "needs two GPUs: its records are in the two-GPU run (MULTI_GPU, tested below)"}
-MULTI_GPU = ROOT / "docs" / "results" / "nvidia-h200-x2" / "results.json.xz"  # p2p and stream_map on two H200s
+MULTI_GPU = H200_X2  # p2p and stream_map on two H200s
 
 
 def test_every_experiment_finds_on_the_committed_run(committed):
@@ -77,7 +76,7 @@ def test_every_experiment_finds_on_the_committed_run(committed):
 
 
 def test_the_two_gpu_run_finds_p2p_and_the_two_gpu_stream_map():
-    run = RunResults.load(MULTI_GPU)
+    run = committed_run(MULTI_GPU)
     assert run.meta["device"]["name"] == run.device["name"] and run.device["device_count"] == 2
     for name in ("p2p", "stream_map"):
         recs = [r for r in run.results if r.experiment == name]

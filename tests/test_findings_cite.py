@@ -25,17 +25,16 @@ import copy
 import importlib
 import math
 import re
-from pathlib import Path
-
 import pytest
 
+from committed_runs import H100, committed_run
+from committed_runs import NAMES as RUNS
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.stats import summarize
 from gpumemlab.experiments import registry
 from gpumemlab.experiments._cite import (Finding, Num, claim, constant, count, field, geomean, join, log2, q, record_key,
                                          sentence)
 
-COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz"
 TOKEN = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")
 POWER = re.compile(r"(?<![A-Za-z_\d.,])(\d[\d,]*(?:\.\d+)?)\^(\d+(?:\.\d+)?)")
 NAMES = re.compile(r"\bseed \d{3}\b|\b[123]-D\b")  # "seed 000" (a seed file), "1-D" (a dimension): names
@@ -148,18 +147,17 @@ def check_run(res: RunResults) -> dict:
 
 
 def test_committed_run_findings_quote_only_the_run_and_the_claims():
-    found = check_run(RunResults.load(COMMITTED))
+    found = check_run(committed_run(H100))
     assert {n for n, (cited, _) in found.items() if not cited} == set()
     bad = {n: p for n, (cited, p) in found.items() if cited and p}
     assert not bad, bad
     assert {"offset_copy", "stride_copy", "coalescing_patterns"} <= {n for n, (cited, _) in found.items() if cited}
 
 
-@pytest.mark.parametrize("path", sorted(p for p in COMMITTED.parents[2].rglob("results.json.xz") if p != COMMITTED),
-                         ids=lambda p: p.parent.name)
-def test_every_other_committed_run_is_quoted_honestly(path):
+@pytest.mark.parametrize("name", [n for n in RUNS if n != H100])
+def test_every_other_committed_run_is_quoted_honestly(name):
     """The other runs under docs/ (another GPU, a note's run) reach branches the main run does not."""
-    found = check_run(RunResults.load(path))
+    found = check_run(committed_run(name))
     assert not {n: p for n, (cited, p) in found.items() if cited and p}
 
 

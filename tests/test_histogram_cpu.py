@@ -117,15 +117,10 @@ def test_findings_are_honest_on_stand_in_records():
     assert found["histogram"] == (True, [])
 
 
-def test_the_claim_quotes_seed_000():
-    from pathlib import Path
-
+def test_the_claim_quotes_seed_000(seed_text):
     from gpumemlab.experiments import registry
 
-    seed = next((Path(__file__).resolve().parents[2] / "shared" / "seeds").glob("000_*.txt"), None)
-    if seed is None:
-        pytest.skip("the seeds are not beside this checkout")
-    text = " ".join(seed.read_text(encoding="utf-8").split())
+    text = " ".join(seed_text["000"].split())
     for part in ("Less contention of writes to a shared copy of data and serialization of atomic updates",
                  "Apply partial updates to a private copy of the data and then updataing the universal copy when done"):
         assert part in text and part in registry()["histogram"].claims[0].text

@@ -133,12 +133,10 @@ def test_coarsening_findings_show_blocks_registers_and_ties():
 
 def test_committed_occupancy_sweep_analyzer_matches_driver():
     """The analyzer, given the padding above 48 KiB (opt-in), predicts the driver's resident blocks at every point."""
-    from pathlib import Path
-
-    from gpumemlab.bench.records import RunResults
+    from committed_runs import H100, committed_run
     from gpumemlab.model import occupancy
 
-    res = RunResults.load(Path(__file__).resolve().parents[1] / "docs/results/nvidia-h100-80gb-hbm3/results.json.xz")
+    res = committed_run(H100)
     recs = [r for r in res.results if r.experiment == "occupancy_sweep"]
     assert {r.model["driver_blocks_per_sm"] for r in recs} == {1, 2, 3, 4, 6, 8}
     for r in recs:

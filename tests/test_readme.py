@@ -56,9 +56,10 @@ SOURCE = "docs/results/nvidia-h200/results.json.xz"  # the run README.md's headl
 def test_readme_headlines_and_the_full_table_are_the_committed_run_s():
     """README.md's headline table and docs/results/README.md's full table are generated from SOURCE: after committing
     a new run, `python -m gpumemlab.report.readme SOURCE` - this fails until both say what the run says."""
-    from gpumemlab.bench.records import RunResults
+    from committed_runs import H200, committed_run, path
 
-    res = RunResults.load(ROOT / SOURCE)
+    res = committed_run(H200)
+    assert path(H200) == ROOT / SOURCE
     assert _section(ROOT / readme.README, readme.HEADLINES) == readme.headlines(res, SOURCE)
     assert _section(ROOT / readme.RESULTS_README, readme.RESULTS) == readme.table(res, SOURCE)
 

@@ -3,18 +3,21 @@ stop in order, and `bench --resume` completes a run. All on fake experiments (te
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 import fake_suite
+from gpumemlab.report.write import prepare_out
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -124,12 +127,32 @@ def test_bad_out_is_refused_before_any_gpu_work(run_cli, fakes, monkeypatch, tmp
     assert _started(fakes) == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_read_only_out_is_refused(run_cli, fakes, tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir(mode=0o555)
-    code, _, err = run_cli("bench", "--out", str(ro))
-    assert code == 2 and "cannot write there (Permission denied)" in err
+@contextlib.contextmanager
+def without_root():
+    """Permission checks as an ordinary user sees them: root (CI's containers) writes into read-only folders, so
+    under root the effective user is 'nobody' inside the block."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_read_only_out_is_refused(run_cli, fakes):
+    with tempfile.TemporaryDirectory() as top:  # not under tmp_path: its parents are closed to other users
+        os.chmod(top, 0o755)
+        ro, rw = Path(top) / "ro", Path(top) / "rw"
+        ro.mkdir(mode=0o555)
+        rw.mkdir()
+        rw.chmod(0o777)  # mkdir's mode passes through the umask
+        with without_root():
+            code, _, err = run_cli("bench", "--out", str(ro))
+            assert prepare_out(rw) == rw  # the same user may write beside it: the folder's mode refused it
+    assert code == 2 and err == f"gpumemlab bench: --out {ro}: cannot write there (Permission denied)\n"
+    assert _started(fakes) == []
 
 
 # ---------------------------------------------------------------- signals (a child process over the fakes)

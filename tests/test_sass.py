@@ -53,7 +53,7 @@ def test_gemv_cols_keeps_gemv_depth_rows_of_b_in_flight():
     depth = int(re.search(r"constexpr int GEMV_DEPTH = (\d+);", source_text("gemv.cu")).group(1))
     names = [f"gemv_cols<4, {split}, {rows}>" for split in ("false", "true") for rows in (1, 2, 4, 8)]
     for arch, kernels in (("sm_90", names), ("sm_80", names[-1:]), ("sm_120", names[-1:])):
-        mod = compile_group("gemv.cu", kernels, arch, use_cache=False)
+        mod = compile_group("gemv.cu", kernels, arch)
         for name in kernels:
             code = sass.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name])
             flights = [f for _, t, _, f in sass.load_cover(sass.main_loop(code, containing=r"LDG.*\.128"), "LDG")
@@ -72,7 +72,7 @@ def test_copy_vec_keeps_exactly_unroll_loads_in_flight():
     if nvdisasm is None:
         pytest.skip("no nvdisasm (the test extra installs nvidia-cuda-nvdisasm)")
     names = [f"copy_vec<{t}, {u}>" for t in K.VECTOR_TYPES for u in K.UNROLLS]
-    mod = compile_group("copy.cu", names, "sm_90", use_cache=False)
+    mod = compile_group("copy.cu", names, "sm_90")
     got = {}
     for name in names:
         body = sass.main_loop(sass.disassemble(mod.cubin, nvdisasm, mod.symbol_mapping[name]), "LDG")

@@ -3,50 +3,30 @@ cites that seed, and the report's "Seed hardware" line reads this run's sizes fr
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import html
-import os
 import re
-from pathlib import Path
 
 import pytest
 
-from gpumemlab.bench.records import RunResults
+from committed_runs import H100, committed_run
 from gpumemlab.experiments import registry
 from gpumemlab.experiments._declare import outside, seed
 from gpumemlab.experiments._hardware import HARDWARE, MEASURED_ON, SIZES, Figure
 from gpumemlab.report import html as html_report
 from gpumemlab.report.markdown import render
 
-ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = ROOT / "docs" / "results" / "nvidia-h100-80gb-hbm3" / "results.json.xz"
 LINE = "- Seed hardware: "
 
 
-def _seeds_dir() -> Path | None:
-    """GPUMEMLAB_SEEDS, else the nearest ``shared/seeds`` beside the checkout or one of its parents (DESIGN.md's
-    ``../shared/seeds``)."""
-    if os.environ.get("GPUMEMLAB_SEEDS"):
-        return Path(os.environ["GPUMEMLAB_SEEDS"])
-    return next((p / "shared" / "seeds" for p in ROOT.parents if (p / "shared" / "seeds").is_dir()), None)
+@pytest.fixture(scope="module")
+def doc(committed) -> dict:
+    return committed.to_dict()
 
 
 @pytest.fixture(scope="module")
-def seed_text() -> dict[str, str]:
-    folder = _seeds_dir()
-    if folder is None:
-        pytest.skip("seed files not found (set GPUMEMLAB_SEEDS to their folder)")
-    return {p.name[:3]: p.read_text(encoding="utf-8") for p in folder.glob("00[0-4]_*.txt")}
-
-
-@pytest.fixture(scope="module")
-def doc() -> dict:
-    return RunResults.load(COMMITTED).to_dict()
-
-
-@pytest.fixture(scope="module")
-def committed() -> RunResults:
-    return RunResults.load(COMMITTED)
+def committed():
+    return committed_run(H100)
 
 
 def _all_figures():
@@ -145,10 +125,10 @@ def test_report_reads_the_problem_sizes_from_the_experiments_records(committed, 
 
 def test_the_line_follows_the_json_not_the_code(committed):
     """Other sizes in results.json give other numbers; a ceiling an older run lacks is left out, not invented."""
-    res = copy.deepcopy(committed)
-    res.device.update(name="Other GPU", sm_count=7, l2_bytes=96 * 2**20)
-    res.ceilings["dram_theoretical_gbps"]["value"] = 1234.4
-    del res.ceilings["pcie_theoretical_gbps"]
+    ceilings = {k: v for k, v in committed.ceilings.items() if k != "pcie_theoretical_gbps"}
+    ceilings["dram_theoretical_gbps"] = dict(ceilings["dram_theoretical_gbps"], value=1234.4)
+    res = dataclasses.replace(committed, device=dict(committed.device, name="Other GPU", sm_count=7,
+                                                     l2_bytes=96 * 2**20), ceilings=ceilings)
     md = render(res)
     assert _hardware_line(md, "stride_copy").split(" - this run: ")[1].startswith(
         "Other GPU (DRAM peak 1,234 GB/s, device copy ")

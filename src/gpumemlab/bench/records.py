@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import lzma
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..errors import ResultsError
@@ -45,12 +46,25 @@ class Record:
         return float(self.time_s["median"])
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """A deep copy as plain dicts and lists (dataclasses.asdict's result, without its per-value dispatch)."""
+        return {f.name: _tree_copy(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Record":
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _tree_copy(v):
+    """A copy of a JSON-like value: dicts and lists rebuilt, immutable leaves shared, anything else deep-copied."""
+    t = type(v)
+    if t is dict:
+        return {k: _tree_copy(x) for k, x in v.items()}
+    if t is list:
+        return [_tree_copy(x) for x in v]
+    if t in (str, float, int, bool) or v is None:
+        return v
+    return copy.deepcopy(v)
 
 
 @dataclass
@@ -207,7 +221,10 @@ def _check_times(t: dict, where: str) -> str | None:
     problem = _check_bounds(t, TIME_BOUNDS, where)
     if problem:
         return problem
-    for i, v in enumerate(t.get("samples") or []):
+    samples = t.get("samples") or []
+    if all((type(v) is float or type(v) is int) and 0 <= v < math.inf for v in samples):
+        samples = []  # all valid (the common case, thousands per run): the loop below only names a bad one
+    for i, v in enumerate(samples):
         problem = check_number(v, NON_NEGATIVE, f"{where}: samples[{i}]")
         if problem or json_type(v) not in (INT, NUMBER):
             return problem or f"{where}: samples[{i}] is {json_type(v)}, expected number"

@@ -55,6 +55,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser("kernels", help="compile every kernel and print the ptxas resource report (no GPU needed)")
     p.add_argument("--arch", default=None, help="e.g. sm_90 (default: the GPU's own; required without a GPU)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--reports", default=None, metavar="FILE",
+                   help="take ptxas reports from FILE for kernel groups whose source, options, arch and NVRTC version "
+                        "are unchanged (keyed by their hash), compile the others, and rewrite FILE with this run's")
     p.set_defaults(func=cmd_kernels)
 
     p = sub.add_parser("report", help="re-render report.md and plots from a results.json (no GPU needed)")
@@ -266,7 +269,7 @@ def print_topology(topo: dict) -> None:
 
 
 def cmd_kernels(args) -> int:
-    from ..gpu.compile import check_arch, compile_specs, parse_arch, runs_on
+    from ..gpu.compile import check_arch, compile_specs, load_reports, parse_arch, runs_on, save_reports
     from ..kernels import all_specs
 
     if args.arch is not None:
@@ -280,7 +283,13 @@ def cmd_kernels(args) -> int:
             raise UsageError("no GPU to take the arch from: pass --arch, e.g. --arch sm_90") from None
     specs = [s for s in all_specs() if runs_on(s, arch)]
     skipped = [s for s in all_specs() if not runs_on(s, arch)]
-    compiled = compile_specs(specs, arch, progress=True)
+    reports = None if args.reports is None else load_reports(Path(args.reports))
+    compiled = compile_specs(specs, arch, progress=True, reports=reports)
+    if reports is not None:
+        save_reports(Path(args.reports), reports)
+        taken = sum(mod is None for mod, _ in compiled.values())
+        print(f"gpumemlab kernels: {taken} of {len(compiled)} kernels' reports taken from {args.reports} (their "
+              f"sources, options and NVRTC unchanged), {len(compiled) - taken} compiled", file=sys.stderr)
     rows = []
     bad = []
     for spec in specs:

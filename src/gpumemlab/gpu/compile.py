@@ -81,6 +81,20 @@ def nvrtc_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
+@cache
+def nvrtc_build() -> str | None:
+    """The installed NVRTC wheel's full version (13.5.37): its ptxas may change code between releases that
+    nvrtcVersion reports alike (13.5); None when NVRTC comes from elsewhere (a CUDA toolkit)."""
+    from importlib import metadata
+
+    for dist in ("nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu13", "nvidia-cuda-nvrtc-cu12"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -160,7 +174,7 @@ def _cache_key(text: str, names: list[str], arch: str, options: tuple, defines: 
     payload = json.dumps(
         dict(fmt=CACHE_FORMAT, src=text, names=sorted(names), arch=arch,
              options=[list(map(str, o)) for o in options], defines=[list(d) for d in defines],
-             nvrtc=nvrtc_version()),
+             nvrtc=nvrtc_version(), build=nvrtc_build()),
         sort_keys=True,
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
@@ -247,13 +261,22 @@ def group_specs(specs: list[KernelSpec]) -> dict[tuple, list[KernelSpec]]:
 CHUNK = 32  # name expressions per NVRTC program: a large family compiles in parallel parts, each cached on its own
 
 
-def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True,
-                  progress: bool = False) -> dict[KernelSpec, tuple[CompiledModule, ResourceUsage | None]]:
+REPORT_FIELDS = ("registers", "shared_bytes", "spill_store_bytes", "spill_load_bytes", "local_bytes", "barriers",
+                 "constant_bytes", "from_cubin")  # a ResourceUsage as a list in reports (see compile_specs)
+
+
+def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True, progress: bool = False,
+                  reports: dict | None = None) -> dict[KernelSpec, tuple[CompiledModule | None, ResourceUsage | None]]:
     """Compile ``specs`` for ``arch``; ArchError (before any compiling) if one needs a newer arch. ``progress``:
     say on stderr which source is compiling and how far along (a cold cache takes about a minute per arch).
 
     Each group of specs sharing source, options and defines is built in parts of at most CHUNK kernels, the
-    parts in threads (NVRTC releases the GIL while it compiles)."""
+    parts in threads (NVRTC releases the GIL while it compiles).
+
+    ``reports`` (for the resource check alone): part key -> {name expression: REPORT_FIELDS values}, the cubin
+    cache's key (a hash of the source with its headers, the names, arch, options, defines and NVRTC version). A
+    part found there is not compiled (its module is None); a part compiled is added, and ``reports`` is left
+    holding exactly this call's parts."""
     from .._progress import StepLine
 
     for s in specs:
@@ -265,19 +288,54 @@ def compile_specs(specs: list[KernelSpec], arch: str, use_cache: bool = True,
         nvrtc_version()
         from cuda.core import Program  # noqa: F401
 
+    known = dict(reports or {})
     with StepLine(f"compiling {len(specs)} kernels for {arch} with NVRTC (cached after the first time)", len(parts),
                   "parts", min_total=2 if progress else len(parts) + 1, logs=True) as line:
         def build(part):
             (source, options, defines), members = part
+            names = sorted({m.name for m in members})
+            key = None if reports is None else _cache_key(source_text(source), names, arch, options, defines)
+            if key in known:
+                line.step(f"{source} ({len(members)} kernels, reported)")
+                return members, None, {n: ResourceUsage(n, **dict(zip(REPORT_FIELDS, values)))
+                                       for n, values in known[key].items()}, key
             line.step(f"{source} ({len(members)} kernels)")
-            return members, compile_group(source, [m.name for m in members], arch, options, defines, use_cache)
+            mod = compile_group(source, names, arch, options, defines, use_cache)
+            return members, mod, mod.usage, key
 
         if len(parts) > 1:
             with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
                 built = list(pool.map(build, parts))
         else:  # one kernel (the runtime's own loads): no threads
             built = [build(p) for p in parts]
-    return {m: (mod, mod.usage.get(m.name)) for members, mod in built for m in members}
+    if reports is not None:
+        reports.clear()
+        reports.update({key: {n: [getattr(u, f) for f in REPORT_FIELDS] for n, u in sorted(usage.items())}
+                        for _, _, usage, key in built})
+    return {m: (mod, usage.get(m.name)) for members, mod, usage, _ in built for m in members}
+
+
+def load_reports(path: Path) -> dict:
+    """compile_specs' ``reports`` from a file save_reports wrote ({} if there is none); UsageError in one line for
+    one that is not such a file."""
+    try:
+        reports = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--reports {path}: cannot read it ({exc})") from None
+    good = isinstance(reports, dict) and all(
+        isinstance(part, dict) and all(isinstance(v, list) and len(v) == len(REPORT_FIELDS) for v in part.values())
+        for part in reports.values())
+    if not good:
+        raise UsageError(f"--reports {path}: not a file of ptxas reports (gpumemlab kernels --reports writes them)")
+    return reports
+
+
+def save_reports(path: Path, reports: dict) -> None:
+    """One part a line, in key order: a changed kernel changes its own lines of a committed file."""
+    lines = ",\n".join(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(reports.items()))
+    _atomic_write(Path(path), f"{{\n{lines}\n}}\n".encode())
 
 
 def resource_usage(spec: KernelSpec, arch: str) -> ResourceUsage:

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 PRED = re.compile(r"^@!?U?P\w+\s+")
@@ -32,15 +33,21 @@ def find_nvdisasm(given: str | None = None) -> str | None:
     return None
 
 
-def disassemble(cubin: bytes, nvdisasm: str, function: str | None = None) -> list[tuple[int, str]]:
-    """[(address, instruction text)] of the cubin's code (only the kernel whose symbol is ``function``, if given),
-    branch targets as .L_x labels mapped to addresses."""
+@lru_cache(maxsize=4)
+def _nvdisasm(cubin: bytes, nvdisasm: str) -> str:
+    """nvdisasm's text of a whole cubin, kept for the next kernel of the same cubin (a family is one cubin)."""
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
         fh.write(cubin)
     try:
-        text = subprocess.run([nvdisasm, "-c", fh.name], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([nvdisasm, "-c", fh.name], capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(fh.name)
+
+
+def disassemble(cubin: bytes, nvdisasm: str, function: str | None = None) -> list[tuple[int, str]]:
+    """[(address, instruction text)] of the cubin's code (only the kernel whose symbol is ``function``, if given),
+    branch targets as .L_x labels mapped to addresses."""
+    text = _nvdisasm(bytes(cubin), nvdisasm)
     ins, labels, pending, section = [], {}, [], None
     for line in text.splitlines():
         m = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", line)
