@@ -154,6 +154,8 @@ def test_one_wrong_corner_element_is_caught(cp):
     assert ref.errors(out)[0] < TOL
     with pytest.raises(VerificationError, match=r"1 of 777000 elements beyond gamma_k \|A\|\|B\|; first at \(999, 776\)"):
         ref.check(out, "one term missing")
+    with pytest.raises(AssertionError, match=r"^one term missing: 1 of 777000 elements wrong; first at \(999, 776\)"):
+        C.expect_matmul(out, a, b, "one term missing")  # the tests' own check, on the GPU
 
 
 def test_tf32_level_error_is_rejected(cp):
