@@ -36,11 +36,15 @@ def gamma(n: int, dtype) -> float:
     return nu / (1 - nu)
 
 
-def poison_value(dtype):
-    """NaN for floats, INT_POISON for signed integers, the largest value for unsigned ones."""
+FINITE_POISON = -1.2345678e37  # for outputs that may rightly be NaN: no test's output is this finite value
+
+
+def poison_value(dtype, finite: bool = False):
+    """NaN for floats (``finite``: FINITE_POISON, for outputs that may rightly be NaN), INT_POISON for signed
+    integers, the largest value for unsigned ones."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return np.nan
+        return dtype.type(FINITE_POISON) if finite else np.nan
     if dtype.kind == "i":
         return INT_POISON if dtype.itemsize >= 4 else np.iinfo(dtype).min
     if dtype.kind == "u":
@@ -48,16 +52,16 @@ def poison_value(dtype):
     raise TypeError(f"no poison for {dtype}")
 
 
-def poison(*arrays) -> None:
+def poison(*arrays, finite: bool = False) -> None:
     """Fill each array with its dtype's poison: an element a kernel leaves unwritten then shows."""
     for a in arrays:
-        a.fill(poison_value(a.dtype))
+        a.fill(poison_value(a.dtype, finite))
 
 
-def poisoned(xp, shape, dtype):
+def poisoned(xp, shape, dtype, finite: bool = False):
     """A new array of ``shape`` filled with poison (an ``out=`` for the call under test)."""
     a = xp.empty(shape, dtype)
-    poison(a)
+    poison(a, finite=finite)
     return a
 
 
@@ -162,16 +166,14 @@ def expect_sum(got, x, axis=None, what: str = "sum", acc=None, mean: bool = Fals
     expect_within(got, want, bound, what)
 
 
-def expect_poison(a, what: str, where=None) -> None:
-    """Every element of ``a`` (or of ``a[where]``: a slice, an index or a mask) still holds its dtype's poison:
-    nothing was written there."""
+def expect_poison(a, what: str, where=None, finite: bool = False) -> None:
+    """Every element of ``a`` (or of ``a[where]``: a slice, an index or a mask) still holds its dtype's poison
+    (``finite``: the finite one): nothing was written there."""
     xp = array_module(a)
     part = xp.asarray(a if where is None else a[where])
-    if part.dtype.kind == "f":
-        kept = xp.isnan(part)
-    else:
-        kept = part == poison_value(part.dtype)
-    _fail(f"{what} (must keep its poison)", ~kept, part, xp.full(part.shape, poison_value(part.dtype), part.dtype))
+    value = poison_value(part.dtype, finite)
+    kept = xp.isnan(part) if part.dtype.kind == "f" and not finite else part == value
+    _fail(f"{what} (must keep its poison)", ~kept, part, xp.full(part.shape, value, part.dtype))
 
 
 def expect_tail(buf, written: int, what: str) -> None:

@@ -28,6 +28,12 @@ def test_poison_values_and_poisoned_arrays():
     assert C.poison_value(np.uint8) == 255 and C.poison_value(np.int8) == -128
     a = C.poisoned(np, (2, 3), np.int64)
     assert a.shape == (2, 3) and (a == -0x5A5A5A5A).all()
+    f = C.poisoned(np, 3, np.float32, finite=True)
+    assert (f == np.float32(-1.2345678e37)).all()
+    C.expect_poison(f, "finite", finite=True)
+    f[1] = np.nan  # a NaN where the finite poison was: written
+    with pytest.raises(AssertionError, match=r"first at \(1,\): got nan"):
+        C.expect_poison(f, "finite", finite=True)
     with pytest.raises(TypeError, match="no poison for complex64"):
         C.poison_value(np.complex64)
 
