@@ -211,14 +211,26 @@ def test_ceilings_are_plausible(session):
     for key in ("dram_theoretical_gbps", "memcpy_gbps", "copy_kernel_gbps", "copy_gbps", "read_gbps",
                 "sgemm_cublas_gflops", "fp32_peak_gflops"):
         assert c[key]["value"] > 0, key
-    # from both sides: copy and read within 0.5-1.05x of the DRAM datasheet figure, SGEMM 0.3-1.05x of the FP32 peak
+    # from both sides, here and in implausible_ceilings: copy and read within 0.5-1.05x of the DRAM datasheet figure,
+    # SGEMM 0.3-1.05x of the FP32 peak
+    dram, fp32 = c["dram_theoretical_gbps"]["value"], c["fp32_peak_gflops"]["value"]
+    for key, peak, lo in (("copy_gbps", dram, 0.5), ("read_gbps", dram, 0.5), ("sgemm_cublas_gflops", fp32, 0.3)):
+        assert lo <= c[key]["value"] / peak <= 1.05, (key, c[key]["value"], peak)
+        assert "measured_as" not in c[key]  # no record raised it yet
     assert implausible_ceilings(c) == []
-    # a record above a ceiling raises it; the measured value stays recorded (measured_as) and is checked too
+    # a record above a ceiling raises it; the value before raising stays recorded (measured_as) and is checked too
     raised = copy.deepcopy(c)
     above = Record("x", "v", {}, 8, None, dict(median=1.0), c["copy_gbps"]["value"] * 1.01, None, None, "copy_gbps",
                    True)
     assert raise_ceilings(raised, [above]) is True
     assert raised["copy_gbps"]["measured_as"] == c["copy_gbps"]["value"] and implausible_ceilings(raised) == []
+    assert raised["copy_gbps"]["value"] == above.gbps
+    # a measurement below the lower side is caught even when a record raised the ceiling back above it
+    low = copy.deepcopy(c)
+    low["copy_gbps"]["value"] = 0.45 * dram
+    assert raise_ceilings(low, [above]) is True
+    assert [line.split(" is ")[0] for line in implausible_ceilings(low)] == [
+        f"copy_gbps measured {0.45 * dram:.4g} GB/s"]
 
 
 def test_verification_catches_an_unwritten_output(cp):
