@@ -187,3 +187,31 @@ def run_poisoned(out, call, *outs):
     so that a call that writes nothing cannot pass on the previous call's correct result."""
     poison(out, *outs)
     return call()
+
+
+TEXTURE_WEIGHT = 1.0 / 256  # the texture unit's filtering weights: 8 fractional bits (CUDA Programming Guide, F.2)
+
+
+def expect_texture_sample(got, host, rc, address: str, linear: bool, what: str) -> None:
+    """A texture unit's 2-D sampling of ``host`` at (row, col) points ``rc``, element by element against the float64
+    reference (gpumemlab.experiments.texture.reference_sample). Linear: within (2 w + 2 w^2) of the spread of the
+    four texels blended (w = TEXTURE_WEIGHT: each weight off by less than w), plus float32 rounding. Nearest: the
+    reference's texel, or for a point within 1.5 w of a tie, a texel that a coordinate that far off picks."""
+    from gpumemlab.experiments.texture import reference_sample
+
+    got = _host(got).astype(np.float64)
+    rc = _host(rc).astype(np.float64)
+    assert got.shape == rc.shape[:-1], f"{what}: shape {got.shape} != expected {rc.shape[:-1]}"
+    if linear:
+        base = np.floor(rc)
+        texels = np.stack([reference_sample(host, base + [dr, dc], address, False) for dr in (0, 1) for dc in (0, 1)])
+        spread = texels.max(axis=0) - texels.min(axis=0)
+        want = reference_sample(host, rc, address, True)
+        bound = (2 * TEXTURE_WEIGHT + 2 * TEXTURE_WEIGHT**2) * spread + 4 * 2.0**-24 * np.abs(texels).max(axis=0)
+        expect_within(got, want, bound, what)
+        return
+    step = 1.5 * TEXTURE_WEIGHT
+    picks = np.stack([reference_sample(host, rc + [dr * step, dc * step], address, False)
+                      for dr in (-1, 0, 1) for dc in (-1, 0, 1)])
+    ok = (picks == got).any(axis=0)
+    _fail(what, ~ok, got, picks[4])

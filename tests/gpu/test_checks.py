@@ -159,3 +159,24 @@ def test_run_poisoned_poisons_before_every_call():
     out[:] = 1.0
     C.run_poisoned(out, lambda: seen.append(np.isnan(out).all()))
     assert seen == [True, True]
+
+
+def test_texture_sample_check_per_element():
+    from gpumemlab.experiments.texture import reference_sample
+
+    rng = np.random.default_rng(0)
+    host = (rng.random((20, 30)) + 0.5).astype(np.float32)
+    rc = np.stack([rng.uniform(-2, 21, 400), rng.uniform(-2, 31, 400)], -1).astype(np.float32)
+    want = reference_sample(host, rc, "clamp", True)
+    # weights rounded to 8 fractional bits, as the texture unit does
+    q = np.floor(rc.astype(np.float64)) + np.round((rc - np.floor(rc)) * 256) / 256
+    C.expect_texture_sample(reference_sample(host, q, "clamp", True).astype(np.float32), host, rc, "clamp", True, "8-bit")
+    off = want.astype(np.float32)
+    off[17] += np.float32(0.02)  # within a global 0.03, beyond this point's own bound
+    with pytest.raises(AssertionError, match=r"first at \(17,\)"):
+        C.expect_texture_sample(off, host, rc, "clamp", True, "off")
+    near = reference_sample(host, rc, "clamp", False).astype(np.float32)
+    C.expect_texture_sample(near, host, rc, "clamp", False, "nearest")
+    near[3] = reference_sample(host, rc[3] + [3.0, 0.0], "clamp", False)  # three rows away: another texel
+    with pytest.raises(AssertionError, match=r"first at \(3,\)"):
+        C.expect_texture_sample(near, host, rc, "clamp", False, "nearest")
