@@ -88,6 +88,7 @@ def test_copy_into_out_on_another_stream_writes_only_out(cp):
     x1 = cp.arange(4096, dtype=cp.float32) + 1
     x2 = cp.arange(4096, dtype=cp.float32) * -2 - 1
     o1, o2 = C.poisoned(cp, 4096, cp.float32), C.poisoned(cp, 4096, cp.float32)
+    runtime.synchronize()  # the poison is in place before another stream writes o2
     gpumemlab.copy(x1, out=o1)
     with runtime.new_stream() as s:
         gpumemlab.copy(x2[:4000], out=o2[:4000])

@@ -41,8 +41,11 @@ def test_small_square_tiles_match_float64(tile):
     out = C.poisoned(cupy, (m, n), cupy.float32)
     run = lambda: runtime.launch(M.tiled(tile), (math.ceil(n / tile), math.ceil(m / tile)), (tile, tile),  # noqa: E731
                                  out, a, b, m, n, k)
-    for i in range(2):
-        C.run_poisoned(out, run)
+    for i in range(2):  # poisoned before each run; fenced by device-wide synchronizations (the launch's stream)
+        C.poison(out)
+        runtime.synchronize()
+        run()
+        runtime.synchronize()
         C.expect_matmul(out, a, b, f"tiled<{tile}> run {i}")
 
 
