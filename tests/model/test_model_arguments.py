@@ -1,0 +1,62 @@
+"""Each public model function names the argument it refuses, with the exact one-line message, and keeps the types
+it promises (mutation testing: a check that names the wrong argument, or none, must fail a test)."""
+
+import numpy as np
+import pytest
+
+from gpumemlab.errors import UsageError
+from gpumemlab.model.constant import constant_requests
+from gpumemlab.model.dram import DramLayout, tiled_matmul_phase
+from gpumemlab.model.intensity import reuse_intensity
+
+
+def message(fn, *args, **kw) -> str:
+    with pytest.raises(UsageError) as info:
+        fn(*args, **kw)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("kw,want", [
+    (dict(layout="x"), "layout must be a DramLayout, got str 'x'"),
+    (dict(width=4.0), "width must be an integer, got float 4.0"),
+    (dict(width=0), "width must be >= 1, got 0"),
+    (dict(tile="2"), "tile must be an integer, got str '2'"),
+    (dict(tile=0), "tile must be >= 1, got 0"),
+    (dict(phase=None), "phase must be an integer, got NoneType None"),
+    (dict(width=2048, tile=2), "width 2048 is too large for this element-by-element picture (at most 1024)"),
+    (dict(phase=-1), "phase -1 is outside 0..1 for width 4, tile 2"),
+])
+def test_tiled_matmul_phase_names_the_bad_argument(kw, want):
+    call = dict(layout=DramLayout(), width=4, tile=2, phase=0) | kw
+    assert message(tiled_matmul_phase, **call) == want
+
+
+@pytest.mark.parametrize("kw,want", [
+    (dict(channels="4"), "channels must be an integer, got str '4'"),
+    (dict(banks_per_channel=2.0), "banks_per_channel must be an integer, got float 2.0"),
+    (dict(burst_bytes=None), "burst_bytes must be an integer, got NoneType None"),
+    (dict(burst_bytes=0), "channels, banks per channel and burst bytes must be positive"),
+])
+def test_dram_layout_names_the_bad_field(kw, want):
+    assert message(DramLayout, **kw) == want
+
+
+def test_locate_takes_float_byte_addresses_as_whole_bytes():
+    ch, bank = DramLayout().locate(np.array([0.0, 9.5, 70.0]))  # bursts 0, 1, 8
+    assert ch.dtype == np.int64 and bank.dtype == np.int64
+    assert ch.tolist() == [0, 1, 0] and bank.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("m,n,want", [
+    (1.5, 2, "reuse_m must be an integer, got float 1.5"),
+    (2, "2", "reuse_n must be an integer, got str '2'"),
+])
+def test_reuse_intensity_names_the_bad_factor(m, n, want):
+    assert message(reuse_intensity, m, n) == want
+
+
+def test_constant_requests_reads_the_declaration_as_global_memory():
+    """The array is in the constant bank, addressed like global memory: a __shared__ declaration is refused."""
+    assert message(constant_requests, "taps[threadIdx.x]", "__shared__ float taps[256]") == (
+        "declaration '__shared__ float taps[256]' is __shared__ but the space given is global")
+    assert constant_requests("taps[0]", "__constant__ float taps[64]", block=(32, 1, 1))["requests_per_warp"] == 1
