@@ -60,3 +60,48 @@ def test_constant_requests_reads_the_declaration_as_global_memory():
     assert message(constant_requests, "taps[threadIdx.x]", "__shared__ float taps[256]") == (
         "declaration '__shared__ float taps[256]' is __shared__ but the space given is global")
     assert constant_requests("taps[0]", "__constant__ float taps[64]", block=(32, 1, 1))["requests_per_warp"] == 1
+
+
+def test_number_accepts_finite_reals_and_names_what_it_refuses():
+    from gpumemlab.model import args
+
+    assert args.number(None, "x", optional=True) is None
+    assert args.number(2, "x", optional=True) == 2.0 and type(args.number(2, "x")) is float
+    assert args.number(0, "x", positive=False) == 0.0
+    assert message(args.number, None, "x") == "x must be a number, got NoneType None"
+    assert message(args.number, True, "x") == "x must be a number, got bool True"
+    assert message(args.number, float("inf"), "x") == "x must be a finite number, positive, got inf"
+    assert message(args.number, float("nan"), "x", positive=False) == "x must be a finite number, >= 0, got nan"
+    assert message(args.number, -1, "x", positive=False) == "x must be >= 0, got -1"
+    assert message(args.number, 0, "x") == "x must be positive, got 0"
+
+
+def test_integer_text_and_instance_messages():
+    from gpumemlab.model import args
+
+    assert args.integer(None, "n", optional=True) is None
+    assert args.integer(np.int64(5), "n") == 5 and type(args.integer(np.int64(5), "n")) is int
+    assert message(args.integer, 3, "n", least=4) == "n must be >= 4, got 3"
+    assert message(args.integer, "a" * 60, "n") == "n must be an integer, got str '" + "a" * 39
+    assert message(args.text, 3, "name") == "name must be a string, got int 3"
+    assert message(args.text, 3, "name", optional=True) == "name must be a string or None, got int 3"
+    assert args.text(None, "name", optional=True) is None
+    assert message(args.instance, 3, DramLayout, "layout", " (see docs)") == (
+        "layout must be a DramLayout (see docs), got int 3")
+
+
+def test_device_lookup_and_roofline_name_their_arguments():
+    from gpumemlab.model.intensity import _normalize, find_device, roofline
+
+    assert _normalize("NVIDIA GeForce RTX 4090") == "rtx4090" and _normalize("Tesla T4") == "t4"
+    assert message(find_device, 3) == "device name must be a string, got int 3"
+    assert message(roofline, "1", 100.0, 10.0) == "op_per_byte must be a number, got str '1'"
+    assert message(roofline, 1.0, 0, 10.0) == "peak_gflops must be positive, got 0"
+    assert message(roofline, 1.0, 100.0, -1) == "bandwidth_gbs must be positive, got -1"
+
+
+def test_occupancy_default_is_no_shared_memory():
+    from gpumemlab.model.occupancy import occupancy
+
+    r = occupancy(32, 16, cc=(7, 5))
+    assert (r["smem"], r["smem_per_block"], r["limits"]["shared_memory"]) == (0, 0, None)
