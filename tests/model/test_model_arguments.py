@@ -105,3 +105,70 @@ def test_occupancy_default_is_no_shared_memory():
 
     r = occupancy(32, 16, cc=(7, 5))
     assert (r["smem"], r["smem_per_block"], r["limits"]["shared_memory"]) == (0, 0, None)
+
+
+@pytest.mark.parametrize("call,want", [
+    (dict(kernel=3), "kernel must be a string, got int 3"),
+    (dict(kernel="tiled", tile="8"), "tile must be an integer, got str '8'"),
+    (dict(kernel="coarsened", coarsen=2.0), "coarsen must be an integer, got float 2.0"),
+    (dict(kernel="coarsened", coarsen=0), "tile and coarsening factor must be >= 1, got tile=32, coarsen=0"),
+    (dict(kernel="tiled", device_name=7), "device_name must be a string or None, got int 7"),
+    (dict(kernel="tiled", peak_gflops=100.0), "give both --peak-gflops and --bandwidth-gbs, or --device"),
+])
+def test_intensity_names_the_bad_argument(call, want):
+    from gpumemlab.model.intensity import intensity
+
+    assert message(intensity, **call) == want
+
+
+def test_intensity_with_a_device_name_and_no_device():
+    from gpumemlab.model.intensity import intensity
+
+    assert intensity("coarsened", 16, 2)["device"] is None
+    assert intensity("tiled", device_name="NVIDIA H100 PCIe")["device"]["name"] == "H100 PCIe"
+
+
+def test_bytes_in_flight_is_bandwidth_times_latency_split_per_sm_and_thread():
+    from gpumemlab.model.dram import bytes_in_flight
+
+    r = bytes_in_flight(3350.0, 600.0, 132, 2048)  # GB/s x ns = bytes
+    assert r["bytes"] == 3350.0 * 600.0
+    assert r["bytes_per_sm"] == 3350.0 * 600.0 / 132
+    assert r["bytes_per_thread"] == 3350.0 * 600.0 / 132 / 2048
+    assert r["loads16_per_thread"] == 3350.0 * 600.0 / 132 / 2048 / 16
+    assert set(r) == {"bytes", "bytes_per_sm", "bytes_per_thread", "loads16_per_thread"}
+    assert bytes_in_flight(1, 1, 1, 1)["bytes"] == 1  # ints are numbers too
+
+
+@pytest.mark.parametrize("args_,want", [
+    ((0, 600.0, 132, 2048), "bandwidth_gbps must be a finite number > 0, got 0"),
+    ((True, 600.0, 132, 2048), "bandwidth_gbps must be a finite number > 0, got True"),
+    (("1", 600.0, 132, 2048), "bandwidth_gbps must be a finite number > 0, got '1'"),
+    ((3350.0, float("inf"), 132, 2048), "latency_ns must be a finite number > 0, got inf"),
+    ((3350.0, -1.0, 132, 2048), "latency_ns must be a finite number > 0, got -1.0"),
+    ((3350.0, 600.0, 0, 2048), "sm_count must be an int > 0, got 0"),
+    ((3350.0, 600.0, True, 2048), "sm_count must be an int > 0, got True"),
+    ((3350.0, 600.0, 132, 2048.0), "threads_per_sm must be an int > 0, got 2048.0"),
+    ((3350.0, 600.0, 132, -3), "threads_per_sm must be an int > 0, got -3"),
+])
+def test_bytes_in_flight_names_the_bad_argument(args_, want):
+    from gpumemlab.model.dram import bytes_in_flight
+
+    assert message(bytes_in_flight, *args_) == want
+
+
+@pytest.mark.parametrize("n,want", [(0, "0 B"), (1023, "1.02e+03 B"), (1024, "1 KiB"), (1536, "1.5 KiB"),
+                                    (7 << 20, "7 MiB"), (3 << 30, "3 GiB"), (1 << 40, "1 TiB"), (1 << 50, "1 PiB"),
+                                    (5 << 60, "5 EiB")])
+def test_byte_sizes_in_messages(n, want):
+    from gpumemlab.model.access import _bytes
+
+    assert _bytes(n) == want
+
+
+def test_warn_is_an_analyzer_warning_with_the_message():
+    from gpumemlab.model.access import AnalyzerWarning, warn
+
+    with pytest.warns(AnalyzerWarning) as seen:
+        warn("index 1 of a is -1")
+    assert [(w.category, str(w.message)) for w in seen] == [(AnalyzerWarning, "index 1 of a is -1")]
