@@ -172,3 +172,22 @@ def test_warn_is_an_analyzer_warning_with_the_message():
     with pytest.warns(AnalyzerWarning) as seen:
         warn("index 1 of a is -1")
     assert [(w.category, str(w.message)) for w in seen] == [(AnalyzerWarning, "index 1 of a is -1")]
+
+
+@pytest.mark.parametrize("let,element", [("unsigned char c=300", 44), ("const unsigned char c=300", 44),
+                                         ("volatile unsigned char c=300", 44), ("auto c=300", 300),
+                                         ("const auto c=300", 300), ("c=300", 300)])
+def test_a_typed_let_wraps_to_its_type_and_qualifiers_do_not_count(let, element):
+    """300 in an unsigned char is 300 - 256 = 44; const, volatile and auto name no type of their own."""
+    from gpumemlab.model.access import resolve
+
+    lanes = resolve("a[c + threadIdx.x]", "float a[1024]", space="global", lets=[let], block=(32, 1, 1))
+    _, addrs, _ = next(iter(lanes.warps()))
+    assert int(addrs[0][0]) // 4 == element
+
+
+def test_a_let_of_a_non_integer_type_is_refused():
+    from gpumemlab.model.access import resolve
+
+    assert message(resolve, "a[c]", "float a[1024]", space="global", lets=["float c=1"]) == (
+        "bad --let 'float c=1': 'float' is not a C integer type (int, unsigned, long, size_t, ...)")
