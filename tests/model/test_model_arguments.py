@@ -191,3 +191,5 @@ def test_a_let_of_a_non_integer_type_is_refused():
 
     assert message(resolve, "a[c]", "float a[1024]", space="global", lets=["float c=1"]) == (
         "bad --let 'float c=1': 'float' is not a C integer type (int, unsigned, long, size_t, ...)")
+    assert message(resolve, "a[c]", "float a[1024]", space="global", lets=["const long double c=1"]) == (
+        "bad --let 'const long double c=1': 'long double' is not a C integer type (int, unsigned, long, size_t, ...)")
