@@ -193,3 +193,11 @@ def test_a_let_of_a_non_integer_type_is_refused():
         "bad --let 'float c=1': 'float' is not a C integer type (int, unsigned, long, size_t, ...)")
     assert message(resolve, "a[c]", "float a[1024]", space="global", lets=["const long double c=1"]) == (
         "bad --let 'const long double c=1': 'long double' is not a C integer type (int, unsigned, long, size_t, ...)")
+
+
+def test_limits_are_inclusive():
+    from gpumemlab.model import args
+
+    assert args.integer(4, "n", least=4) == 4
+    r = tiled_matmul_phase(DramLayout(), width=1024, tile=512, phase=1)  # MAX_WIDTH itself is allowed
+    assert r["elements"]["0,0"][:2] == [512, 513] and len(r["elements"]) == 4

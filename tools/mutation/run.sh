@@ -52,46 +52,13 @@ start=$(date +%s)
 cp "$work/results.txt" "${out%.txt}-all.txt" 2>/dev/null || true
 tail -c 2000 "$work/run.log" | tr '\r' '\n' | grep -v '^\s*$' | tail -5 > "$work/tail.txt"
 
-# Score = killed / (total - the equivalent mutants listed in setup.cfg). "timeout" counts as killed (the mutant
-# hangs); "no tests" (no test reaches the function) counts as not killed.
-"$venv/bin/python" - "$work/results.txt" "$work/tail.txt" "$(( $(date +%s) - start ))" \
-    "$repo/tools/mutation/setup.cfg" "${ONLY:-}" "$packages" "$tests" > "$out" <<'PY'
-import collections, configparser, re, sys, time
-results, tail, seconds = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
-cfg = configparser.ConfigParser(delimiters=("=",), interpolation=None)
-cfg.optionxform = str  # mutant names are case-sensitive
-cfg.read(sys.argv[4], encoding="utf-8")
-equivalent = dict(cfg["equivalent"]) if cfg.has_section("equivalent") else {}
-status = collections.Counter()
-survivors, excluded, killed_listed = [], [], []
-for line in results.splitlines():
-    m = re.match(r"\s*(\S+): (\w[\w ]*)$", line)
-    if m:
-        name, state = m.groups()
-        if name in equivalent and state == "survived":
-            excluded.append(name)
-            continue
-        if name in equivalent:
-            killed_listed.append(f"{name}: {state}")
-        status[state] += 1
-        if state not in ("killed", "timeout"):
-            survivors.append(line.strip())
-total = sum(status.values())
-killed = status["killed"] + status["timeout"]
-packages = " ".join(f"src/gpumemlab/{p}/" for p in sys.argv[6].split())
-print(f"mutmut 3 over {sys.argv[5] or packages}, tests {sys.argv[7]}, {time.strftime('%Y-%m-%d', time.gmtime())}")
-print("mutmut's own last progress line:")
-print(tail.strip())
-print(f"per status: {dict(status)}   (equivalent, left out: {len(excluded)}, listed in setup.cfg [equivalent])")
-for entry in killed_listed:
-    print(f"  listed as equivalent but not a survivor: {entry}")
-print(f"killed {killed} / not killed {total - killed} / total {total}  ->  mutation score "
-      f"{100.0 * killed / max(total, 1):.1f}%   ({seconds} s)")
-by_function = collections.Counter(re.sub(r"__mutmut_\d+:.*", "", s) for s in survivors)
-print("not killed, per function:")
-for fn, n in sorted(by_function.items()):
-    print(f"  {n:4d}  {fn}")
-PY
+# the score (tools/mutation/score.py: killed / (checked - listed equivalents), every mutant not killed listed)
+{
+    echo "mutmut 3 over ${ONLY:-$(printf 'src/gpumemlab/%s/ ' $packages)}, tests $tests, $(date -u +%Y-%m-%d), $(( $(date +%s) - start )) s"
+    echo "mutmut's own last progress line:"
+    cat "$work/tail.txt"
+    "$venv/bin/python" "$repo/tools/mutation/score.py" "$repo/tools/mutation/setup.cfg" "$work/results.txt"
+} > "$out"
 cat "$out"
 [[ ${KEEP:-0} == 1 ]] && echo "work directory kept: $work/proj"
 exit 0
