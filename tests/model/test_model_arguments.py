@@ -201,3 +201,39 @@ def test_limits_are_inclusive():
     assert args.integer(4, "n", least=4) == 4
     r = tiled_matmul_phase(DramLayout(), width=1024, tile=512, phase=1)  # MAX_WIDTH itself is allowed
     assert r["elements"]["0,0"][:2] == [512, 513] and len(r["elements"]) == 4
+
+
+@pytest.mark.parametrize("lets,want", [
+    ("N=3", "lets must be a list of 'NAME=EXPR' strings, (name, expr) pairs or a mapping, got str 'N=3'"),
+    (5, "lets must be a list of 'NAME=EXPR' strings, (name, expr) pairs or a mapping, got int 5"),
+    ([("N",)], "bad let ('N',): expected 'NAME=EXPR' or a (name, expr) pair"),
+    (["=3"], "bad --let name '': expected a C identifier"),
+])
+def test_bad_lets_are_named(lets, want):
+    from gpumemlab.model.access import resolve
+
+    assert message(resolve, "a[0]", "float a[]", space="global", lets=lets) == want
+
+
+def test_typed_let_as_a_pair_and_a_let_given_twice():
+    from gpumemlab.model.access import AnalyzerWarning, resolve
+
+    lanes = resolve("a[c]", "float a[1024]", space="global", lets=[("unsigned char c", "300")], block=(32, 1, 1))
+    assert int(next(iter(lanes.warps()))[1][0][0]) // 4 == 44
+    with pytest.warns(AnalyzerWarning) as seen:
+        lanes = resolve("a[i]", "float a[]", space="global", block=(32, 1, 1), lets=["i=1", "i=2"])
+    assert [str(w.message) for w in seen] == [
+        "--let i is defined twice (i=1, then i=2): the second one is used from here on"]
+    assert int(next(iter(lanes.warps()))[1][0][0]) == 8  # the second one
+
+
+def test_a_wrapped_unsigned_index_in_the_second_warp_is_named_by_thread():
+    """Thread 32 reads i - 33 = -1 as unsigned: element 2^32 - 1, 16 GiB past thread 33's element 0."""
+    from gpumemlab.model.access import AnalyzerWarning, resolve
+
+    with pytest.warns(AnalyzerWarning) as seen:
+        resolve("a[i - 33]", "float a[]", space="global", block=(64, 1, 1), lets=["unsigned i = threadIdx.x"],
+                active="threadIdx.x >= 32")
+    assert [str(w.message) for w in seen] == [
+        "access 'a[i - 33]': thread 33 reads 16 GiB away from thread 32 of the same warp (more than 16 MiB): an index "
+        "that wrapped (unsigned arithmetic)? Give the let its type: --let 'int i=...'"]
