@@ -74,3 +74,28 @@ def test_global_stride_along_the_last_dimension_is_not_corner_turning():
                                          ([0, 2, 4, 6, 8, 10, 12], "lanes 0, 2, 4, 6, 8, 10, ...")])
 def test_lane_lists(lanes, text):
     assert _lanes(lanes) == text
+
+
+CORNER = ("Fix: let threadIdx.x index the last (contiguous) dimension, transpose the data, or load the tile coalesced "
+          "into shared memory and read it from there (corner turning).")
+
+
+@pytest.mark.parametrize("access, decl, offset, apart", [
+    # a[1][t][0] of float a[4][32][8]: rows of 8 floats, 32 bytes apart; the middle index moves (offset 64 bytes)
+    ("a[1][threadIdx.x][0]", "float a[4][32][8]", 64, 32),
+    # a[t][1][2] of float a[32][4][8]: planes of 32 floats, 128 bytes apart; the first index moves (offset 16)
+    ("a[threadIdx.x][1][2]", "float a[32][4][8]", 16, 128),
+])
+def test_a_moving_outer_index_of_a_3d_array_is_corner_turning(access, decl, offset, apart):
+    """Every lane in its own sector: 32 sectors where 4 would do, whatever the offset of the array."""
+    assert analyze(access, decl, space="global", block=32, offset=offset)["explanation"] == (
+        f"Consecutive lanes of warp 0 are {apart} bytes apart, so each 32-byte sector serves only 1 lane and 12.5% of "
+        f"the moved bytes are used (32 sectors where 4 would do). " + CORNER)
+
+
+def test_predict_refuses_what_resolve_did_not_make():
+    from gpumemlab.errors import UsageError
+    from gpumemlab.model import predict
+
+    with pytest.raises(UsageError, match=r"^lanes must be a LaneAccesses \(from resolve\(\)\), got int 3$"):
+        predict(3)
