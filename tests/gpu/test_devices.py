@@ -5,6 +5,7 @@ Skips with fewer than two GPUs."""
 
 from __future__ import annotations
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -19,8 +20,9 @@ def cp(two_gpus):
 
 
 def _random(cp, shape, dtype, seed):
-    rng = np.random.default_rng(seed)
-    return cp.asarray((rng.random(shape) + 0.5).astype(dtype))
+    from gpumemlab.bench.verify import random_nonzero
+
+    return cp.asarray(random_nonzero(shape, dtype, np.random.default_rng(seed)))  # mixed signs: no term can hide
 
 
 def _on(cp, device, fn):
@@ -28,24 +30,19 @@ def _on(cp, device, fn):
         return fn()
 
 
-def _matmul_bound(a, b):
-    """|C - C64| <= gamma_k |A| |B| element by element (k products summed in float32)."""
-    k = a.shape[1]
-    u = np.finfo(np.float32).eps / 2
-    return k * u / (1 - k * u) * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
-
-
 CASES = {
-    # name: (inputs (shape, dtype), call, reference on the host)
-    "sum_all": ([((1 << 22) + 3, np.float32)], lambda g, x: g.sum(x), lambda x: x.astype(np.float64).sum()),
-    "sum_axis0": ([((4099, 3), np.float32)], lambda g, x: g.sum(x, axis=0), lambda x: x.astype(np.float64).sum(0)),
-    "mean_axis1": ([((513, 1027), np.float64)], lambda g, x: g.mean(x, axis=1), lambda x: x.mean(1)),
-    "transpose": ([((1000, 777), np.float32)], lambda g, x: g.transpose(x), lambda x: x.T),
-    "copy": ([((12345,), np.int32)], lambda g, x: g.copy(x), lambda x: x),
+    # name: (inputs (shape, dtype), call, check of the result against the host inputs: tests/gpu/_checks.py)
+    "sum_all": ([((1 << 22) + 3, np.float32)], lambda g, x: g.sum(x), lambda got, x: C.expect_sum(got, x)),
+    "sum_axis0": ([((4099, 3), np.float32)], lambda g, x: g.sum(x, axis=0),
+                  lambda got, x: C.expect_sum(got, x, axis=0)),
+    "mean_axis1": ([((513, 1027), np.float64)], lambda g, x: g.mean(x, axis=1),
+                   lambda got, x: C.expect_sum(got, x, axis=1, mean=True)),
+    "transpose": ([((1000, 777), np.float32)], lambda g, x: g.transpose(x), lambda got, x: C.expect_equal(got, x.T)),
+    "copy": ([((12345,), np.int32)], lambda g, x: g.copy(x), lambda got, x: C.expect_equal(got, x)),
     "matmul": ([((1024, 1024), np.float32), ((1024, 1024), np.float32)], lambda g, a, b: g.matmul(a, b),
-               lambda a, b: a.astype(np.float64) @ b.astype(np.float64)),
+               lambda got, a, b: C.expect_matmul(got, a, b)),
     "gemv": ([((4096, 1024), np.float32), ((1024, 1), np.float32)], lambda g, a, b: g.matmul(a, b),
-             lambda a, b: a.astype(np.float64) @ b.astype(np.float64)),
+             lambda got, a, b: C.expect_matmul(got, a, b)),
 }
 
 
@@ -53,7 +50,7 @@ CASES = {
 def test_a_call_on_device_1_arrays_runs_there_with_device_0_current(cp, name):
     import gpumemlab
 
-    specs, call, ref = CASES[name]
+    specs, call, check = CASES[name]
     for device in (0, 1):  # device 0 first: its cached plans must not leak into device 1's call
         args = _on(cp, device, lambda: [_random(cp, s, d, i) for i, (s, d) in enumerate(specs)])
         with cp.cuda.Device(0):
@@ -61,14 +58,7 @@ def test_a_call_on_device_1_arrays_runs_there_with_device_0_current(cp, name):
             assert cp.cuda.runtime.getDevice() == 0
         assert got.data.device_id == device
         host = [a.get() for a in args]
-        want = ref(*host)
-        out = _on(cp, device, lambda: cp.asnumpy(got))
-        if name.startswith(("matmul", "gemv")):
-            assert np.all(np.abs(out - want) <= _matmul_bound(*host) + 1e-30)
-        elif name in ("transpose", "copy"):
-            assert np.array_equal(out, want)
-        else:
-            assert np.allclose(out, want, rtol=1e-5, atol=0)
+        check(_on(cp, device, lambda: cp.asnumpy(got)), *host)
     # the process still works on both devices
     for device in (0, 1):
         with cp.cuda.Device(device):
@@ -91,7 +81,7 @@ def test_sample2d_and_array_image_on_device_1(cp):
     assert image.device_id == 1 and exact.data.device_id == 1 and tex.data.device_id == 1
     want = reference_sample(host, rc, "clamp", True)
     np.testing.assert_allclose(_on(cp, 1, lambda: cp.asnumpy(exact)), want, rtol=1e-6, atol=1e-6)
-    assert np.max(np.abs(_on(cp, 1, lambda: cp.asnumpy(tex)) - want)) < 0.03  # the texture unit's 8-bit weights
+    C.expect_texture_sample(_on(cp, 1, lambda: cp.asnumpy(tex)), host, rc, "clamp", True, "texture on device 1")
 
 
 @pytest.mark.parametrize("name", ["sum", "matmul", "copy"])

@@ -2,6 +2,7 @@
 
 import copy
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -31,73 +32,85 @@ def test_device_info_is_read_from_the_device():
 @pytest.mark.parametrize("unroll", [1, 2, 4])
 @pytest.mark.parametrize("n_vec", [1, 255, 257, 100_003])
 def test_copy_vec_odd_sizes(cp, vtype, width, unroll, n_vec):
-    from gpumemlab.bench.verify import poison, random_nonzero
+    from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import copy as K
 
     host = random_nonzero(n_vec * width, np.float32)
     src = cp.asarray(host)
-    out = cp.empty_like(src)
-    poison(out)
+    out = C.poisoned(cp, host.size + 4 * width * unroll, np.float32)  # room past the end: must keep its poison
     runtime.launch(K.copy_vec(vtype, unroll), max(1, -(-n_vec // (128 * unroll)) // 2), 128, out, src, np.int64(n_vec))
     runtime.synchronize()
-    np.testing.assert_array_equal(out.get(), host)
+    C.expect_equal(out[:host.size], host, f"copy_vec<{vtype}, {unroll}>")
+    C.expect_tail(out, host.size, f"copy_vec<{vtype}, {unroll}>")
+
+
+def _copied_where(cp, kernel, args, host, touched, what):
+    """Launch ``kernel(out, src, *args)`` (4 blocks of 256 threads) into a poisoned out: the ``touched`` elements
+    equal the source, every other one keeps its poison."""
+    from gpumemlab.gpu import runtime
+
+    out = C.poisoned(cp, host.size, np.float32)
+    runtime.launch(kernel, 4, 256, out, cp.asarray(host), *args)
+    got = out.get()
+    C.expect_equal(got[touched], host[touched], what)
+    C.expect_poison(got, what, ~touched)
 
 
 def test_offset_and_stride_copy_match_numpy(cp):
-    from gpumemlab.bench.verify import poison, random_nonzero
-    from gpumemlab.gpu import runtime
+    from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.kernels import copy as K
 
     n = 1000  # not a multiple of the block
     host = random_nonzero(n * 7 + 40, np.float32)
-    src = cp.asarray(host)
-    out = cp.empty_like(src)
     for offset in (0, 1, 31):
-        poison(out)
-        runtime.launch(K.OFFSET_COPY, 4, 256, out, src, offset, np.int64(n))
-        got = out.get()
-        np.testing.assert_array_equal(got[offset:offset + n], host[offset:offset + n])
-        assert np.isnan(got[offset + n:]).all() and np.isnan(got[:offset]).all()
-    poison(out)
-    runtime.launch(K.STRIDE_COPY, 4, 256, out, src, 7, np.int64(n))
-    got = out.get()
-    np.testing.assert_array_equal(got[: 7 * n: 7], host[: 7 * n: 7])
-    assert np.isnan(got[1: 7 * n: 7]).all()
+        touched = np.zeros(host.size, bool)
+        touched[offset:offset + n] = True
+        _copied_where(cp, K.OFFSET_COPY, (offset, np.int64(n)), host, touched, f"offset_copy {offset}")
+    touched = np.zeros(host.size, bool)
+    touched[: 7 * n: 7] = True
+    _copied_where(cp, K.STRIDE_COPY, (7, np.int64(n)), host, touched, "stride_copy 7")
 
 
 @pytest.mark.parametrize("unroll", [4, 8])
 @pytest.mark.parametrize("offset,stride", [(0, 1), (1, 1), (31, 1), (0, 2), (0, 7)])
 def test_indexed_copy_ilp_matches_numpy(cp, unroll, offset, stride):
     """Grid smaller than one pass (grid-stride loop) and n not a multiple of block * unroll (tail guard)."""
-    from gpumemlab.bench.verify import poison, random_nonzero
+    from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import copy as K
 
     n = 5000
     host = random_nonzero(n * stride + offset + 8, np.float32)
-    src = cp.asarray(host)
-    out = cp.empty_like(src)
-    poison(out)
-    runtime.launch(K.indexed_copy_ilp(unroll), 2, 128, out, src, offset, stride, np.int64(n))
+    out = C.poisoned(cp, host.size, np.float32)
+    runtime.launch(K.indexed_copy_ilp(unroll), 2, 128, out, cp.asarray(host), offset, stride, np.int64(n))
     got = out.get()
     touched = np.zeros(host.size, bool)
     touched[offset: offset + n * stride: stride] = True
-    np.testing.assert_array_equal(got[touched], host[touched])
-    assert np.isnan(got[~touched]).all()
+    C.expect_equal(got[touched], host[touched], f"indexed_copy_ilp<{unroll}>")
+    C.expect_poison(got, f"indexed_copy_ilp<{unroll}>", ~touched)
 
 
 def test_read_sum_partials(cp):
-    from gpumemlab.bench.verify import random_nonzero, sum_bound
+    """One partial per thread, each the sum of the float4 vectors its grid-stride loop visits (vector j: thread
+    j % block of block (j // block // unroll) % grid), within gamma_(n-1) sum|x| of its terms; nothing written past
+    the last thread's partial."""
+    from gpumemlab.bench.verify import random_nonzero
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import copy as K
 
-    n_vec = 12_345
+    n_vec, grid, block, unroll = 12_345, 3, 64, 4
     host = random_nonzero(n_vec * 4, np.float32)
-    partial = cp.full(3 * 64, np.nan, dtype=cp.float32)  # poisoned: an unwritten partial makes the total NaN
-    runtime.launch(K.read_sum(4), 3, 64, partial, cp.asarray(host), np.int64(n_vec))
-    total = float(partial.get().astype(np.float64).sum())
-    assert abs(total - host.astype(np.float64).sum()) <= sum_bound(host)  # gamma_(n-1) sum |x|, any order
+    partial = C.poisoned(cp, grid * block + 64, np.float32)
+    runtime.launch(K.read_sum(unroll), grid, block, partial, cp.asarray(host), np.int64(n_vec))
+    j = np.arange(n_vec)
+    owner = (j // block // unroll) % grid * block + j % block
+    vec = host.reshape(n_vec, 4).astype(np.float64)
+    want = np.bincount(owner, weights=vec.sum(axis=1), minlength=grid * block)
+    spread = np.bincount(owner, weights=np.abs(vec).sum(axis=1), minlength=grid * block)
+    terms = 4 * np.bincount(owner, minlength=grid * block).max()
+    C.expect_within(partial[:grid * block], want, C.gamma(terms - 1, np.float32) * spread, "read_sum partials")
+    C.expect_tail(partial, grid * block, "read_sum partials")
 
 
 def test_increment_patterns_touch_each_element_once(cp):
@@ -198,14 +211,26 @@ def test_ceilings_are_plausible(session):
     for key in ("dram_theoretical_gbps", "memcpy_gbps", "copy_kernel_gbps", "copy_gbps", "read_gbps",
                 "sgemm_cublas_gflops", "fp32_peak_gflops"):
         assert c[key]["value"] > 0, key
-    # from both sides: copy and read within 0.5-1.05x of the DRAM datasheet figure, SGEMM 0.3-1.05x of the FP32 peak
+    # from both sides, here and in implausible_ceilings: copy and read within 0.5-1.05x of the DRAM datasheet figure,
+    # SGEMM 0.3-1.05x of the FP32 peak
+    dram, fp32 = c["dram_theoretical_gbps"]["value"], c["fp32_peak_gflops"]["value"]
+    for key, peak, lo in (("copy_gbps", dram, 0.5), ("read_gbps", dram, 0.5), ("sgemm_cublas_gflops", fp32, 0.3)):
+        assert lo <= c[key]["value"] / peak <= 1.05, (key, c[key]["value"], peak)
+        assert "measured_as" not in c[key]  # no record raised it yet
     assert implausible_ceilings(c) == []
-    # a record above a ceiling raises it; the measured value stays recorded (measured_as) and is checked too
+    # a record above a ceiling raises it; the value before raising stays recorded (measured_as) and is checked too
     raised = copy.deepcopy(c)
     above = Record("x", "v", {}, 8, None, dict(median=1.0), c["copy_gbps"]["value"] * 1.01, None, None, "copy_gbps",
                    True)
     assert raise_ceilings(raised, [above]) is True
     assert raised["copy_gbps"]["measured_as"] == c["copy_gbps"]["value"] and implausible_ceilings(raised) == []
+    assert raised["copy_gbps"]["value"] == above.gbps
+    # a measurement below the lower side is caught even when a record raised the ceiling back above it
+    low = copy.deepcopy(c)
+    low["copy_gbps"]["value"] = 0.45 * dram
+    assert raise_ceilings(low, [above]) is True
+    assert [line.split(" is ")[0] for line in implausible_ceilings(low)] == [
+        f"copy_gbps measured {0.45 * dram:.4g} GB/s"]
 
 
 def test_verification_catches_an_unwritten_output(cp):

@@ -1,9 +1,10 @@
 """GPU tests of gpumemlab.transpose(x, axes) and gpumemlab.copy on every dtype of 1-16 bytes, N-D permutations and
 strided views, bit for bit against NumPy with poisoned outputs; sum / mean of strided views against a float64 NumPy
-reference within the library's own bound."""
+reference within gamma_(n-1) sum|x| (tests/gpu/_checks.py) and within the library's own bound."""
 
 from __future__ import annotations
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -149,19 +150,21 @@ def test_sum_and_mean_of_strided_views(cp, dtype, case, keepdims):
     want = xv.astype(np.float64).sum(axis=axis, keepdims=keepdims)
     got = gpumemlab.sum(x, axis=axis, keepdims=keepdims)
     assert got.shape == want.shape and got.flags.c_contiguous
+    C.expect_sum(got, np.ascontiguousarray(xv), axis=axis, keepdims=keepdims, what=f"sum of view {case}")  # independent of ops' bounds
     if dtype == "int32":
         assert got.dtype == np.int64
-        np.testing.assert_array_equal(got.get(), want.astype(np.int64))
-    else:
+    else:  # and within the library's own (tighter) bounds
         bound = ops_reduce.error_bound(x, axis).get().reshape(want.shape)
         assert (np.abs(got.get() - want) <= bound).all()
         mean_bound = reduce_axis.strided_error_bound(x, axis, mean=True).get().reshape(want.shape)
-        mean = gpumemlab.mean(x, axis=axis, keepdims=keepdims).get()
+        mean = gpumemlab.mean(x, axis=axis, keepdims=keepdims)
+        C.expect_sum(mean, np.ascontiguousarray(xv), axis=axis, mean=True, keepdims=keepdims, what=f"mean of view {case}")
         want_mean = xv.astype(np.float64).mean(axis=axis, keepdims=keepdims)
-        assert (np.abs(mean - want_mean) <= mean_bound + np.abs(want_mean) * np.finfo(dtype).eps).all()
-    out = cp.full(want.shape, -7, got.dtype)
-    assert gpumemlab.sum(x, axis=axis, keepdims=keepdims, out=out) is out
-    np.testing.assert_array_equal(out.get(), got.get())
+        assert (np.abs(mean.get() - want_mean) <= mean_bound + np.abs(want_mean) * np.finfo(dtype).eps).all()
+    out = C.poisoned(cp, want.shape, got.dtype)
+    for i in range(2):  # the same out twice, poisoned before each call
+        assert C.run_poisoned(out, lambda: gpumemlab.sum(x, axis=axis, keepdims=keepdims, out=out)) is out
+        C.expect_equal(out, got, f"sum of view {case} into out, call {i}")
 
 
 @pytest.mark.parametrize("shape", [(4097, 3001), (257, 129)])

@@ -1,6 +1,7 @@
 """The cached call path on the GPU: per-shape caches never keep a previous call's arrays or stream, and a failed
 launch is one line naming the geometry."""
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -19,29 +20,24 @@ def cp():
 
 def _calls(cp):
     import gpumemlab
-    from gpumemlab.bench.verify import gamma
 
     def mm(a, b):
         return a.astype(np.float64) @ b
 
-    def mean_bound(x):  # the exact sum rounded by a division (and a reciprocal): within gamma_3 |mean|
-        return gamma(3, np.float32) * np.abs(x.astype(np.float64).mean(axis=1))
-
-    return {  # name -> (shapes, ours, reference on the host, per-element bound (None: exact))
-        "matmul": ([(64, 48), (48, 40)], gpumemlab.matmul, mm, None),
-        "matmul split-K": ([(8, 4096), (4096, 8)], gpumemlab.matmul, mm, None),  # deep K: the chooser may split it
-        "sum": ([(5000,)], gpumemlab.sum, lambda x: x.astype(np.float64).sum(), None),
-        "sum two-pass": ([(1 << 20,)], gpumemlab.sum, lambda x: x.astype(np.float64).sum(), None),
-        "transpose": ([(96, 64)], gpumemlab.transpose, lambda x: x.T, None),
-        "transpose odd": ([(33, 7)], gpumemlab.transpose, lambda x: x.T, None),
-        "matmul M=1": ([(1, 300), (300, 4096)], gpumemlab.matmul, mm, None),  # gemv_cols: k ranges split, added in one launch
-        "matmul N=1": ([(777, 301), (301, 1)], gpumemlab.matmul, mm, None),
-        "sum axis 0": ([(300, 257)], lambda x: gpumemlab.sum(x, axis=0), lambda x: x.astype(np.float64).sum(axis=0),
-                       None),
+    return {  # name -> (shapes, ours, reference on the host or a check of the result against the inputs)
+        "matmul": ([(64, 48), (48, 40)], gpumemlab.matmul, mm),
+        "matmul split-K": ([(8, 4096), (4096, 8)], gpumemlab.matmul, mm),  # deep K: the chooser may split it
+        "sum": ([(5000,)], gpumemlab.sum, lambda x: x.astype(np.float64).sum()),
+        "sum two-pass": ([(1 << 20,)], gpumemlab.sum, lambda x: x.astype(np.float64).sum()),
+        "transpose": ([(96, 64)], gpumemlab.transpose, lambda x: x.T),
+        "transpose odd": ([(33, 7)], gpumemlab.transpose, lambda x: x.T),
+        "matmul M=1": ([(1, 300), (300, 4096)], gpumemlab.matmul, mm),  # gemv_cols: k ranges split, added in one launch
+        "matmul N=1": ([(777, 301), (301, 1)], gpumemlab.matmul, mm),
+        "sum axis 0": ([(300, 257)], lambda x: gpumemlab.sum(x, axis=0), lambda x: x.astype(np.float64).sum(axis=0)),
         "mean split rows": ([(3, (1 << 18) + 4)], lambda x: gpumemlab.mean(x, axis=1),
-                            lambda x: x.astype(np.float64).mean(axis=1), mean_bound),
-        "transpose thin": ([(5, 1 << 20)], gpumemlab.transpose, lambda x: x.T, None),
-        "copy": ([(1001,)], gpumemlab.copy, lambda x: x, None),
+                            lambda x: x.astype(np.float64).mean(axis=1)),
+        "transpose thin": ([(5, 1 << 20)], gpumemlab.transpose, lambda x: x.T),
+        "copy": ([(1001,)], gpumemlab.copy, lambda x: x),
     }
 
 
@@ -62,11 +58,10 @@ def integer_valued(shape, seed: int) -> np.ndarray:
 def test_same_shape_new_arrays_and_streams_give_their_own_results(cp, poisoned_pool, name):
     """Three calls of one shape (so the second and third hit every cache) with new arrays each time, on the work
     stream, on a second stream and again on the first: each result is that call's, every element equal to the
-    float64 result (a mean: within its one division's rounding), the pool poisoned before each call."""
-    from gpumemlab.bench.verify import check_close, check_within
+    float64 result (a mean: within its division's roundings), the pool poisoned before each call."""
     from gpumemlab.gpu import runtime
 
-    shapes, fn, ref, bound = _calls(cp)[name]
+    shapes, fn, ref = _calls(cp)[name]
     other = runtime.new_stream()
     results = []
     for i, ws in enumerate([runtime.work_stream(), other, runtime.work_stream()]):
@@ -79,10 +74,10 @@ def test_same_shape_new_arrays_and_streams_give_their_own_results(cp, poisoned_p
             del args  # the pool may hand these blocks to the next call's inputs: a stale pointer would read them
             got = cp.asnumpy(out)
         results.append(got)
-        if bound is None:
-            check_close(got, want, what=f"{name} call {i}")  # exact
+        if name.startswith("mean"):
+            C.expect_sum(got, hosts[0], axis=1, mean=True, exact_sums=True, what=f"{name} call {i}")
         else:
-            check_within(got, want, bound(*hosts), what=f"{name} call {i}")
+            C.expect_equal(got, want, f"{name} call {i}")  # exact: every partial sum is an integer below 2^24
     assert not np.array_equal(results[0], results[1])  # different inputs: a repeated result would be stale
 
 
@@ -92,13 +87,15 @@ def test_copy_into_out_on_another_stream_writes_only_out(cp):
 
     x1 = cp.arange(4096, dtype=cp.float32) + 1
     x2 = cp.arange(4096, dtype=cp.float32) * -2 - 1
-    o1, o2 = cp.full_like(x1, np.nan), cp.full_like(x1, np.nan)
+    o1, o2 = C.poisoned(cp, 4096, cp.float32), C.poisoned(cp, 4096, cp.float32)
+    runtime.synchronize()  # the poison is in place before another stream writes o2
     gpumemlab.copy(x1, out=o1)
     with runtime.new_stream() as s:
-        gpumemlab.copy(x2, out=o2)
+        gpumemlab.copy(x2[:4000], out=o2[:4000])
         s.sync()
-    np.testing.assert_array_equal(o1.get(), x1.get())
-    np.testing.assert_array_equal(o2.get(), x2.get())
+    C.expect_equal(o1, x1, "out on the work stream")
+    C.expect_equal(o2[:4000], x2[:4000], "out on another stream")
+    C.expect_tail(o2, 4000, "past a 4000-element out")
 
 
 def test_a_failed_launch_is_one_line_naming_the_geometry(cp):

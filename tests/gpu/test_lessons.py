@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -32,16 +33,20 @@ def test_small_square_tiles_match_float64(tile):
     import cupy
 
     from gpumemlab.bench.verify import device_random_nonzero
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.gpu import runtime
     from gpumemlab.kernels import matmul as M
 
     m, n, k = 67, 45, 37
     a, b = device_random_nonzero((m, k), np.float32, 1), device_random_nonzero((k, n), np.float32, 2)
-    out = cupy.empty((m, n), cupy.float32)
+    out = C.poisoned(cupy, (m, n), cupy.float32)
     run = lambda: runtime.launch(M.tiled(tile), (math.ceil(n / tile), math.ceil(m / tile)), (tile, tile),  # noqa: E731
                                  out, a, b, m, n, k)
-    Reference(a, b).verifier(run, out, f"tiled<{tile}>")()  # raises on a wrong or unwritten output
+    for i in range(2):  # poisoned before each run; fenced by device-wide synchronizations (the launch's stream)
+        C.poison(out)
+        runtime.synchronize()
+        run()
+        runtime.synchronize()
+        C.expect_matmul(out, a, b, f"tiled<{tile}> run {i}")
 
 
 @pytest.mark.parametrize("blocks", [1, 2, 4])

@@ -1,6 +1,8 @@
-"""Every matmul variant against a float64 reference: random non-zero inputs, odd shapes, output
-poisoned first (NaN never passes), plus the public API's behaviour and errors on the GPU."""
+"""Every matmul variant against a float64 reference, element by element within gamma_k |A||B| (tests/gpu/_checks.py):
+random non-zero inputs, odd shapes, the output poisoned before every call (NaN never passes), plus the public API's
+behaviour and errors on the GPU."""
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -29,21 +31,21 @@ def operands(cp, m, n, k, seed=0):
 
 
 def check_plan(cp, variant, a, b, config=None, vec=None, splits=None):
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
+    """One plan run twice into a poisoned C (the second run must write every element again), each checked."""
     from gpumemlab.ops.matmul import launch as ops
     from gpumemlab.kernels import matmul as K
 
     m = a.shape[0]
-    n = m if K.VARIANTS.get(variant) and K.VARIANTS[variant].op == "aat" else b.shape[1]
-    out = cp.empty((m, n), dtype=cp.float32)
-    poison(out)
+    aat = K.VARIANTS[variant].op == "aat"
+    n = m if aat else b.shape[1]
+    out = C.poisoned(cp, (m, n), cp.float32)
     if variant == "register_blocked":
         p = ops.register_blocked_plan(a, b, out, config, vec, splits)
     else:
         p = ops.plan(variant, a, b, out)
-    p.run()
-    return Reference(a, b if K.VARIANTS[variant].op == "ab" else None).check(out, f"{variant} {a.shape}x{n}")
+    for i in range(2):
+        C.run_poisoned(out, p.run)
+        C.expect_matmul(out, a, None if aat else b, f"{variant} {a.shape}x{n} run {i}")
 
 
 GENERAL = ["naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "tiled_32", "corner_turning",
@@ -55,21 +57,21 @@ GENERAL = ["naive", "naive_col_major", "transposed_b", "tiled_8", "tiled_16", "t
 def test_general_variants_any_shape(cp, variant, shape):
     m, n, k = shape
     a, b = operands(cp, m, n, k, seed=m + n + k)
-    assert check_plan(cp, variant, a, b) < 1e-5
+    check_plan(cp, variant, a, b)
 
 
 @pytest.mark.parametrize("variant", ["simple_multiply", "coalesced_multiply", "shared_ab_multiply"])
 @pytest.mark.parametrize("m,n", [(32, 32), (96, 160), (256, 64)])
 def test_best_practices_ab(cp, variant, m, n):
     a, b = operands(cp, m, n, 32, seed=3)
-    assert check_plan(cp, variant, a, b) < 1e-5
+    check_plan(cp, variant, a, b)
 
 
 @pytest.mark.parametrize("variant", ["aat_simple", "aat_shared", "aat_padded"])
 @pytest.mark.parametrize("m", [32, 96, 320])
 def test_aat(cp, variant, m):
     a, _ = operands(cp, m, 1, 32, seed=5)
-    assert check_plan(cp, variant, a, None) < 1e-5
+    check_plan(cp, variant, a, None)
 
 
 def _configs():
@@ -83,11 +85,11 @@ def test_register_blocked_every_config(cp, cfg):
     # vec 4: aligned sizes, full tiles and edge tiles (M, N, K multiples of 4 but not of the tile)
     for m, n, k in [(256, 256, 256), (260, 132, 36), (4, 4, 4), (300, 1000, 516)]:
         a, b = operands(cp, m, n, k, seed=m + k)
-        assert check_plan(cp, "register_blocked", a, b, cfg, 4) < 1e-5, (m, n, k)
+        check_plan(cp, "register_blocked", a, b, cfg, 4)
     # vec 1: any size
     for m, n, k in [(1, 1, 1), (7, 13, 5), (1000, 777, 1023), (129, 67, 9), (256, 256, 256)]:
         a, b = operands(cp, m, n, k, seed=m + n)
-        assert check_plan(cp, "register_blocked", a, b, cfg, 1) < 1e-5, (m, n, k)
+        check_plan(cp, "register_blocked", a, b, cfg, 1)
 
 
 @pytest.mark.parametrize("cfg", _configs(), ids=lambda c: c.name)
@@ -96,7 +98,7 @@ def test_register_blocked_split_k(cp, cfg):
     for (m, n, k), vec, splits in [((136, 72, 1000), 4, 2), ((67, 45, 777), 1, 3), ((64, 64, 64), 4, 8),
                                    ((5, 3, 41), 1, 4)]:
         a, b = operands(cp, m, n, k, seed=k)
-        assert check_plan(cp, "register_blocked", a, b, cfg, vec, splits) < 1e-5, (m, n, k, splits)
+        check_plan(cp, "register_blocked", a, b, cfg, vec, splits)
 
 
 def test_register_blocked_long_k(cp):
@@ -104,22 +106,21 @@ def test_register_blocked_long_k(cp):
     from gpumemlab.kernels.matmul import DEFAULT
 
     a, b = operands(cp, 136, 132, 4100, seed=9)
-    assert check_plan(cp, "register_blocked", a, b, DEFAULT, 4) < 1e-5
+    check_plan(cp, "register_blocked", a, b, DEFAULT, 4)
 
 
 def test_unaligned_views_take_the_scalar_path(cp):
     """A 16-byte-misaligned base pointer must not take the float4 path."""
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops.matmul import launch as ops
 
     a0, b = operands(cp, 65, 64, 64, seed=11)
     a = a0.ravel()[1:1 + 64 * 64].reshape(64, 64)  # offset by one float
     assert a.data.ptr % 16 != 0 and a.flags.c_contiguous
-    out = cp.empty((64, 64), cp.float32)
+    out = C.poisoned(cp, (64, 64), cp.float32)
     p = ops.register_blocked_plan(a, b, out)
     assert p.vec == 1
     p.run()
-    Reference(a, b).check(out, "misaligned a")
+    C.expect_matmul(out, a, b, "misaligned a")
 
 
 def test_nan_never_passes(cp):
@@ -153,6 +154,8 @@ def test_one_wrong_corner_element_is_caught(cp):
     assert ref.errors(out)[0] < TOL
     with pytest.raises(VerificationError, match=r"1 of 777000 elements beyond gamma_k \|A\|\|B\|; first at \(999, 776\)"):
         ref.check(out, "one term missing")
+    with pytest.raises(AssertionError, match=r"^one term missing: 1 of 777000 elements wrong; first at \(999, 776\)"):
+        C.expect_matmul(out, a, b, "one term missing")  # the tests' own check, on the GPU
 
 
 def test_tf32_level_error_is_rejected(cp):
@@ -177,16 +180,17 @@ def test_tf32_level_error_is_rejected(cp):
 
 def test_matmul_auto_and_every_variant_name(cp, poisoned_pool):
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.kernels.matmul import AB_VARIANTS, VARIANTS
 
     a, b = operands(cp, 96, 64, 32)
-    ref = Reference(a, b)
+    out = C.poisoned(cp, (96, 64), cp.float32)
     for variant in ("auto",) + AB_VARIANTS:
         poisoned_pool(cp, (96, 64), cp.float32)  # else the last variant's correct result may be reused unwritten
-        out = gpumemlab.matmul(a, b, variant=variant)
-        assert out.shape == (96, 64) and out.dtype == np.float32
-        ref.check(out, variant)
+        new = gpumemlab.matmul(a, b, variant=variant)
+        assert new.shape == (96, 64) and new.dtype == np.float32
+        C.expect_matmul(new, a, b, variant)
+        assert C.run_poisoned(out, lambda: gpumemlab.matmul(a, b, out=out, variant=variant)) is out
+        C.expect_matmul(out, a, b, f"{variant} into out")
     a, b = operands(cp, 100, 50, 30)
     with pytest.raises(ValueError, match="K == 32"):
         gpumemlab.matmul(a, b, variant="shared_ab_multiply")
@@ -195,15 +199,12 @@ def test_matmul_auto_and_every_variant_name(cp, poisoned_pool):
 
 def test_matmul_out_argument(cp):
     import gpumemlab
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
 
     a, b = operands(cp, 70, 90, 110)
-    out = cp.empty((70, 90), cp.float32)
-    poison(out)
+    out = C.poisoned(cp, (70, 90), cp.float32)
     got = gpumemlab.matmul(a, b, out=out)
     assert got is out
-    Reference(a, b).check(out, "out=")
+    C.expect_matmul(out, a, b, "out=")
     with pytest.raises(ValueError, match="shape"):
         gpumemlab.matmul(a, b, out=cp.empty((90, 70), cp.float32))
     with pytest.raises(TypeError, match="dtype"):
@@ -241,9 +242,8 @@ def test_matmul_empty_and_k_zero_follow_numpy(cp):
     np.testing.assert_array_equal(z.get(), np.ones((4, 0), np.float32) @ np.ones((0, 3), np.float32))
 
 
-def test_matmul_accepts_cuda_array_interface(cp):
+def test_matmul_accepts_cuda_array_interface(cp, poisoned_pool):
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
 
     class Wrapped:
         def __init__(self, arr):
@@ -251,13 +251,12 @@ def test_matmul_accepts_cuda_array_interface(cp):
             self.__cuda_array_interface__ = arr.__cuda_array_interface__
 
     a, b = operands(cp, 40, 24, 16)
-    out = gpumemlab.matmul(Wrapped(a), Wrapped(b))
-    Reference(a, b).check(out, "cuda_array_interface")
+    poisoned_pool(cp, (40, 24), cp.float32)
+    C.expect_matmul(gpumemlab.matmul(Wrapped(a), Wrapped(b)), a, b, "cuda_array_interface")
 
 
 def test_choose_reads_this_device(cp):
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.kernels.matmul import CANDIDATES
     from gpumemlab.ops.matmul import launch
 
@@ -265,15 +264,16 @@ def test_choose_reads_this_device(cp):
         c = launch.device_route(*shape, True).choice
         assert c.config in CANDIDATES and c.splits >= 1
     a, b = operands(cp, 1024, 1024, 1024)  # auto at a tuned shape (split-K when the entry says so)
-    Reference(a, b).check(gpumemlab.matmul(a, b), "auto 1024^3")
+    out = C.poisoned(cp, (1024, 1024), cp.float32)
+    for i in range(2):
+        C.run_poisoned(out, lambda: gpumemlab.matmul(a, b, out=out))
+        C.expect_matmul(out, a, b, f"auto 1024^3 call {i}")
 
 
 def test_matmul_orders_against_the_callers_stream(cp):
     """Inputs written on another stream right before the call must be seen by the kernel, and its
     result by the caller's next operation on that stream."""
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
-
     from gpumemlab.gpu import runtime
 
     a, b = operands(cp, 512, 512, 512)
@@ -285,7 +285,7 @@ def test_matmul_orders_against_the_callers_stream(cp):
         c = gpumemlab.matmul(a2, b2)
         d = c * 1.0  # consumed on `other`
     other.synchronize()
-    Reference(a, b).check(d, "cross-stream")
+    C.expect_matmul(d, a, b, "cross-stream")
 
 
 GEMV_SHAPES = [(1, 1000, 3000), (1, 1001, 37), (1, 4096, 4096), (1, 8, 4096), (1, 1, 1), (333, 1, 1000),
@@ -296,21 +296,18 @@ GEMV_SHAPES = [(1, 1000, 3000), (1, 1001, 37), (1, 4096, 4096), (1, 8, 4096), (1
 @pytest.mark.parametrize("m,n,k", GEMV_SHAPES)
 def test_matrix_vector_path_against_float64(cp, m, n, k):
     """N = 1 or M <= 8 goes to the gemv kernels (float4 or scalar, one or split k ranges); FP32 accuracy."""
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
+    import gpumemlab
     from gpumemlab.ops.matmul import launch as ops
 
     a, b = operands(cp, m, n, k, seed=m + n + k)
-    out = cp.empty((m, n), dtype=cp.float32)
-    poison(out)
+    out = C.poisoned(cp, (m, n), cp.float32)
     p = ops.plan("auto", a, b, out)
     assert p.variant == "gemv"
     assert p.vec == (4 if (k if n == 1 else n) % 4 == 0 else 1)
     p.run()
-    Reference(a, b).check(out, f"gemv {m}x{n}x{k}")
-    import gpumemlab
-
-    Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {m}x{n}x{k}")
+    C.expect_matmul(out, a, b, f"gemv {m}x{n}x{k}")
+    C.run_poisoned(out, lambda: gpumemlab.matmul(a, b, out=out))
+    C.expect_matmul(out, a, b, f"gpumemlab.matmul {m}x{n}x{k}")
 
 
 def test_matrix_vector_splits_k_when_the_row_is_short(cp):
@@ -340,27 +337,21 @@ SPLIT_GEMV_SHAPES = [(1, 777, 1001), (3, 1025, 4099), (1, 8192, 1024), (8, 8192,
 def test_split_gemv_back_to_back(cp, m, n, k):
     """Shapes that split K: C poisoned, checked against float64; then new data in the same arrays and two launches
     back to back (the second needs the tickets the first left at 0), checked again; the same bits every run."""
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops.matmul import launch as ops
 
     a, b = operands(cp, m, n, k, seed=m + n + k)
-    out = cp.empty((m, n), cp.float32)
+    out = C.poisoned(cp, (m, n), cp.float32)
     p = ops.gemv_plan(a, b, out)
     assert p.splits > 1
-    poison(out)
     p.run()
-    Reference(a, b).check(out, f"gemv {m}x{n}x{k}")
+    C.expect_matmul(out, a, b, f"gemv {m}x{n}x{k}")
     a2, b2 = operands(cp, m, n, k, seed=7)
     a[...], b[...] = a2, b2
-    ref = Reference(a, b)
     for i in range(2):  # back to back: the second launch needs the tickets the first left at 0; out poisoned each time
-        poison(out)
-        p.run()
-        ref.check(out, f"gemv {m}x{n}x{k}, back to back, launch {i}")
+        C.run_poisoned(out, p.run)
+        C.expect_matmul(out, a, b, f"gemv {m}x{n}x{k}, back to back, launch {i}")
     first = out.copy()
-    poison(out)
-    p.run()
+    C.run_poisoned(out, p.run)
     assert bool(cp.array_equal(first, out))  # the partials are added in k order: the same bits every run
     g = G.gemv_launch(m, n, k, True, runtime_sms())
     assert int(G.gemv_workspace(*g.workspace)[1].sum()) == 0  # every ticket back at 0
@@ -373,20 +364,21 @@ def runtime_sms() -> int:
 
 
 def test_split_gemv_as_users_call_it(cp):
-    """gpumemlab.matmul on split shapes, twice each: the cached call path, its workspace reused."""
+    """gpumemlab.matmul on split shapes, twice each into one out poisoned before each call: the cached call path,
+    its workspace reused."""
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
 
     for m, n, k in [(1, 777, 1001), (3, 1025, 4099), (1024, 1, 8192)]:
         a, b = operands(cp, m, n, k, seed=k)
-        Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul {m}x{n}x{k}")
-        Reference(a, b).check(gpumemlab.matmul(a, b), f"gpumemlab.matmul again {m}x{n}x{k}")
+        out = C.poisoned(cp, (m, n), cp.float32)
+        for call in ("", "again "):
+            C.run_poisoned(out, lambda: gpumemlab.matmul(a, b, out=out))
+            C.expect_matmul(out, a, b, f"gpumemlab.matmul {call}{m}x{n}x{k}")
 
 
 def test_ticket_gemv_after_a_call_on_another_stream(cp):
     """The work stream, a second stream, the work stream again: each stream its own workspace; each result right."""
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.gpu import runtime
 
     for m, n, k in [(1, 777, 1001), (1024, 1, 8192)]:
@@ -394,7 +386,9 @@ def test_ticket_gemv_after_a_call_on_another_stream(cp):
         for i, ws in enumerate([runtime.work_stream(), other, runtime.work_stream(), other]):
             with ws:
                 a, b = operands(cp, m, n, k, seed=10 * i)
-                Reference(a, b).check(gpumemlab.matmul(a, b), f"ticket {m}x{n}x{k} call {i}")
+                out = C.poisoned(cp, (m, n), cp.float32)
+                gpumemlab.matmul(a, b, out=out)
+                C.expect_matmul(out, a, b, f"ticket {m}x{n}x{k} call {i}")
                 g = G.gemv_launch(m, n, k, True, runtime_sms())
                 assert int(G.gemv_workspace(*g.workspace)[1].sum()) == 0
             ws.sync()
@@ -404,21 +398,19 @@ def check_on_two_streams(cp, m: int, n: int, k: int, rounds: int, what: str) -> 
     """gpumemlab.matmul on two non-blocking streams at once, ``rounds`` calls each with its own operands, then every
     result checked (a stream's kept workspace or scratch must never serve the other)."""
     import gpumemlab
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.gpu import runtime
 
     pairs = [operands(cp, m, n, k, seed=s) for s in (1, 2)]
+    outs = [((a, b), C.poisoned(cp, (m, n), cp.float32)) for _ in range(rounds) for a, b in pairs]
     runtime.synchronize()
     streams = [cp.cuda.Stream(non_blocking=True) for _ in pairs]
-    outs = []
-    for _ in range(rounds):
-        for (a, b), s in zip(pairs, streams):
-            with s:
-                outs.append(((a, b), gpumemlab.matmul(a, b)))
+    for i, ((a, b), out) in enumerate(outs):
+        with streams[i % 2]:
+            gpumemlab.matmul(a, b, out=out)
     for s in streams:
         s.synchronize()
     for (a, b), out in outs:
-        Reference(a, b).check(out, what)
+        C.expect_matmul(out, a, b, what)
 
 
 def test_ticket_gemv_on_two_streams_at_once(cp):
@@ -436,17 +428,14 @@ UNALIGNED_SHAPES = [(1023, 1025, 1027), (777, 1001, 513), (33, 65, 7), (129, 260
 def test_unaligned_shapes_as_users_call_them(cp, m, n, k):
     """The scalar-load route; C poisoned first, checked against float64; a second call with new data."""
     import gpumemlab
-    from gpumemlab.bench.verify import poison
-    from gpumemlab.experiments._matmul import Reference
     from gpumemlab.ops.matmul import launch as ops
 
     assert ops.device_route(m, n, k, True).kind in ("scalar", "gemv")
-    for seed in (m + n + k, 7):
+    out = C.poisoned(cp, (m, n), cp.float32)
+    for seed in (m + n + k, 7):  # the same out again: poisoned before the second call too
         a, b = operands(cp, m, n, k, seed=seed)
-        out = cp.empty((m, n), cp.float32)
-        poison(out)
-        assert gpumemlab.matmul(a, b, out=out) is out
-        Reference(a, b).check(out, f"unaligned {m}x{n}x{k}")
+        assert C.run_poisoned(out, lambda: gpumemlab.matmul(a, b, out=out)) is out
+        C.expect_matmul(out, a, b, f"unaligned {m}x{n}x{k}")
 
 
 def test_unaligned_shape_on_two_streams(cp):

@@ -7,6 +7,7 @@ formed elementwise in float64 on the host, no BLAS). transpose and copy move bit
 too), +-Inf and -0.0 come out bit for bit.
 """
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -68,15 +69,15 @@ def test_transpose_moves_nan_and_inf_bit_for_bit(cp, dtype, shape):
 @pytest.mark.parametrize("into", ["new", "out"])
 def test_copy_moves_nan_and_inf_bit_for_bit(cp, dtype, n, offset, into):
     import gpumemlab
-    from gpumemlab.bench.verify import poison
 
     x = with_specials(n + offset, dtype, seed=n)
     src = cp.asarray(x)[offset:]
-    if into == "out":
-        out = cp.empty(n + offset, dtype)
-        poison(out)
-        got = gpumemlab.copy(src, out=out[offset:])
+    if into == "out":  # a finite poison: an unwritten element cannot pass for a NaN of the input
+        out = C.poisoned(cp, n + offset + 3, dtype, finite=True)
+        got = gpumemlab.copy(src, out=out[offset:offset + n])
         assert got.data.ptr == out[offset:].data.ptr
+        C.expect_poison(out[:offset], "before the out view", finite=True)
+        C.expect_poison(out[offset + n:], "past the out view", finite=True)
     else:
         got = gpumemlab.copy(src)
     np.testing.assert_array_equal(bits(got.get()), bits(x[offset:]))
@@ -148,12 +149,10 @@ def check_against_ieee(got: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_array_equal(got[inf], want[inf])  # same positions, same signs
     assert not np.isinf(got[~inf]).any()
     fin = np.isfinite(want)
-    # |fl(a.b) - a.b| <= gamma_k |a|.|b| (Higham, Accuracy and Stability, eq. 3.5), u = 2^-24, any summation order
-    k = a.shape[1]
-    u = 2.0**-24
+    # |fl(a.b) - a.b| <= gamma_k |a|.|b| (Higham, Accuracy and Stability, eq. 3.5), any summation order
     clean = lambda m: np.where(np.isfinite(m), np.abs(m), 0).astype(np.float64)  # noqa: E731
-    bound = k * u / (1 - k * u) * (clean(a) @ clean(b))
-    assert np.all(np.abs(got[fin].astype(np.float64) - want[fin]) <= bound[fin])
+    bound = C.gamma(a.shape[1], np.float32) * (clean(a) @ clean(b))
+    C.expect_within(got[fin], want[fin], bound[fin], "finite outputs")
 
 
 def matmul_operands(m, n, k, seed, case):
@@ -187,11 +186,9 @@ def _ab_variants():
 @pytest.mark.parametrize("variant", _ab_variants())
 def test_matmul_every_variant_propagates_nan_and_inf(cp, case, variant):
     import gpumemlab
-    from gpumemlab.bench.verify import poison
 
     a, b = matmul_operands(64, 96, 32, seed=7, case=case)  # K = 32, M, N multiples of 32: every variant runs
-    out = cp.empty((64, 96), cp.float32)
-    poison(out)
+    out = C.poisoned(cp, (64, 96), cp.float32, finite=True)  # finite: an unwritten element never passes for a NaN
     gpumemlab.matmul(cp.asarray(a), cp.asarray(b), out=out, variant=variant)
     check_against_ieee(out.get(), a, b)
 
@@ -201,14 +198,12 @@ def test_matmul_every_variant_propagates_nan_and_inf(cp, case, variant):
                                               ((136, 72, 1000), 4, 2), ((67, 45, 777), 1, 3)])
 def test_matmul_odd_shapes_and_split_k_propagate_nan_and_inf(cp, case, shape, vec, splits):
     """Edge tiles (padding must not turn Inf into NaN or drop a NaN) and split-K (partials added into C)."""
-    from gpumemlab.bench.verify import poison
     from gpumemlab.ops.matmul import launch as ops
 
     m, n, k = shape
     a, b = matmul_operands(m, n, k, seed=m, case=case)
     ad, bd = cp.asarray(a), cp.asarray(b)
-    out = cp.empty((m, n), cp.float32)
-    poison(out)
+    out = C.poisoned(cp, (m, n), cp.float32, finite=True)
     if splits is None:
         import gpumemlab
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import _checks as C
 import numpy as np
 import pytest
 
@@ -447,13 +448,30 @@ def test_sum_along_axes_within_the_bound(cp, poisoned_pool, shape, axis, dtype):
     got = gpumemlab.sum(xd, axis=axis)
     assert got.shape == want_shape and got.dtype == expect_dtype
     want = x.astype(np.float64).sum(axis=axis)
-    if dtype == "int32":
-        np.testing.assert_array_equal(got.get(), x.astype(np.int64).sum(axis=axis))
-    else:
+    C.expect_sum(got, x, axis=axis, what=f"sum {shape} axis {axis}")  # gamma_(n-1) sum|x|, independent of ops
+    if dtype != "int32":  # the library's own error_bound covers the error it claims to
         bound = np.asarray(ops_reduce.error_bound(xd, axis=axis).get() if axis is not None
                            else ops_reduce.error_bound(xd))
         assert np.all(np.abs(got.get().astype(np.float64) - want) <= bound)
         assert np.all(bound <= 1e-4 * np.abs(x.astype(np.float64)).sum(axis=axis) + 1e-300)
+
+
+@pytest.mark.parametrize("shape,axis", AXIS_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sum_and_mean_along_axes_exact_on_integer_valued_floats(cp, shape, axis, dtype):
+    """Integers in +-[1, 3] as floats: every partial sum is exact, so each output must equal the float64 sum (a
+    mean: within its division's roundings) whatever the order; a dropped, doubled or misplaced term of any size
+    shows. Into one out, poisoned before each of two calls (the second hits every cache)."""
+    import gpumemlab
+
+    x = host(shape, np.int32, seed=len(shape) + 7) % 3 + 1
+    x = (x * np.where(np.random.default_rng(3).random(x.shape) < 0.5, -1, 1)).astype(dtype)
+    xd = cp.asarray(x)
+    for op, mean in ((gpumemlab.sum, False), (gpumemlab.mean, True)):
+        out = C.poisoned(cp, np.sum(x, axis=axis).shape, dtype)
+        for i in range(2):
+            assert C.run_poisoned(out, lambda: op(xd, axis=axis, out=out)) is out
+            C.expect_sum(out, x, axis=axis, mean=mean, exact_sums=True, what=f"{op.__name__} {shape} {axis} {i}")
 
 
 @pytest.mark.parametrize("keepdims", [False, True])
@@ -465,17 +483,18 @@ def test_mean_dtypes_keepdims_and_out(cp, keepdims):
     got = gpumemlab.mean(cp.asarray(x), axis=(0, 1), keepdims=keepdims)
     want = np.mean(x, axis=(0, 1), keepdims=keepdims)
     assert got.dtype == np.float64 and got.shape == want.shape
-    np.testing.assert_allclose(got.get(), want, rtol=1e-12)
+    C.expect_sum(got, cp.asarray(x), axis=(0, 1), mean=True, keepdims=keepdims, what="int32 mean")
     f = cp.asarray(host((257, 129), "float32", seed=4))
-    out = cp.full((129,), np.nan, np.float32)
+    out = C.poisoned(cp, (129,), np.float32)
     assert gpumemlab.mean(f, axis=0, out=out) is out
     assert bool((out == gpumemlab.sum(f, axis=0) / np.float32(257)).all())  # the same sums, one division
     err = np.abs(out.get() - f.get().astype(np.float64).mean(axis=0))
     assert np.all(err <= ops_reduce.error_bound(f, axis=0).get() / 257 + np.spacing(np.abs(out.get())))
-    assert float(gpumemlab.mean(f)) == pytest.approx(float(f.get().astype(np.float64).mean()), rel=1e-5)
+    C.expect_sum(out, f, axis=0, mean=True, what="float32 mean axis 0")
+    C.expect_sum(gpumemlab.mean(f), f, mean=True, what="float32 mean")
     s64 = gpumemlab.sum(f, axis=1, dtype=np.float64)
     assert s64.dtype == np.float64
-    np.testing.assert_allclose(s64.get(), f.get().astype(np.float64).sum(axis=1), rtol=1e-12)
+    C.expect_sum(s64, f, axis=1, acc=np.float64, what="float64 sums of float32 rows")
 
 
 @pytest.mark.parametrize("shape,kind", [((70_001, 3), "narrow"), ((3, 3_000_001), "thread")])
@@ -488,10 +507,13 @@ def test_mean_on_the_narrow_and_thread_paths(cp, shape, kind):
     x = cp.asarray(host(shape, "float32", seed=6))
     prep = reduce_axis._prepared(x.shape, 0, x.dtype, None, False, True, x.data.ptr % 16 == 0)
     assert [p.kind for p in prep.passes] == [kind]
-    got = gpumemlab.mean(x, axis=0).get().astype(np.float64)
+    out = C.poisoned(cp, shape[1], np.float32)
+    gpumemlab.mean(x, axis=0, out=out)
+    got = out.get().astype(np.float64)
     want = x.get().astype(np.float64).mean(axis=0)
     bound = ops_reduce.error_bound(x, axis=0).get() / shape[0] + np.spacing(np.abs(want).astype(np.float32))
     assert np.all(np.abs(got - want) <= bound)
+    C.expect_sum(out, x, axis=0, mean=True, what=f"mean {shape} on the {kind} path")
 
 
 def test_sum_along_axes_empty_and_length_one(cp):

@@ -1,0 +1,69 @@
+"""Mutation score from `mutmut results --all true` listings.
+
+    python tools/mutation/score.py SETUP_CFG RESULTS [RESULTS ...]
+
+A later listing replaces the states of the mutants it names (a bounded re-run, ONLY=..., of some files with newer
+tests over a full run). Score = killed / (checked - the equivalent survivors listed in SETUP_CFG's [equivalent]);
+"timeout" counts as killed (the mutant hangs), "no tests" (no test reaches the function) as not killed, "not
+checked" (a run stopped early) is left out of the score and counted apart. Every mutant not killed is listed."""
+
+from __future__ import annotations
+
+import collections
+import configparser
+import re
+import sys
+
+
+def states(paths: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"\s*(\S+): (\w[\w ]*)$", line.rstrip("\n"))
+                if m:
+                    out[m.group(1)] = m.group(2)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    cfg = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    cfg.optionxform = str  # mutant names are case-sensitive
+    cfg.read(argv[0], encoding="utf-8")
+    equivalent = dict(cfg["equivalent"]) if cfg.has_section("equivalent") else {}
+    status: collections.Counter = collections.Counter()
+    excluded, killed_listed, not_killed = [], [], []
+    for name, state in states(argv[1:]).items():
+        if name in equivalent and state == "survived":
+            excluded.append(name)
+            continue
+        if name in equivalent:
+            killed_listed.append(f"{name}: {state}")
+        status[state] += 1
+        if state not in ("killed", "timeout", "not checked"):
+            not_killed.append(f"{name}: {state}")
+    unchecked = status.pop("not checked", 0)
+    total = sum(status.values())
+    killed = status["killed"] + status["timeout"]
+    print(f"per status: {dict(status)}   (equivalent, left out: {len(excluded)}, listed in setup.cfg [equivalent])")
+    if unchecked:
+        print(f"not checked (the run stopped early), left out: {unchecked}")
+    for entry in killed_listed:
+        print(f"  listed as equivalent but not a survivor: {entry}")
+    print(f"killed {killed} / not killed {total - killed} / total {total}  ->  mutation score "
+          f"{100.0 * killed / max(total, 1):.1f}%")
+    by_function = collections.Counter(re.sub(r"__mutmut_\d+:.*", "", s) for s in not_killed)
+    print("not killed, per function:")
+    for fn, n in sorted(by_function.items()):
+        print(f"  {n:4d}  {fn}")
+    print("not killed, each:")
+    for entry in sorted(not_killed):
+        print(f"  {entry}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
