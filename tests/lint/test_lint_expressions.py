@@ -18,6 +18,9 @@ from gpumemlab.model.access import resolve
 EXAMPLES = max(10, int(100 * float(os.environ.get("HYPOTHESIS_SCALE", "1"))))
 OPERATORS = ["+", "-", "*", "&", "|", "^", "/", "%", "<<", ">>", "?:", "?:", "cast"]
 COMPARISONS = ["<", "<=", ">", ">=", "==", "!="]
+# operators whose operands need care: a non-zero divisor, a shift of an unsigned value by less than 32
+FORMS = {"/": "({a} / {small})", "%": "({a} % {small})", "<<": "((unsigned)({a}) << {shift})",
+         ">>": "((unsigned)({a}) >> {shift})", "?:": "({a} {cmp} {b} ? {c} : {d})", "cast": "({type})({a})"}
 
 
 def expression(rng: random.Random, depth: int) -> str:
@@ -26,16 +29,11 @@ def expression(rng: random.Random, depth: int) -> str:
     if depth == 0:
         return rng.choice(["threadIdx.x", "(int)threadIdx.x", "warpSize", str(rng.randint(1, 9)),
                            f"{rng.randint(1, 9)}u"])
-    op, kid = rng.choice(OPERATORS), lambda: expression(rng, depth - 1)
-    if op in ("/", "%"):
-        return f"({kid()} {op} {rng.randint(1, 9)})"
-    if op in ("<<", ">>"):
-        return f"((unsigned)({kid()}) {op} {rng.randint(0, 4)})"
-    if op == "?:":
-        return f"({kid()} {rng.choice(COMPARISONS)} {kid()} ? {kid()} : {kid()})"
-    if op == "cast":
-        return f"({rng.choice(['unsigned', 'int'])})({kid()})"
-    return f"({kid()} {op} {kid()})"
+    op = rng.choice(OPERATORS)
+    form = FORMS.get(op, "({a} " + op + " {b})")
+    kids = {k: expression(rng, depth - 1) for k in "abcd" if "{" + k + "}" in form}
+    return form.format(**kids, small=rng.randint(1, 9), shift=rng.randint(0, 4), cmp=rng.choice(COMPARISONS),
+                       type=rng.choice(["unsigned", "int"]))
 
 
 # drawn from a seed: hypothesis's own choices start from the simplest operator and leaf, rarely reaching the others
