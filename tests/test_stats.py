@@ -54,14 +54,24 @@ def test_one_outlier_moves_max_but_not_the_spread():
     assert (s.median, s.p10, s.p90, s.rel_spread, s.max) == (1.0, 1.0, 1.0, 0.0, 100.0)
 
 
+def test_samples_keep_the_event_timers_precision():
+    """A float32 of milliseconds (CUDA events) survives the 7 significant digits; a float64's extra digits do not."""
+    ms = np.float32(0.28191998600959778)
+    (kept,) = summarize([float(ms) / 1000]).samples
+    assert kept == 0.00028192 and np.float32(kept * 1000) == ms
+    assert summarize([1.23456789e-5]).samples == (1.234568e-5,)
+
+
 def test_zero_median_has_zero_spread():
     assert summarize([0.0, 0.0, 0.0]).rel_spread == 0.0
 
 
 @pytest.mark.parametrize("seed,n", [(0, 2), (1, 7), (2, 10), (3, 301)])
 def test_summary_matches_numpy(seed, n):
-    x = np.random.default_rng(seed).lognormal(size=n)
-    s = summarize(x)
+    raw = np.random.default_rng(seed).lognormal(size=n)
+    s = summarize(raw)
+    x = np.array([float(f"{v:.7g}") for v in raw])  # the statistics are those of the samples as stored
+    assert list(s.samples) == x.tolist() and np.abs(x / raw - 1).max() <= 5e-7
     p10, p50, p90 = np.percentile(x, [10, 50, 90], method="linear")
     assert s.median == pytest.approx(p50, rel=1e-14)
     assert (s.p10, s.p90) == (pytest.approx(p10, rel=1e-14), pytest.approx(p90, rel=1e-14))
