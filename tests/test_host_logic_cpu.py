@@ -5,11 +5,15 @@ import dataclasses
 
 import pytest
 
-from gpumemlab.bench import timer
-from gpumemlab.bench.records import Record
+from gpumemlab.bench import peers, timer
+from gpumemlab.bench import session as session_module
+from gpumemlab.bench.records import Record, RunResults
+from gpumemlab.bench.session import Session
 from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
+from gpumemlab.errors import GpumemlabError
 from gpumemlab.report.readme import replace_between
+from gpumemlab.suite import ceilings
 from gpumemlab.suite.runner import attach_baseline
 
 
@@ -125,3 +129,83 @@ def test_replace_between_keeps_both_markers_and_puts_the_body_on_its_own_lines()
     assert replace_between(text, ("<!-- a -->", "<!-- b -->"), "new") == "head <!-- a -->\nnew\n<!-- b --> tail"
     with pytest.raises(ValueError):
         replace_between(text, ("<!-- x -->", "<!-- b -->"), "new")
+
+
+def p2p(direction: str, nbytes: int, gbps, variant: str = "CE peer on", experiment: str = "p2p") -> Record:
+    r = record(variant, 1.0, gbps=gbps)
+    r.experiment, r.params = experiment, dict(direction=direction, bytes=nbytes)
+    return r
+
+
+def run_of(*records) -> RunResults:
+    return RunResults(meta={}, device={}, ceilings={}, results=list(records))
+
+
+def test_peer_rates_from_a_p2p_run_take_the_largest_size_of_the_copy_engine_with_peer_access():
+    res = run_of(p2p("0->1", 1 << 20, 10.0), p2p("0->1", 1 << 30, 40.0), p2p("1->0", 1 << 30, 41.0),
+                 p2p("both", 1 << 30, 70.0), p2p("0->1", 1 << 31, 99.0, variant="CE peer off"),
+                 p2p("0->1", 1 << 31, 98.0, experiment="transfer_bandwidth"), p2p("1->0", 1 << 31, None))
+    assert peers.from_results(res) == {"0->1": 40.0, "1->0": 41.0, "both": 70.0}
+    assert peers.from_results(run_of(p2p("0->1", 1 << 30, 40.0, variant="SM peer on"))) == {}
+
+
+@pytest.fixture
+def two_gpus(monkeypatch):
+    """Two GPUs, peer access 0->1 only; the link and copy functions are stand-ins that say what they were asked."""
+    monkeypatch.setattr(peers.runtime, "device_count", lambda: 2)
+    monkeypatch.setattr(peers.runtime, "device_info", lambda d: {"name": f"GPU{d}"})
+    monkeypatch.setattr(peers.peer, "peer_matrix", lambda n: [[False, True], [False, False]][:n])
+    monkeypatch.setattr(peers.nvml, "pair_link", lambda a, b: f"link {a}-{b}")
+    monkeypatch.setattr(peers, "copy_gbps", lambda a, b: 10.0 * a + b)
+
+
+def test_topology_measures_each_pair_with_peer_access(two_gpus):
+    info = peers.topology()
+    assert info == dict(count=2, names=["GPU0", "GPU1"], peer_access=[[False, True], [False, False]],
+                        links={"0-1": "link 0-1"}, copy_gbps={"0->1": 1.0},
+                        copy_source=f"measured now: cudaMemcpyPeerAsync of {peers.QUICK_BYTES >> 20} MiB, "
+                                    "peer access on")
+
+
+def test_topology_reads_a_run_or_measures_nothing(two_gpus):
+    info = peers.topology(run_of(p2p("0->1", 1 << 30, 40.0)))
+    assert (info["copy_gbps"], info["copy_source"]) == ({"0->1": 40.0}, "the p2p run's records (copy engine, peer on)")
+    info = peers.topology(measure=False)
+    assert (info["copy_gbps"], info["copy_source"]) == ({}, None)
+
+
+def test_topology_of_one_gpu_has_no_pairs(monkeypatch, two_gpus):
+    monkeypatch.setattr(peers.runtime, "device_count", lambda: 1)
+    info = peers.topology()
+    assert (info["count"], info["names"], info["links"], info["copy_gbps"], info["copy_source"]) == (
+        1, ["GPU0"], {}, {}, None)
+
+
+def session_on(device: dict, quick: bool = False, progress=None) -> Session:
+    """A Session without __post_init__ (which opens the GPU): the sizing helpers read only these fields."""
+    s = Session.__new__(Session)
+    s.device, s.quick, s.progress = device, quick, progress
+    return s
+
+
+def test_session_sizes_from_the_device(monkeypatch):
+    s = session_on({"l2_bytes": 50 << 20, "sm_count": 132})
+    assert (s.l2_bytes, s.sm_count, s.dram_bytes(), s.dram_bytes(3.5)) == (50 << 20, 132, 400 << 20, 175 << 20)
+    assert session_on({"l2_bytes": 50 << 20}, quick=True).dram_bytes(8.0) == 100 << 20
+    monkeypatch.setattr(session_module.runtime, "free_memory_bytes", lambda: 10 << 30)
+    assert s.fit_elements(1000, 4.0, "x") == 1000
+    assert s.fit_elements(10 << 30, 4.0, "x") == int(0.6 * (10 << 30) / 4.0)
+    assert s.fit_elements(10 << 30, 4.0, "x", share=0.5) == (10 << 30) // 8
+    with pytest.raises(GpumemlabError, match=r"^big: not enough free GPU memory \(10.0 GiB free\)$"):
+        s.fit_elements(1, 20 << 30, "big")
+
+
+def test_session_say_reaches_the_progress_callback_only_when_set():
+    said: list = []
+    session_on({}, progress=said.append).say("hello")
+    session_on({}).say("nobody listens")
+    assert said == ["hello"]
+
+
+def test_ceiling_entry():
+    assert ceilings._entry(3.5, "GB/s", "copy") == {"value": 3.5, "unit": "GB/s", "how": "copy"}
