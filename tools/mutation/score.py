@@ -3,7 +3,9 @@
     python tools/mutation/score.py SETUP_CFG RESULTS [RESULTS ...]
 
 A later listing replaces the states of the mutants it names (a bounded re-run, ONLY=..., of some files with newer
-tests over a full run). Score = killed / (checked - the equivalent survivors listed in SETUP_CFG's [equivalent]);
+tests over a full run). Score = killed / (checked - the equivalent survivors listed in SETUP_CFG's [equivalent]
+- the mutants of the functions listed in its [needs-gpu], which only a GPU or NVML can run: tests/gpu covers them,
+and they are counted and named apart);
 "timeout" counts as killed (the mutant hangs), "no tests" (no test reaches the function) as not killed, "not
 checked" (a run stopped early) is left out of the score and counted apart. Every mutant not killed is listed."""
 
@@ -34,9 +36,15 @@ def main(argv: list[str]) -> int:
     cfg.optionxform = str  # mutant names are case-sensitive
     cfg.read(argv[0], encoding="utf-8")
     equivalent = dict(cfg["equivalent"]) if cfg.has_section("equivalent") else {}
+    needs_gpu = dict(cfg["needs-gpu"]) if cfg.has_section("needs-gpu") else {}
+    gpu_only: collections.Counter = collections.Counter()
     status: collections.Counter = collections.Counter()
     excluded, killed_listed, not_killed = [], [], []
     for name, state in states(argv[1:]).items():
+        function = name.rsplit("__mutmut_", 1)[0]
+        if function in needs_gpu:
+            gpu_only[function] += 1
+            continue
         if name in equivalent and state == "survived":
             excluded.append(name)
             continue
@@ -49,6 +57,11 @@ def main(argv: list[str]) -> int:
     total = sum(status.values())
     killed = status["killed"] + status["timeout"]
     print(f"per status: {dict(status)}   (equivalent, left out: {len(excluded)}, listed in setup.cfg [equivalent])")
+    if gpu_only:
+        print(f"needs a GPU or NVML, left out (setup.cfg [needs-gpu]): {sum(gpu_only.values())} mutants of "
+              f"{len(gpu_only)} functions")
+        for function, n in sorted(gpu_only.items()):
+            print(f"  {n:4d}  {function}: {needs_gpu[function]}")
     if unchecked:
         print(f"not checked (the run stopped early), left out: {unchecked}")
     for entry in killed_listed:
