@@ -2,7 +2,10 @@
 (a stand-in stream and clock), the stopping rule at its boundaries, the baseline ratio, marker replacement."""
 
 import dataclasses
+import sys
+import types
 
+import numpy as np
 import pytest
 
 from gpumemlab.bench import peers, timer
@@ -13,7 +16,7 @@ from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
 from gpumemlab.errors import GpumemlabError
 from gpumemlab.report.readme import replace_between
-from gpumemlab.suite import ceilings
+from gpumemlab.suite import ceilings, runner
 from gpumemlab.suite.runner import attach_baseline
 
 
@@ -209,3 +212,38 @@ def test_session_say_reaches_the_progress_callback_only_when_set():
 
 def test_ceiling_entry():
     assert ceilings._entry(3.5, "GB/s", "copy") == {"value": 3.5, "unit": "GB/s", "how": "copy"}
+
+
+class DeviceArray:
+    """Stands for a CuPy array: it has the CUDA array interface and copies to the host with get()."""
+
+    __cuda_array_interface__ = {}
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def get(self):
+        return self.values.copy()
+
+
+def test_runner_tells_device_from_host_arrays_and_copies_to_the_host(monkeypatch):
+    on = DeviceArray([1.0, 2.0])
+    assert runner._on_device(on) and not runner._on_device(np.zeros(2)) and not runner._on_device(3.0)
+    assert runner._host(on).tolist() == [1.0, 2.0]
+    assert runner._host([1, 2]).tolist() == [1, 2] and runner._host(0.5).tolist() == 0.5
+
+    class NotCallableGet:
+        get = 7
+    plain = NotCallableGet()
+    assert runner._host(plain).item() is plain  # a "get" that is no method is not a device copy
+
+
+def test_runner_all_finite_on_the_host_and_through_cupy_on_the_device(monkeypatch):
+    fake_cupy = types.ModuleType("cupy")
+    fake_cupy.isfinite = lambda a: np.isfinite(a.values)
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    assert runner._all_finite(np.array([1.0, 2.0])) is True
+    assert runner._all_finite(np.array([1.0, np.nan])) is False
+    assert runner._all_finite(np.array([np.inf])) is False
+    assert runner._all_finite(DeviceArray([1.0, 2.0])) is True
+    assert runner._all_finite(DeviceArray([1.0, -np.inf])) is False
