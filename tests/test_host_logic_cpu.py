@@ -16,7 +16,7 @@ from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
 from gpumemlab.errors import GpumemlabError
 from gpumemlab.report.readme import replace_between
-from gpumemlab.suite import ceilings, runner
+from gpumemlab.suite import ceilings, merge, runner
 from gpumemlab.suite.runner import attach_baseline
 
 
@@ -247,3 +247,19 @@ def test_runner_all_finite_on_the_host_and_through_cupy_on_the_device(monkeypatc
     assert runner._all_finite(np.array([np.inf])) is False
     assert runner._all_finite(DeviceArray([1.0, 2.0])) is True
     assert runner._all_finite(DeviceArray([1.0, -np.inf])) is False
+
+
+def test_provenance_keeps_the_entries_a_run_merged_in_and_lists_its_own_measurements_last():
+    earlier = [dict(experiments=["a", "b", "z"], command="cmd-1", date="d1", ceilings={"copy_gbps": 1}),
+               dict(experiments=["c"], command="cmd-2", date="d2")]
+    run = RunResults(meta=dict(command="cmd-0", date="d0", merged_runs=earlier), device={},
+                     ceilings={"read_gbps": {"value": 2.0}}, results=[])
+    assert merge.provenance(run, ["b", "a", "d", "e"], own=True) == [
+        dict(experiments=["a", "b"], command="cmd-1", date="d1", ceilings={"copy_gbps": 1}),
+        dict(experiments=["d", "e"], command="cmd-0", date="d0", ceilings={"read_gbps": {"value": 2.0}})]
+    assert merge.provenance(run, ["c", "d"], own=False) == [dict(experiments=["c"], command="cmd-2", date="d2")]
+    assert earlier[0]["experiments"] == ["a", "b", "z"]  # the run's own entries are not changed
+    plain = RunResults(meta=dict(command="cmd-9"), device={}, ceilings={}, results=[])
+    assert merge.provenance(plain, ["x"], own=True) == [dict(experiments=["x"], command="cmd-9", date=None,
+                                                              ceilings={})]
+    assert merge.provenance(plain, ["x"], own=False) == []
