@@ -15,6 +15,7 @@ from gpumemlab.bench.session import Session
 from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
 from gpumemlab.errors import GpumemlabError
+from gpumemlab.report import readme
 from gpumemlab.report.readme import replace_between
 from gpumemlab.suite import ceilings, merge, runner
 from gpumemlab.suite.runner import attach_baseline
@@ -263,3 +264,36 @@ def test_provenance_keeps_the_entries_a_run_merged_in_and_lists_its_own_measurem
     assert merge.provenance(plain, ["x"], own=True) == [dict(experiments=["x"], command="cmd-9", date=None,
                                                               ceilings={})]
     assert merge.provenance(plain, ["x"], own=False) == []
+
+
+def test_readme_update_rewrites_the_marked_sections_only(tmp_path, monkeypatch, capsys):
+    from gpumemlab.experiments import registry
+
+    (tmp_path / "docs/results/gpu").mkdir(parents=True)
+    marks = lambda m: f"{m[0]}\nold\n{m[1]}"  # noqa: E731
+    (tmp_path / "README.md").write_text(f"intro\n{marks(readme.HEADLINES)}\nend\n")
+    (tmp_path / "docs/results/README.md").write_text(f"a\n{marks(readme.COVERAGE)}\nb\n{marks(readme.RESULTS)}\nc\n")
+    run = RunResults(meta=dict(command="gpumemlab bench", date="2026-01-02", wall_s=12.0),
+                     device={"name": "Stand-in GPU"}, ceilings={}, results=[record("v", 1.0)],
+                     experiments={"e": dict(title="E", findings=["v: 3.0 GB/s"])})
+    run.save(tmp_path / "docs/results/gpu/results.json")
+    source = "docs/results/gpu/results.json"
+    monkeypatch.chdir(tmp_path)
+    coverage = readme.coverage(list(registry().values()))
+    assert readme.main([]) == 0  # coverage only
+    assert (tmp_path / "docs/results/README.md").read_text() == \
+        f"a\n{readme.COVERAGE[0]}\n{coverage}\n{readme.COVERAGE[1]}\nb\n{marks(readme.RESULTS)}\nc\n"
+    assert capsys.readouterr().err == "wrote docs/results/README.md\n"
+    assert readme.update(source, tmp_path) == [tmp_path / "README.md", tmp_path / "docs/results/README.md"]
+    assert (tmp_path / "README.md").read_text() == \
+        f"intro\n{readme.HEADLINES[0]}\n{readme.headlines(run, source)}\n{readme.HEADLINES[1]}\nend\n"
+    assert (tmp_path / "docs/results/README.md").read_text() == (
+        f"a\n{readme.COVERAGE[0]}\n{coverage}\n{readme.COVERAGE[1]}\nb\n"
+        f"{readme.RESULTS[0]}\n{readme.table(run, source)}\n{readme.RESULTS[1]}\nc\n")
+    assert "Stand-in GPU" in readme.headlines(run, source) and "| `e` |" in readme.table(run, source)
+    assert readme.main([source]) == 0
+    assert capsys.readouterr().err == "wrote README.md\nwrote docs/results/README.md\n"
+    assert readme.main(["-h"]) == 2
+    assert capsys.readouterr().err.startswith("usage: python -m gpumemlab.report.readme ")
+    assert readme.main(["missing.json"]) == 2
+    assert capsys.readouterr().err.startswith("gpumemlab.report.readme: ")
