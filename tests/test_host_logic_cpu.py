@@ -8,7 +8,7 @@ import types
 import numpy as np
 import pytest
 
-from gpumemlab.bench import peers, timer
+from gpumemlab.bench import nvml, peers, timer
 from gpumemlab.bench import session as session_module
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.session import Session
@@ -297,3 +297,20 @@ def test_readme_update_rewrites_the_marked_sections_only(tmp_path, monkeypatch, 
     assert capsys.readouterr().err.startswith("usage: python -m gpumemlab.report.readme ")
     assert readme.main(["missing.json"]) == 2
     assert capsys.readouterr().err.startswith("gpumemlab.report.readme: ")
+
+
+def test_bus_ids_from_cuda_and_nvml_compare_equal():
+    assert nvml._bus(b"00000000:1B:00.0") == "0000:1b:00.0"
+    assert nvml._bus(" 00000020:1B:00.0 ") == "0020:1b:00.0"
+    assert nvml._bus("0000:1b:00.0") == "0000:1b:00.0"
+    assert nvml._bus("Not-A-Bus") == "not-a-bus"  # any other form is kept, lower-cased
+
+
+def test_throttling_reads_both_snapshots_and_both_violation_counters():
+    calm = dict(sm_clock_mhz=2000, throttle_reasons=0, power_violation_ns=1_000_000, thermal_violation_ns=7)
+    assert nvml.throttling(dict(calm, throttle_reasons=0x8), calm) == ["hw slowdown"]
+    assert nvml.throttling(dict(calm, throttle_reasons=None), dict(calm, throttle_reasons=0x80)) == ["hw power brake"]
+    assert nvml.throttling(calm, dict(calm, thermal_violation_ns=1_050_008)) == ["thermal violation 1.1 ms"]
+    assert nvml.throttling(calm, dict(calm, power_violation_ns=2_050_001)) == ["power violation 1.1 ms"]
+    assert nvml.throttling(calm, dict(calm, sm_clock_mhz=1900)) == []  # exactly 5% lower: not a drop
+    assert nvml.throttling(calm, dict(calm, sm_clock_mhz=1899)) == ["SM clock 2000 -> 1899 MHz"]
