@@ -8,14 +8,15 @@ import types
 import numpy as np
 import pytest
 
-from gpumemlab.bench import nvml, peers, timer
+from gpumemlab.bench import nvml, peers, timer, verify
 from gpumemlab.bench import session as session_module
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.session import Session
 from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
 from gpumemlab.errors import GpumemlabError
-from gpumemlab.report import readme
+from gpumemlab.report import compare, readme, timeline, write
+from gpumemlab.report import csv as csv_report
 from gpumemlab.report.readme import replace_between
 from gpumemlab.suite import ceilings, merge, runner
 from gpumemlab.suite.runner import attach_baseline
@@ -314,3 +315,36 @@ def test_throttling_reads_both_snapshots_and_both_violation_counters():
     assert nvml.throttling(calm, dict(calm, power_violation_ns=2_050_001)) == ["power violation 1.1 ms"]
     assert nvml.throttling(calm, dict(calm, sm_clock_mhz=1900)) == []  # exactly 5% lower: not a drop
     assert nvml.throttling(calm, dict(calm, sm_clock_mhz=1899)) == ["SM clock 2000 -> 1899 MHz"]
+
+
+def test_csv_rows_end_in_a_newline_and_the_folder_is_created(tmp_path):
+    res = run_of(record("a", 1.0), record("b", 2.0))
+    text = csv_report.render(res)
+    assert "\r" not in text and text.count("\n") == 3 and text.startswith(",".join(csv_report.COLUMNS) + "\n")
+    path = csv_report.write_csv(res, tmp_path / "new" / "nested")
+    assert path == tmp_path / "new" / "nested" / "report.csv" and path.read_text() == text
+
+
+def test_timeline_accepts_an_op_of_zero_length_and_refuses_one_that_ends_first():
+    seg = dict(stream=1, op="H2D", start_ms=2.0, end_ms=2.0)
+    assert timeline.bars([seg]) == {1: [(2.0, 0.0, "H2D")]}
+    with pytest.raises(ValueError, match=r"^timeline: H2D on stream 1 ends before it starts$"):
+        timeline.bars([dict(seg, end_ms=1.5)])
+
+
+def test_pair_comparison_failures_are_strictly_below_the_threshold():
+    def match(ratio, verdict):
+        return compare.Match("e", "v", {}, "kernel", 1, 1, 1, 1, 1, 1, ratio, ratio, ratio, verdict)
+    cmp = compare.PairComparison(a=None, b=None, spread="p10-p90", ignore=(),
+                                 matches=[match(0.9, "slower"), match(0.8, "slower"), match(0.5, "tie")])
+    assert [m.ratio for m in cmp.failures(0.9)] == [0.8]
+
+
+def test_write_error_reasons():
+    assert write._why(OSError(13, "Permission denied")) == "Permission denied"
+    assert write._why(OSError("plain")) == "plain"
+    assert write._why(ValueError("embedded null byte")) == "a NUL character in the name"
+
+
+def test_host_rng_is_seeded():
+    assert verify.rng(5).integers(0, 1 << 30, 4).tolist() == np.random.default_rng(5).integers(0, 1 << 30, 4).tolist()
