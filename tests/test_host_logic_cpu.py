@@ -15,6 +15,7 @@ from gpumemlab.bench.session import Session
 from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
 from gpumemlab.errors import GpumemlabError
+from gpumemlab.gpu import runtime
 from gpumemlab.report import compare, readme, timeline, write
 from gpumemlab.report import csv as csv_report
 from gpumemlab.report.readme import replace_between
@@ -392,3 +393,91 @@ def test_speedups_need_a_naive_time_and_a_positive_time():
     assert other.speedup_vs_naive is None
     with pytest.raises(ValueError, match=r"^speedups: several 'naive' records share the group \(\); name the keys$"):
         runner.speedups([naive, record("naive", 1.0)], "naive")
+
+
+class FakeNvml:
+    """NVML's NVLink queries, link by link: state, version code, remote type and bus id; a missing entry raises as
+    NVML does for a link it does not know. ``speed``: the common speed field in MB/s (None: not supported)."""
+
+    NVML_NVLINK_MAX_LINKS = 6
+    NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 99
+
+    def __init__(self, links: dict, speed=None, speed_status=0):
+        self.links, self.speed, self.speed_status = links, speed, speed_status
+
+    def _get(self, link, key):
+        value = self.links[link][key]
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    def nvmlDeviceGetNvLinkState(self, dev, link):
+        assert dev == "dev"
+        return self._get(link, "state")
+
+    def nvmlDeviceGetNvLinkVersion(self, dev, link):
+        return self._get(link, "version")
+
+    def nvmlDeviceGetNvLinkRemoteDeviceType(self, dev, link):
+        return self._get(link, "kind")
+
+    def nvmlDeviceGetNvLinkRemotePciInfo_v2(self, dev, link):
+        return types.SimpleNamespace(busId=self._get(link, "bus"))
+
+    def nvmlDeviceGetFieldValues(self, dev, fields):
+        assert dev == "dev" and fields == [99]
+        if self.speed is None:
+            raise RuntimeError("no such field")
+        return [types.SimpleNamespace(nvmlReturn=self.speed_status, value=types.SimpleNamespace(uiVal=self.speed))]
+
+
+def link(state=1, version=6, kind=nvml.REMOTE_GPU, bus=b"00000000:2A:00.0"):
+    return dict(state=state, version=version, kind=kind, bus=bus)
+
+
+def test_nvlinks_reads_each_active_link_and_survives_what_nvml_does_not_know(monkeypatch):
+    nv = FakeNvml({0: link(), 1: link(state=0), 2: link(version=RuntimeError("bad link")),
+                   3: link(kind=RuntimeError("old driver"), version=7), 4: link(kind=nvml.REMOTE_SWITCH, version=42),
+                   5: link(bus=RuntimeError("no pci info"))})
+    monkeypatch.setattr(nvml, "_handle", lambda ordinal=None: (nv, "dev") if ordinal == 3 else None)
+    assert nvml.nvlinks(3) == [
+        dict(link=0, version="4.0", gbps=26.5625, remote="0000:2a:00.0"),
+        dict(link=3, version="5.0", gbps=53.125, remote="0000:2a:00.0"),
+        dict(link=4, version="(NVML code 42)", gbps=None, remote="switch"),
+        dict(link=5, version="4.0", gbps=26.5625, remote="unknown")]
+    assert nvml.nvlinks(0) is None
+    nv.links = {}  # no link answers (NVLink unsupported)
+    assert nvml.nvlinks(3) == []
+
+
+def test_link_rate_from_the_speed_field_else_the_version_s():
+    assert nvml._link_gbps(FakeNvml({}, speed=26562), "dev", 25.0) == 26.562
+    assert nvml._link_gbps(FakeNvml({}, speed=0), "dev", 25.0) == 25.0
+    assert nvml._link_gbps(FakeNvml({}, speed=26562, speed_status=3), "dev", 25.0) == 25.0
+    assert nvml._link_gbps(FakeNvml({}), "dev", None) is None
+
+
+def test_pair_link_takes_the_side_with_fewer_links_to_the_other(monkeypatch):
+    buses = {0: "0000:1B:00.0", 1: "00000000:2A:00.0"}
+    monkeypatch.setattr(runtime, "device_info", lambda o: {"pci_bus_id": buses[o]})
+    sides = {0: [dict(link=i, version="4.0", gbps=25.0, remote="0000:2a:00.0") for i in range(3)]
+             + [dict(link=9, version="4.0", gbps=25.0, remote="0000:77:00.0")],
+             1: [dict(link=i, version="4.0", gbps=25.0, remote="0000:1b:00.0") for i in range(2)]}
+    monkeypatch.setattr(nvml, "nvlinks", lambda o: sides[o])
+    assert nvml.pair_link(0, 1) == dict(type="NVLink", links=2, version="4.0", gbps=50.0,
+                                        how="NVML: 2 active NVLink 4.0 links (direct) x 25.0 GB/s per direction")
+    assert nvml.pair_link(1, 0)["links"] == 2
+    sides[1] = [dict(link=i, version="3.0", gbps=None, remote="switch") for i in range(4)]
+    assert nvml.pair_link(1, 0) == dict(type="NVLink", links=3, version="4.0", gbps=75.0,
+                                        how="NVML: 3 active NVLink 4.0 links (direct) x 25.0 GB/s per direction")
+    sides[0] = sides[1][:3]
+    assert nvml.pair_link(0, 1) == dict(type="NVLink", links=3, version="3.0", gbps=None,
+                                        how="NVML: 3 active NVLink 3.0 links (NVSwitch) x ? GB/s per direction")
+    sides[0] = [dict(sides[1][0], gbps=20.0), sides[1][1]]
+    assert nvml.pair_link(0, 1)["gbps"] is None  # one link without a rate: no sum
+    assert nvml.pair_link(0, 1)["how"].endswith("x 20.0 GB/s per direction")
+    sides[0] = []
+    assert nvml.pair_link(0, 1) == dict(type="PCIe", links=0, version=None, gbps=None,
+                                        how="no NVLink between them (NVML)")
+    sides[0] = None
+    assert nvml.pair_link(0, 1)["how"] == nvml.pair_link(1, 0)["how"] == "NVML not available"
