@@ -14,7 +14,7 @@ from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.session import Session
 from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
-from gpumemlab.errors import GpumemlabError
+from gpumemlab.errors import GpumemlabError, VerificationError
 from gpumemlab.gpu import runtime
 from gpumemlab.report import compare, readme, timeline, write
 from gpumemlab.report import csv as csv_report
@@ -481,3 +481,67 @@ def test_pair_link_takes_the_side_with_fewer_links_to_the_other(monkeypatch):
                                         how="no NVLink between them (NVML)")
     sides[0] = None
     assert nvml.pair_link(0, 1)["how"] == nvml.pair_link(1, 0)["how"] == "NVML not available"
+
+
+def test_check_close_per_element_tolerance_and_exact_integers(monkeypatch):
+    want = np.array([[1.0, 2.0], [3.0, 4.0]])
+    got = want + np.array([[0.5, 0.0], [0.0, 0.25]])
+    verify.check_close(got, want, what="t", atol=np.array([[0.5, 0.0], [0.0, 0.25]]))
+    verify.check_close(got, want, what="t", atol=np.array([0.5, 0.25]))  # broadcast over rows
+    with pytest.raises(VerificationError, match=r"^t: 1 of 4 elements wrong; first at \(1, 1\): got np\.float64\(4\.25\), expected np\.float64\(4\.0\)$"):
+        verify.check_close(got, want, what="t", atol=np.array([0.5, 0.2]))
+    verify.check_close(np.float32(1.0) + want, want + 1, what="t")  # float32 against float64: compared in float64
+    big = np.array([2**53 + 1], dtype=np.int64)
+    with pytest.raises(VerificationError, match=r"^i: 1 of 1 elements wrong"):  # equal as float64, not as integers
+        verify.check_close(big, big - 1, what="i", atol=0.0)
+    verify.check_close(np.array([3], dtype=np.uint8), np.array([3.4]), what="m", atol=0.5)  # mixed: by tolerance
+    with pytest.raises(VerificationError, match=r"^m: 1 of 1 elements wrong"):
+        verify.check_close(np.array([3.4]), np.array([3], dtype=np.uint8), what="m", atol=0.3)
+    monkeypatch.setattr(verify, "BLOCK", 3)  # several blocks: counts add up, the first is the first overall
+    wrong = np.arange(8.0)
+    wrong[[4, 6, 7]] += 1
+    with pytest.raises(VerificationError, match=r"^b: 3 of 8 elements wrong; first at \(4,\): got np\.float64\(5\.0\), expected np\.float64\(4\.0\)$"):
+        verify.check_close(wrong, np.arange(8.0), what="b")
+    unwritten = np.arange(8.0)
+    unwritten[[5, 7]] = np.nan
+    with pytest.raises(VerificationError, match=r"^n: 2 non-finite outputs \(first at \(5,\)\)"):
+        verify.check_close(unwritten, np.arange(8.0), what="n")
+    assert verify._scan(8, lambda lo, hi: np.arange(lo, hi) % 4 == 1) == (2, 1)
+
+
+def test_to_host_copies_device_arrays_only():
+    assert verify.to_host(DeviceArray([1, 2])).tolist() == [1, 2]
+    assert verify.to_host([3, 4]).tolist() == [3, 4]
+
+    class NotCallableGet:
+        get = 7
+    plain = NotCallableGet()
+    assert verify.to_host(plain).item() is plain
+
+
+def test_random_nonzero_shapes_ranges_and_seeding():
+    x = verify.random_nonzero(1000, np.float32, np.random.default_rng(1))
+    assert x.shape == (1000,) and x.dtype == np.float32
+    assert 0.5 <= np.abs(x).min() and np.abs(x).max() < 1.5 and (x < 0).any() and (x > 0).any()
+    again = verify.random_nonzero(1000, np.float32, np.random.default_rng(1))
+    assert np.array_equal(x, again)
+    assert not np.array_equal(x, verify.random_nonzero(1000, np.float32))  # no generator: a fresh one
+    i = verify.random_nonzero((20, 50), np.int16, np.random.default_rng(2))
+    assert i.shape == (20, 50) and i.dtype == np.int16 and set(np.abs(i).ravel()) == set(range(1, 10))
+    u = verify.random_nonzero([400], np.uint32, np.random.default_rng(3))
+    assert set(u.tolist()) == set(range(1, 10))
+    with pytest.raises(TypeError, match=r"^random_nonzero: unsupported dtype bool$"):
+        verify.random_nonzero(3, np.bool_)
+
+
+def test_sum_bound_over_all_and_over_an_axis():
+    x = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], dtype=np.float32)
+    assert verify.sum_bound(x) == verify.gamma(5, np.float32) * 21.0
+    assert verify.sum_bound(x, axis=1).tolist() == (verify.gamma(2, np.float32) * np.array([6.0, 15.0])).tolist()
+    assert verify.sum_bound(x, axis=(0, 1)) == verify.gamma(5, np.float32) * 21.0
+    assert verify.sum_bound(x, axis=0, mean=True).tolist() == (
+        verify.gamma(2, np.float32) * np.array([5.0, 7.0, 9.0]) / 2).tolist()
+    big = np.array([1e30, 1e30], dtype=np.float32)
+    assert verify.sum_bound(big) == verify.gamma(1, np.float32) * 2 * float(big[0])
+    with pytest.raises(ValueError, match=r"^gamma\(16777216\) undefined for float32: n u >= 1$"):
+        verify.gamma(1 << 24, np.float32)
