@@ -126,3 +126,14 @@ def test_keep_reverts_only_below_the_slower_threshold(entries, timed):
     res = tables.keep(old, new, old["device"], "gflops", log=logged.append, slower=at * 1.001)
     assert res["entry"] is not new and res["kept_compared"] is not res["compared"]
     assert logged[1].startswith(f"{old['device']['name']}: installed vs re-tuned with the installed choice kept at ")
+
+
+def test_the_comparison_table_in_full():
+    head = ("| group | shape | old | new | old us | new us | old/new | cuBLAS/old | cuBLAS/new |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
+    assert tables.markdown([], 3) == head + "\n3 shapes with the same choice; 0 compared; geometric mean old/new nan, worst nan"
+    r = dict(group="g", shape="1x2x3", old="a", new="b", old_over_new=0.5, median_s=dict(old=0.5, new=1.0, cuBLAS=0.25))
+    assert tables.markdown([r, dict(r, old_over_new=2.0)], 1) == head + (
+        "| g | 1x2x3 | a | b | 500000.0 | 1000000.0 | 0.500 | 0.500 | 0.250 |\n"
+        "| g | 1x2x3 | a | b | 500000.0 | 1000000.0 | 2.000 | 0.500 | 0.250 |\n"
+        "\n1 shapes with the same choice; 2 compared; geometric mean old/new 1.000, worst 0.500")
