@@ -545,3 +545,16 @@ def test_sum_bound_over_all_and_over_an_axis():
     assert verify.sum_bound(big) == verify.gamma(1, np.float32) * 2 * float(big[0])
     with pytest.raises(ValueError, match=r"^gamma\(16777216\) undefined for float32: n u >= 1$"):
         verify.gamma(1 << 24, np.float32)
+
+
+def test_replace_between_takes_the_first_of_each_marker():
+    assert replace_between("<a>1<a>2<b>3<b>", ("<a>", "<b>"), "n") == "<a>\nn\n<b>3<b>"
+
+
+def test_coverage_names_a_cite_without_a_section_whole():
+    from gpumemlab.experiments._declare import SEEDS
+
+    seed = next(iter(SEEDS))
+    claim = types.SimpleNamespace(from_seed=True, source=types.SimpleNamespace(seed=seed, cite="the whole seed"))
+    text = readme.coverage([types.SimpleNamespace(name="x", claims=[claim])])
+    assert f"| {seed} | the whole seed | `x` |" in text.splitlines()
