@@ -40,6 +40,8 @@ def main(argv: list[str]) -> int:
     gpu_only: collections.Counter = collections.Counter()
     status: collections.Counter = collections.Counter()
     excluded, killed_listed, not_killed = [], [], []
+    per_package: dict = collections.defaultdict(lambda: [0, 0])  # package -> [not killed, killed]
+    unchecked_in: collections.Counter = collections.Counter()  # module -> mutants a stopped run did not reach
     for name, state in states(argv[1:]).items():
         function = name.rsplit("__mutmut_", 1)[0]
         if function in needs_gpu:
@@ -51,6 +53,11 @@ def main(argv: list[str]) -> int:
         if name in equivalent:
             killed_listed.append(f"{name}: {state}")
         status[state] += 1
+        package = ".".join(name.split(".")[:2])
+        if state != "not checked":
+            per_package[package][state in ("killed", "timeout")] += 1
+        if state == "not checked":
+            unchecked_in[re.sub(r"\.x[_ǁ].*", "", name)] += 1
         if state not in ("killed", "timeout", "not checked"):
             not_killed.append(f"{name}: {state}")
     unchecked = status.pop("not checked", 0)
@@ -63,11 +70,14 @@ def main(argv: list[str]) -> int:
         for function, n in sorted(gpu_only.items()):
             print(f"  {n:4d}  {function}: {needs_gpu[function]}")
     if unchecked:
-        print(f"not checked (the run stopped early), left out: {unchecked}")
+        print(f"not checked (the run stopped early), left out: {unchecked}: "
+              + ", ".join(f"{module} {n}" for module, n in sorted(unchecked_in.items())))
     for entry in killed_listed:
         print(f"  listed as equivalent but not a survivor: {entry}")
     print(f"killed {killed} / not killed {total - killed} / total {total}  ->  mutation score "
           f"{100.0 * killed / max(total, 1):.1f}%")
+    for package, (missed, hit) in sorted(per_package.items()):
+        print(f"  {package}: killed {hit} / total {hit + missed}  ->  {100.0 * hit / max(hit + missed, 1):.1f}%")
     by_function = collections.Counter(re.sub(r"__mutmut_\d+:.*", "", s) for s in not_killed)
     print("not killed, per function:")
     for fn, n in sorted(by_function.items()):
