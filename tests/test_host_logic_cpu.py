@@ -137,6 +137,12 @@ def test_replace_between_keeps_both_markers_and_puts_the_body_on_its_own_lines()
         replace_between(text, ("<!-- x -->", "<!-- b -->"), "new")
 
 
+def record_with(variant: str, **params) -> Record:
+    r = record(variant, 1.0)
+    r.params = params
+    return r
+
+
 def p2p(direction: str, nbytes: int, gbps, variant: str = "CE peer on", experiment: str = "p2p") -> Record:
     r = record(variant, 1.0, gbps=gbps)
     r.experiment, r.params = experiment, dict(direction=direction, bytes=nbytes)
@@ -267,6 +273,8 @@ def test_provenance_keeps_the_entries_a_run_merged_in_and_lists_its_own_measurem
     assert merge.provenance(plain, ["x"], own=True) == [dict(experiments=["x"], command="cmd-9", date=None,
                                                               ceilings={})]
     assert merge.provenance(plain, ["x"], own=False) == []
+    no_list = RunResults(meta=dict(merged_runs=[dict(command="old")]), device={}, ceilings={}, results=[])
+    assert merge.provenance(no_list, ["x"], own=False) == []
 
 
 def test_readme_update_rewrites_the_marked_sections_only(tmp_path, monkeypatch, capsys):
@@ -297,7 +305,9 @@ def test_readme_update_rewrites_the_marked_sections_only(tmp_path, monkeypatch, 
     assert readme.main([source]) == 0
     assert capsys.readouterr().err == "wrote README.md\nwrote docs/results/README.md\n"
     assert readme.main(["-h"]) == 2
-    assert capsys.readouterr().err.startswith("usage: python -m gpumemlab.report.readme ")
+    assert capsys.readouterr().err == "usage: python -m gpumemlab.report.readme [docs/results/DEVICE/results.json.xz]\n"
+    assert readme.main([source, source]) == 2
+    assert capsys.readouterr().err.startswith("usage: ")
     assert readme.main(["missing.json"]) == 2
     assert capsys.readouterr().err.startswith("gpumemlab.report.readme: ")
 
@@ -371,6 +381,8 @@ def test_headlines_and_table_of_a_run_without_names_or_merged_runs():
     merged = RunResults(meta=dict(command="c", date="d", merged_runs=[{}, {}]), device={"name": "G"}, ceilings={},
                         results=[], experiments={})
     assert readme.headlines(merged, "r.json").startswith("One number per experiment on an **G** (d, records of 3 runs)")
+    merged.meta["merged_runs"] = [{}]
+    assert readme.headlines(merged, "r.json").startswith("One number per experiment on an **G** (d, records of 2 runs)")
     single = RunResults(meta=dict(command="c", date="d", merged_runs=[]), device={"name": "G"}, ceilings={},
                         results=[], experiments={})
     assert readme.headlines(single, "r.json").startswith("One number per experiment on an **G** (d), generated")
@@ -380,7 +392,13 @@ def test_readme_rows_of_an_experiment_without_declared_claims():
     run = RunResults(meta={}, device={}, ceilings={}, results=[record("v", 1.0)],
                      experiments={"e": dict(seed_claim="a | claim", seed="seed 001, s"), "f": {}})
     assert list(readme.rows(run)) == [("`e`", "seed 001, s", "a | claim", "-", 1), ("`f`", "-", "", "-", 0)]
-    assert "| `e` | seed 001, s | a / claim | - | 1 |" in readme.table(run, "r.json")
+    text = readme.table(run, "r.json")
+    assert "| `e` | seed 001, s | a / claim | - | 1 |" in text and "\n\nCeilings measured in the same run: " in text
+    run.experiments = {"e": dict(skipped="one GPU"), "f": dict(skipped="no NVLink")}
+    lines = readme.table(run, "r.json").splitlines()
+    assert "Skipped by this run: `e` (one GPU); `f` (no NVLink)." in lines
+    missing = lines.index(next(x for x in lines if x.startswith("Not in this run (added to the suite after it): ")))
+    assert lines[missing - 1] == ""
 
 
 def test_speedups_need_a_naive_time_and_a_positive_time():
@@ -393,17 +411,20 @@ def test_speedups_need_a_naive_time_and_a_positive_time():
     assert other.speedup_vs_naive is None
     with pytest.raises(ValueError, match=r"^speedups: several 'naive' records share the group \(\); name the keys$"):
         runner.speedups([naive, record("naive", 1.0)], "naive")
+    with pytest.raises(ValueError, match=r"share the group \(\('n', '4'\),\); name the keys$"):
+        runner.speedups([record_with("naive", n=4), record_with("naive", n=4)], "naive", keys=("n",))
 
 
 class FakeNvml:
     """NVML's NVLink queries, link by link: state, version code, remote type and bus id; a missing entry raises as
     NVML does for a link it does not know. ``speed``: the common speed field in MB/s (None: not supported)."""
 
-    NVML_NVLINK_MAX_LINKS = 6
     NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 99
 
-    def __init__(self, links: dict, speed=None, speed_status=0):
+    def __init__(self, links: dict, speed=None, speed_status=0, max_links=None):
         self.links, self.speed, self.speed_status = links, speed, speed_status
+        if max_links is not None:  # older nvidia-ml-py lacks the constant: 18 links are asked
+            self.NVML_NVLINK_MAX_LINKS = max_links
 
     def _get(self, link, key):
         value = self.links[link][key]
@@ -412,17 +433,16 @@ class FakeNvml:
         return value
 
     def nvmlDeviceGetNvLinkState(self, dev, link):
-        assert dev == "dev"
-        return self._get(link, "state")
+        return self._get(link, "state") if dev == "dev" else 0
 
     def nvmlDeviceGetNvLinkVersion(self, dev, link):
-        return self._get(link, "version")
+        return self._get(link, "version") if dev == "dev" else 0
 
     def nvmlDeviceGetNvLinkRemoteDeviceType(self, dev, link):
-        return self._get(link, "kind")
+        return self._get(link, "kind") if dev == "dev" else nvml.REMOTE_SWITCH
 
     def nvmlDeviceGetNvLinkRemotePciInfo_v2(self, dev, link):
-        return types.SimpleNamespace(busId=self._get(link, "bus"))
+        return types.SimpleNamespace(busId=self._get(link, "bus") if dev == "dev" else "0:0:0")
 
     def nvmlDeviceGetFieldValues(self, dev, fields):
         assert dev == "dev" and fields == [99]
@@ -438,7 +458,7 @@ def link(state=1, version=6, kind=nvml.REMOTE_GPU, bus=b"00000000:2A:00.0"):
 def test_nvlinks_reads_each_active_link_and_survives_what_nvml_does_not_know(monkeypatch):
     nv = FakeNvml({0: link(), 1: link(state=0), 2: link(version=RuntimeError("bad link")),
                    3: link(kind=RuntimeError("old driver"), version=7), 4: link(kind=nvml.REMOTE_SWITCH, version=42),
-                   5: link(bus=RuntimeError("no pci info"))})
+                   5: link(bus=RuntimeError("no pci info")), 6: link()}, max_links=6)  # link 6 is past the last
     monkeypatch.setattr(nvml, "_handle", lambda ordinal=None: (nv, "dev") if ordinal == 3 else None)
     assert nvml.nvlinks(3) == [
         dict(link=0, version="4.0", gbps=26.5625, remote="0000:2a:00.0"),
@@ -448,6 +468,9 @@ def test_nvlinks_reads_each_active_link_and_survives_what_nvml_does_not_know(mon
     assert nvml.nvlinks(0) is None
     nv.links = {}  # no link answers (NVLink unsupported)
     assert nvml.nvlinks(3) == []
+    nv = FakeNvml({17: link(), 18: link()})
+    monkeypatch.setattr(nvml, "_handle", lambda ordinal=None: (nv, "dev"))
+    assert [x["link"] for x in nvml.nvlinks(0)] == [17]
 
 
 def test_link_rate_from_the_speed_field_else_the_version_s():
@@ -473,6 +496,11 @@ def test_pair_link_takes_the_side_with_fewer_links_to_the_other(monkeypatch):
     sides[0] = sides[1][:3]
     assert nvml.pair_link(0, 1) == dict(type="NVLink", links=3, version="3.0", gbps=None,
                                         how="NVML: 3 active NVLink 3.0 links (NVSwitch) x ? GB/s per direction")
+    sides[1] = [dict(link=i, version=v, gbps=25.0, remote="switch") for i, v in enumerate(("3.0", "4.0"))]
+    sides[0] = [dict(link=i, version=v, gbps=20.0, remote="switch") for i, v in enumerate(("4.0", "3.0"))]
+    assert nvml.pair_link(0, 1) == dict(type="NVLink", links=2, version="4.0", gbps=40.0,  # a tie: the first side
+                                        how="NVML: 2 active NVLink 4.0 links (NVSwitch) x 20.0 GB/s per direction")
+    sides[1] = [dict(link=i, version="3.0", gbps=None, remote="switch") for i in range(4)]
     sides[0] = [dict(sides[1][0], gbps=20.0), sides[1][1]]
     assert nvml.pair_link(0, 1)["gbps"] is None  # one link without a rate: no sum
     assert nvml.pair_link(0, 1)["how"].endswith("x 20.0 GB/s per direction")
@@ -507,6 +535,7 @@ def test_check_close_per_element_tolerance_and_exact_integers(monkeypatch):
     with pytest.raises(VerificationError, match=r"^n: 2 non-finite outputs \(first at \(5,\)\)"):
         verify.check_close(unwritten, np.arange(8.0), what="n")
     assert verify._scan(8, lambda lo, hi: np.arange(lo, hi) % 4 == 1) == (2, 1)
+    verify.check_close(np.arange(8.0) + 0.5, np.arange(8.0), what="p", atol=np.full(8, 0.5))  # per element, blocks
 
 
 def test_to_host_copies_device_arrays_only():
@@ -523,6 +552,7 @@ def test_random_nonzero_shapes_ranges_and_seeding():
     x = verify.random_nonzero(1000, np.float32, np.random.default_rng(1))
     assert x.shape == (1000,) and x.dtype == np.float32
     assert 0.5 <= np.abs(x).min() and np.abs(x).max() < 1.5 and (x < 0).any() and (x > 0).any()
+    assert len(set(np.abs(x).tolist())) > 900  # one magnitude per element
     again = verify.random_nonzero(1000, np.float32, np.random.default_rng(1))
     assert np.array_equal(x, again)
     assert not np.array_equal(x, verify.random_nonzero(1000, np.float32))  # no generator: a fresh one
@@ -541,6 +571,8 @@ def test_sum_bound_over_all_and_over_an_axis():
     assert verify.sum_bound(x, axis=(0, 1)) == verify.gamma(5, np.float32) * 21.0
     assert verify.sum_bound(x, axis=0, mean=True).tolist() == (
         verify.gamma(2, np.float32) * np.array([5.0, 7.0, 9.0]) / 2).tolist()
+    assert verify.sum_bound(x[:, :1], axis=1, mean=True).tolist() == [verify.gamma(1, np.float32) * 1.0,
+                                                                      verify.gamma(1, np.float32) * 4.0]
     big = np.array([1e30, 1e30], dtype=np.float32)
     assert verify.sum_bound(big) == verify.gamma(1, np.float32) * 2 * float(big[0])
     with pytest.raises(ValueError, match=r"^gamma\(16777216\) undefined for float32: n u >= 1$"):
