@@ -14,7 +14,7 @@ from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.session import Session
 from gpumemlab.bench.stats import gb_per_s, gflop_per_s, summarize
 from gpumemlab.bench.timer import TimerConfig, Timing, should_stop, time_host
-from gpumemlab.errors import GpumemlabError, VerificationError
+from gpumemlab.errors import GpumemlabError, UsageError, VerificationError
 from gpumemlab.gpu import runtime
 from gpumemlab.report import compare, readme, timeline, write
 from gpumemlab.report import csv as csv_report
@@ -590,3 +590,21 @@ def test_coverage_names_a_cite_without_a_section_whole():
     claim = types.SimpleNamespace(from_seed=True, source=types.SimpleNamespace(seed=seed, cite="the whole seed"))
     text = readme.coverage([types.SimpleNamespace(name="x", claims=[claim])])
     assert f"| {seed} | the whole seed | `x` |" in text.splitlines()
+
+
+def test_comparison_keys_spreads_and_verdict_counts():
+    assert compare._key_dict(("e", "v", (("n", "4"), ("dtype", '"float32"')))) == dict(
+        experiment="e", variant="v", params=dict(n=4, dtype="float32"))
+    assert compare._spread(2.0, 1.5, 3.0) == "-25.0/+50.0%"
+
+    def match(verdict, ratio=1.0):
+        return compare.Match("e", "v", {}, "kernel", 1, 1, 1, 1, 1, 1, ratio, ratio, ratio, verdict)
+    cmp = compare.PairComparison(a=None, b=None, spread="p10-p90", ignore=(),
+                                 matches=[match("faster", 2.0), match("faster", 2.0), match("slower", 0.5)])
+    summary = cmp.summary()["e"]
+    assert (summary["matched"], summary["faster"], summary["slower"], summary["tie"]) == (3, 2, 1, 0)
+
+
+def test_merge_of_no_runs_is_a_usage_error():
+    with pytest.raises(UsageError, match=r"^merge: no runs given$"):
+        merge.merge_runs([])
