@@ -460,11 +460,14 @@ def test_nvlinks_reads_each_active_link_and_survives_what_nvml_does_not_know(mon
                    3: link(kind=RuntimeError("old driver"), version=7), 4: link(kind=nvml.REMOTE_SWITCH, version=42),
                    5: link(bus=RuntimeError("no pci info")), 6: link()}, max_links=6)  # link 6 is past the last
     monkeypatch.setattr(nvml, "_handle", lambda ordinal=None: (nv, "dev") if ordinal == 3 else None)
+    assert [x["gbps"] for x in nvml.nvlinks(3)] == [26.5625, 53.125, None, 26.5625]  # no speed field: the version's
+    nv.speed = 25000
+    monkeypatch.setattr(nvml, "_handle", lambda ordinal=None: (nv, "dev") if ordinal == 3 else None)
     assert nvml.nvlinks(3) == [
-        dict(link=0, version="4.0", gbps=26.5625, remote="0000:2a:00.0"),
-        dict(link=3, version="5.0", gbps=53.125, remote="0000:2a:00.0"),
-        dict(link=4, version="(NVML code 42)", gbps=None, remote="switch"),
-        dict(link=5, version="4.0", gbps=26.5625, remote="unknown")]
+        dict(link=0, version="4.0", gbps=25.0, remote="0000:2a:00.0"),
+        dict(link=3, version="5.0", gbps=25.0, remote="0000:2a:00.0"),
+        dict(link=4, version="(NVML code 42)", gbps=25.0, remote="switch"),
+        dict(link=5, version="4.0", gbps=25.0, remote="unknown")]
     assert nvml.nvlinks(0) is None
     nv.links = {}  # no link answers (NVLink unsupported)
     assert nvml.nvlinks(3) == []
