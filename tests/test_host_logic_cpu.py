@@ -611,3 +611,25 @@ def test_comparison_keys_spreads_and_verdict_counts():
 def test_merge_of_no_runs_is_a_usage_error():
     with pytest.raises(UsageError, match=r"^merge: no runs given$"):
         merge.merge_runs([])
+
+
+def test_comparison_json_names_each_run_its_ceilings_and_unmatched_records():
+    meta = dict(date="d", version="1", command="c", quick=False, versions={"numpy": "2"}, other="x",
+                merged_runs=[dict(experiments=["e"], command="c0", date="d0", ceilings={})])
+    a = compare.Run("A", "a/results.json", RunResults(meta=meta, device={"name": "G", "sm_count": 2, "uuid": "u"},
+                                                      ceilings={"copy_gbps": {"value": 2.0, "unit": "GB/s"}}, results=[]))
+    b = compare.Run("B", "b/results.json", RunResults(meta={}, device={}, results=[],
+                                                      ceilings={"read_gbps": {"value": 3.0, "unit": "GB/s"}}))
+    info = compare._run_info(a)
+    assert info == dict(label="A", path="a/results.json",
+                        device={k: {"name": "G", "sm_count": 2}.get(k) for k in compare.DEVICE_FIELDS},
+                        meta=dict(date="d", version="1", command="c", quick=False), versions={"numpy": "2"},
+                        merged_runs=[dict(experiments=["e"], command="c0", date="d0")])
+    assert compare._run_info(b)["versions"] == {} and compare._run_info(b)["merged_runs"] == []
+    assert compare._ceiling_rows([a, b]) == [dict(ceiling="copy_gbps", unit="GB/s", values=[2.0, None]),
+                                             dict(ceiling="read_gbps", unit="GB/s", values=[None, 3.0])]
+    key = ("e", "v", (("n", "1"),))
+    cmp = compare.PairComparison(a=a, b=b, spread="p10-p90", ignore=("seed",), matches=[], only_a=[key], only_b=[])
+    assert cmp.to_dict() == dict(a=info, b=compare._run_info(b), spread="p10-p90", ignore=["seed"],
+                                 ceilings=compare._ceiling_rows([a, b]), summary={}, matches=[],
+                                 only_a=[dict(experiment="e", variant="v", params={"n": 1})], only_b=[])
