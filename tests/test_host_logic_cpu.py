@@ -2,13 +2,14 @@
 (a stand-in stream and clock), the stopping rule at its boundaries, the baseline ratio, marker replacement."""
 
 import dataclasses
+import math
 import sys
 import types
 
 import numpy as np
 import pytest
 
-from gpumemlab.bench import nvml, peers, timer, verify
+from gpumemlab.bench import nvml, peers, records, timer, verify
 from gpumemlab.bench import session as session_module
 from gpumemlab.bench.records import Record, RunResults
 from gpumemlab.bench.session import Session
@@ -633,3 +634,22 @@ def test_comparison_json_names_each_run_its_ceilings_and_unmatched_records():
     assert cmp.to_dict() == dict(a=info, b=compare._run_info(b), spread="p10-p90", ignore=["seed"],
                                  ceilings=compare._ceiling_rows([a, b]), summary={}, matches=[],
                                  only_a=[dict(experiment="e", variant="v", params={"n": 1})], only_b=[])
+
+
+@pytest.mark.parametrize("times, problem", [
+    (dict(median=1.0, samples=[0.0, 3]), None),
+    (dict(median=-1.0), "w: field 'median' is -1.0: expected a number > 0"),
+    (dict(median=1.0, samples=[1.0, -2.0]), "w: samples[1] is -2.0: expected a number >= 0"),
+    (dict(median=1.0, samples=[math.inf]), "w: samples[0] is inf: expected a finite number"),
+    (dict(median=1.0, samples=[True]), "w: samples[0] is boolean, expected number"),
+    (dict(median=1.0, samples=["x"]), "w: samples[0] is string, expected number"),
+])
+def test_record_times_are_checked_sample_by_sample(times, problem):
+    assert records._check_times(times, "w") == problem
+
+
+def test_summary_errors_say_what_is_wrong():
+    with pytest.raises(ValueError, match=r"^no samples to summarize$"):
+        summarize([])
+    with pytest.raises(ValueError, match=r"^timing samples must be finite and non-negative$"):
+        summarize([1.0, -1.0])
