@@ -2,9 +2,9 @@
 
     python tools/mutation/score.py SETUP_CFG RESULTS [RESULTS ...]
 
-A later listing replaces the states of the mutants it names (a bounded re-run, ONLY=..., of some files with newer
-tests over a full run). Score = killed / (checked - the equivalent survivors listed in SETUP_CFG's [equivalent]
-- the mutants of the functions listed in its [needs-gpu], which only a GPU or NVML can run: tests/gpu covers them,
+Listings of one source are merged mutant by mutant (a bounded re-run, ONLY=..., of some files with newer tests over
+a full run, or recheck.py's output): a mutant any listing killed counts as killed, otherwise the last checked state
+counts. Score = killed / (checked - the equivalent survivors listed in SETUP_CFG's [equivalent] - the mutants of the functions listed in its [needs-gpu], which only a GPU or NVML can run: tests/gpu covers them,
 and they are counted and named apart);
 "timeout" counts as killed (the mutant hangs), "no tests" (no test reaches the function) as not killed, "not
 checked" (a run stopped early) is left out of the score and counted apart. Every mutant not killed is listed."""
@@ -18,13 +18,19 @@ import sys
 
 
 def states(paths: list[str]) -> dict[str, str]:
+    """Each mutant's state over the listings: killed (or timeout) if any listing killed it (the tests only grew between
+    them); otherwise the last listing's state, where "not checked" never replaces a checked state."""
     out: dict[str, str] = {}
     for path in paths:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 m = re.match(r"\s*(\S+): (\w[\w ]*)$", line.rstrip("\n"))
-                if m:
-                    out[m.group(1)] = m.group(2)
+                if not m:
+                    continue
+                name, state = m.groups()
+                if out.get(name) in ("killed", "timeout") or (state == "not checked" and name in out):
+                    continue
+                out[name] = state
     return out
 
 
