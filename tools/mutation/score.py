@@ -7,7 +7,8 @@ a full run, or recheck.py's output): a mutant any listing killed counts as kille
 counts. Score = killed / (checked - the equivalent survivors listed in SETUP_CFG's [equivalent] - the mutants of
 the functions listed in its [needs-gpu], which only a GPU or NVML can run: tests/gpu covers them, and they are
 counted and named apart); "timeout" counts as killed (the mutant hangs), "no tests" (no test reaches the function)
-as not killed, "not checked" (a run stopped early) is left out of the score and counted apart. Every mutant not killed is listed."""
+as not killed, "not checked" (a run stopped early) is left out of the score and counted apart. Every mutant not
+killed is listed."""
 
 from __future__ import annotations
 
