@@ -94,3 +94,46 @@ def test_the_nearest_tuned_shape_is_by_log_ratio_and_ties_go_to_the_first_name()
     assert tables.nearest_tuned("777x1001x513", chosen) == "1024x1024x1024"  # 0.40 + 0.03 + 1.00 < 0.60 + 0.97 + 0.00
     assert tables.nearest_tuned("1024x1024x1024", chosen) == "1024x1024x1024"
     assert tables.nearest_tuned("8x8x8", {"16x8x8": 0, "4x8x8": 0}) == "16x8x8"
+
+
+def test_a_compared_shape_s_record_in_full_and_the_flop_limit_inclusive(entries, monkeypatch):
+    old, new = entries
+    stat = lambda t: SimpleNamespace(median=t, p10=0.9 * t, p90=1.1 * t, n=10)  # noqa: E731
+    monkeypatch.setattr(tables, "time_choices", lambda m, n, k, choices, timer=None: dict(
+        old=stat(1e-4), new=stat(0.8e-4), cuBLAS=stat(1e-4)))
+    monkeypatch.setattr(runtime, "work_stream", contextlib.nullcontext)
+    records, same = tables.compare(old, new, old["device"], max_flops=2 * 384 ** 3)  # 384^3 is at the limit
+    assert same == 2
+    assert records == [dict(
+        group="square", shape="384x384x384", kind="float4", old="32x128x16/3", new="64x64x8/2",
+        old_config="32x128x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1", new_config=SMALL,
+        median_s=dict(old=1e-4, new=0.8e-4, cuBLAS=1e-4), old_over_new=1e-4 / 0.8e-4,
+        stats={name: dict(median=t, p10=0.9 * t, p90=1.1 * t, n=10)
+               for name, t in (("old", 1e-4), ("new", 0.8e-4), ("cuBLAS", 1e-4))})]
+    # nothing slower: the entry is installed as re-tuned, after one comparison, logged in full
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append)
+    first, same_all = tables.compare(old, new, old["device"])
+    assert res == dict(entry=new, compared=first, kept_compared=first)
+    assert logged == [f"{old['device']['name']}: installed vs re-tuned\n\n{tables.markdown(first, same_all)}"]
+
+
+def test_keep_reverts_only_below_the_slower_threshold(entries, timed):
+    old, new = entries
+    at = 1e-4 / 0.9e-4  # every compared shape's old/new in the stand-in
+    assert tables.keep(old, new, old["device"], "gflops", log=lambda s: None, slower=at)["entry"] is new
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append, slower=at * 1.001)
+    assert res["entry"] is not new and res["kept_compared"] is not res["compared"]
+    assert logged[1].startswith(f"{old['device']['name']}: installed vs re-tuned with the installed choice kept at ")
+
+
+def test_the_comparison_table_in_full():
+    head = ("| group | shape | old | new | old us | new us | old/new | cuBLAS/old | cuBLAS/new |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
+    assert tables.markdown([], 3) == head + "\n3 shapes with the same choice; 0 compared; geometric mean old/new nan, worst nan"
+    r = dict(group="g", shape="1x2x3", old="a", new="b", old_over_new=0.5, median_s=dict(old=0.5, new=1.0, cuBLAS=0.25))
+    assert tables.markdown([r, dict(r, old_over_new=2.0)], 1) == head + (
+        "| g | 1x2x3 | a | b | 500000.0 | 1000000.0 | 0.500 | 0.500 | 0.250 |\n"
+        "| g | 1x2x3 | a | b | 500000.0 | 1000000.0 | 2.000 | 0.500 | 0.250 |\n"
+        "\n1 shapes with the same choice; 2 compared; geometric mean old/new 1.000, worst 0.500")
