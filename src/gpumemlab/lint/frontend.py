@@ -65,6 +65,25 @@ PRELUDE = r"""
 #define __restrict__ __restrict
 #define __CUDACC__ 1
 #define NULL 0
+#define INFINITY __builtin_huge_valf()
+#define NAN __builtin_nanf("")
+#define HUGE_VALF __builtin_huge_valf()
+#define HUGE_VAL __builtin_huge_val()
+#define FLT_MAX 3.40282347e+38F
+#define FLT_MIN 1.17549435e-38F
+#define FLT_EPSILON 1.19209290e-7F
+#define DBL_MAX 1.7976931348623157e+308
+#define DBL_MIN 2.2250738585072014e-308
+#define DBL_EPSILON 2.2204460492503131e-16
+#define CHAR_BIT 8
+#define INT_MAX 2147483647
+#define INT_MIN (-INT_MAX - 1)
+#define UINT_MAX 4294967295U
+#define LLONG_MAX 9223372036854775807LL
+#define LLONG_MIN (-LLONG_MAX - 1LL)
+#define ULLONG_MAX 18446744073709551615ULL
+#define M_PI 3.14159265358979323846
+#define CUDART_INF_F __builtin_huge_valf()
 typedef unsigned long size_t;
 typedef long ptrdiff_t;
 typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; typedef unsigned short uint16_t;
@@ -142,6 +161,12 @@ __device__ float __saturatef(float); __device__ float fmaf(float, float, float);
 __device__ float __fmaf_rn(float, float, float); __device__ float __fadd_rn(float, float); __device__ float __fmul_rn(float, float);
 __device__ int __float2int_rn(float); __device__ int __float2int_rz(float); __device__ float __int2float_rn(int);
 __device__ long long clock64(); __device__ int clock();
+__device__ float __int_as_float(int); __device__ int __float_as_int(float); __device__ float __uint_as_float(unsigned);
+__device__ unsigned __float_as_uint(float); __device__ double __longlong_as_double(long long);
+__device__ long long __double_as_longlong(double); __device__ float __frcp_rn(float); __device__ float __fsqrt_rn(float);
+__host__ __device__ bool isnan(float); __host__ __device__ bool isnan(double); __host__ __device__ bool isinf(float);
+__host__ __device__ bool isinf(double); __host__ __device__ bool isfinite(float); __host__ __device__ bool isfinite(double);
+__host__ __device__ int signbit(float); __host__ __device__ int signbit(double);
 __host__ __device__ int min(int, int); __host__ __device__ unsigned min(unsigned, unsigned);
 __host__ __device__ unsigned min(int, unsigned); __host__ __device__ unsigned min(unsigned, int);
 __host__ __device__ long min(long, long); __host__ __device__ unsigned long min(unsigned long, unsigned long);

@@ -1320,6 +1320,8 @@ class Interpreter:
         parts = kids[:-1]
         init_c = cond_c = inc_c = None
         semis = self._semicolons(s)
+        if len(semis) == 2 and not s.extent.start.offset <= semis[0] < semis[1] < body.extent.start.offset:
+            semis = []  # the tokens are a macro's (CUDA_KERNEL_LOOP(i, n) { ... }), not the statement's header
         if len(semis) < 2:  # no tokens (a loop written inside a macro): all three parts, or a declaration first
             if len(parts) == 3:
                 init_c, cond_c, inc_c = parts
