@@ -19,7 +19,7 @@ from ..model.access import Decl, LaneAccesses, make_launch
 from ..model.cc import parse_cc
 from . import frontend as fe
 from . import launch as _launch
-from .interp import LAUNCH_SCALE, MAX_STEPS, Access, Buffer, Frame, Interpreter, LintLimit, PtrV, Unknown, _objs
+from .interp import LAUNCH_SCALE, MAX_STEPS, Access, Buffer, Frame, Interpreter, LintLimit, MemVar, PtrV, Unknown, _objs
 from .launches import agreed, find_launches
 from ..model.types import TYPES as VECTOR_TYPES
 from .ltypes import Array, Float, Int, Pointer, Record, by_name, element_type, loads
@@ -332,8 +332,11 @@ class KernelRun:
                 continue
             space, cur = entry
             t = it.ltype(cur.type, cur)
+            buf = Buffer(name, space, t, cur.location.line, it.text(cur))
             if isinstance(t, Array):
-                it.globals[name] = PtrV(Buffer(name, space, t, cur.location.line, it.text(cur)), _objs([0] * n), t.of)
+                it.globals[name] = PtrV(buf, _objs([0] * n), t.of)
+            elif isinstance(t, (Int, Float, Pointer, Record)):  # a scalar in memory: reading it is a load
+                it.globals[name] = MemVar(buf, _objs([0] * n))
         it.frame = frame
         body = [ch for ch in it.children(self.cursor) if ch.kind == K.COMPOUND_STMT][0]
         it.run_body(body, np.ones(n, dtype=bool))
@@ -874,6 +877,7 @@ def _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_):
     pending = {key for key, a in base.accesses.items() if not _full_warp(a)}
     if opts.block_idx is not None or not pending:
         return chosen
+    unexecuted = {key for key in pending if not base.accesses[key].active.any()}
     for idx in NEXT_BLOCKS:
         if not pending:
             break
@@ -882,6 +886,8 @@ def _choose_blocks(parsed, k, opts, launch, tenv, unbound, globals_):
         blk = make_launch(launch.block, launch.grid, idx)
         b, o = _run_samples(parsed, k, opts, blk, tenv, unbound, globals_)
         taken = {key for key in pending if key in b.accesses and _full_warp(b.accesses[key])}
+        # not executed in block 0 at all (a stencil's left halo, gx >= 1): the first block that executes it
+        taken |= {key for key in pending & unexecuted if key in b.accesses and b.accesses[key].active.any()}
         if taken:
             chosen[0][3].difference_update(taken)
             chosen.append((blk, b, o, taken))

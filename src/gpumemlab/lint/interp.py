@@ -62,6 +62,15 @@ class PtrV:
 
 
 @dataclass
+class MemVar:
+    """A scalar variable that lives in memory (``__shared__ float mean;``, ``__device__ int count;``): reading it is
+    a load and assigning it a store, at the same address for every thread."""
+
+    buf: Buffer
+    off: np.ndarray
+
+
+@dataclass
 class Place:
     """An lvalue in memory."""
 
@@ -500,7 +509,8 @@ class Interpreter:
         name = c.spelling
         frame = self.frame
         if frame is not None and name in frame.env:
-            return frame.env[name]
+            v = frame.env[name]
+            return self.load(c, live) if isinstance(v, MemVar) else v
         ref = c.referenced
         if ref is not None:
             if ref.kind == self.K.ENUM_CONSTANT_DECL:
@@ -511,7 +521,8 @@ class Interpreter:
                     return self.const(v)
                 return Unknown(f"template parameter {name} not given (--template {name}=VALUE)")
             if ref.kind == self.K.VAR_DECL and name in self.globals:
-                return self.globals[name]
+                g = self.globals[name]
+                return self.load(c, live) if isinstance(g, MemVar) else g
         if name in self.env0:
             return self.env0[name]
         n = fe.evaluate_int(c)
@@ -527,7 +538,7 @@ class Interpreter:
         base_c = kids[0] if kids else None
         if base_c is not None:
             b = self.strip(base_c)
-            if b.kind == self.K.DECL_REF_EXPR:
+            if b.kind == self.K.DECL_REF_EXPR and not self._in_memory(b.spelling):
                 bv = self._declref(b, live)
                 if isinstance(bv, dict):
                     return bv.get(c.spelling, Unknown(f"no member .{c.spelling}"))
@@ -689,12 +700,14 @@ class Interpreter:
             if self.frame is not None and name in self.frame.env:
                 v = self.frame.env[name]
                 t = self.frame.types.get(name)
+                if isinstance(v, MemVar):
+                    return Place(v.buf, v.off, v.buf.type)
                 if isinstance(v, PtrV) and isinstance(t, Array) and self._is_array_var(c):
                     return Place(v.buf, v.off, t)
                 return VarRef(name)
             if name in self.globals:
                 g = self.globals[name]
-                if isinstance(g, PtrV):
+                if isinstance(g, (PtrV, MemVar)):
                     return Place(g.buf, g.off, g.buf.type)
             return Unknown(f"{name} is not a local variable lint follows")
         if k == K.ARRAY_SUBSCRIPT_EXPR:
@@ -751,6 +764,11 @@ class Interpreter:
         v = self.value(c, live)
         return v if isinstance(v, Unknown) else Unknown(f"{self.text(c)[:40]!r} is not a memory location lint follows")
 
+    def _in_memory(self, name) -> bool:
+        """``name`` is a scalar variable in shared or global memory (reading it is a load)."""
+        v = self.frame.env.get(name) if self.frame is not None else None
+        return isinstance(v if v is not None else self.globals.get(name), MemVar)
+
     def _is_array_var(self, c):
         return c.type.kind in (self.ci.TypeKind.CONSTANTARRAY, self.ci.TypeKind.DEPENDENTSIZEDARRAY,
                                self.ci.TypeKind.INCOMPLETEARRAY)
@@ -795,7 +813,7 @@ class Interpreter:
             if d.kind != self.K.DECL_REF_EXPR:
                 continue
             v = self.frame.env.get(d.spelling) if self.frame else None
-            if isinstance(v, PtrV):
+            if isinstance(v, (PtrV, MemVar)):
                 return v.buf.space != "local"
             if isinstance(v, dict) and any(isinstance(m, PtrV) and m.buf.space != "local" for m in v.values()):
                 return True
@@ -1142,6 +1160,10 @@ class Interpreter:
         name = d.spelling
         shared = any(ch.kind == K.CUDASHARED_ATTR for ch in self.children(d))
         init = [ch for ch in self.children(d) if ch.kind.is_expression()]
+        if shared and isinstance(t, (Int, Float, Pointer, Record)):  # a __shared__ scalar: memory, one address
+            self.frame.env[name] = MemVar(Buffer(name, "shared", t, d.location.line, self.text(d)), _objs([0] * self.n))
+            self.frame.types[name] = None
+            return
         if isinstance(t, Array) or (isinstance(t, Opaque) and shared):
             dims_exprs = init if d.type.kind == self.ci.TypeKind.DEPENDENTSIZEDARRAY else []
             space = "shared" if shared else "local"
