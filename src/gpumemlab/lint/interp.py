@@ -179,6 +179,7 @@ class Interpreter:
         self.param_info: list[dict] = []  # the kernel's parameters as the run bound them (for --validate)
         self._cursor_types: dict = {}  # expression cursor -> lint type of its value
         self._literals: dict = {}  # literal cursor -> (value, C type)
+        self._bound_caches: dict = {}  # (helper, template bindings) -> its (type, cursor type) caches
         self._source_lines = None  # the file's lines (a loop's #pragma unroll)
         self.repeat = 0  # enclosing loops now past their first iteration
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
@@ -575,6 +576,10 @@ class Interpreter:
             bt = np.asarray(b.v != 0, dtype=bool)
             r = (at & bt) if op == "&&" else (at | bt)
             return expr.Value(_objs(r.astype(int).tolist()), expr.INT)
+        if op in ("&", "%"):
+            low = self._address_bits(op, kids, live)
+            if low is not None:
+                return low
         a = self.value(kids[0], live)
         b = self.value(kids[1], live)
         if isinstance(a, PtrV) or isinstance(b, PtrV):
@@ -586,6 +591,26 @@ class Interpreter:
         if not isinstance(a, expr.Value) or not isinstance(b, expr.Value):
             return Unknown("operand not an integer")
         return self.arith(expr.Binary(op, expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
+
+    ALIGNMENT = 256  # lint's buffers start at a multiple of this (what cudaMalloc gives)
+
+    def _address_bits(self, op, kids, live):
+        """``(uintptr_t)p & 15`` or ``(size_t)p % 16``: the low bits of a pointer converted to an integer, which the
+        allocation's alignment decides (the rest of the address is not known); None for anything else."""
+        cast = self.strip(kids[0])
+        if cast.kind not in (self.K.CSTYLE_CAST_EXPR, self.K.CXX_REINTERPRET_CAST_EXPR, self.K.CXX_STATIC_CAST_EXPR,
+                             self.K.CXX_FUNCTIONAL_CAST_EXPR) or not isinstance(self.ltype(cast.type), Int):
+            return None
+        operand = [ch for ch in self.children(cast) if ch.kind.is_expression()]
+        m = self.const_int(kids[1])
+        if not operand or m is None or m <= 0 or (op == "&" and m >= self.ALIGNMENT) or \
+                (op == "%" and self.ALIGNMENT % m):
+            return None
+        p = self.value(operand[-1], live)
+        if not isinstance(p, PtrV) or p.buf.space == "local":
+            return None
+        bits = _objs([int(o) & m if op == "&" else int(o) % m for o in p.off])
+        return expr.Value(bits, self.ltype(cast.type).ctype)
 
     def _is_null(self, c, other) -> bool:
         """``c`` is nullptr, NULL, or a literal 0 compared with a pointer."""
@@ -621,6 +646,9 @@ class Interpreter:
             lv = self.lvalue(kids[0], live)
             if isinstance(lv, Place):
                 return PtrV(lv.buf, lv.off, lv.type)
+            if isinstance(lv, VarRef):  # a local's address: its accesses are the thread's own (registers or local)
+                t = self.ltype(kids[0].type)
+                return PtrV(Buffer(lv.name, "local", t, c.location.line, self.text(kids[0])), _objs([0] * self.n), t)
             return lv if isinstance(lv, Unknown) else Unknown("address of a local variable")
         a = self.value(kids[0], live)
         if isinstance(a, Unknown):
@@ -946,6 +974,10 @@ class Interpreter:
                 and len(args) > len(list(c.get_arguments())):
             args = args[1:]
         args = list(c.get_arguments()) or args
+        candidates, explicit = [], []
+        if callee is None and not name and kids:  # a call in template code, resolved only at instantiation
+            name, candidates, explicit = self._unresolved_callee(kids[0])
+            args = [a for a in kids[1:] if a.kind.is_expression()]
         if callee is not None and callee.kind == self.K.CONSTRUCTOR and not args:  # T x; a default-built struct
             t = self.ltype(c.type)
             if isinstance(t, Record):
@@ -1009,11 +1041,101 @@ class Interpreter:
         defn = callee.get_definition() if callee is not None else None
         if defn is None and callee is not None and callee.kind == self.K.FUNCTION_TEMPLATE:
             defn = callee
-        if defn is not None and any(ch.kind == self.K.COMPOUND_STMT for ch in self.children(defn)):
-            return self._inline(c, defn, args, live)
+        if defn is None and callee is not None and callee.kind == self.K.FUNCTION_DECL:
+            spec = self.ci.conf.lib.clang_getSpecializedCursorTemplate(callee)
+            if spec is not None and spec.kind == self.K.FUNCTION_TEMPLATE and self._has_body(spec):
+                defn = spec  # a specialization template code names but clang did not instantiate: its arguments
+                explicit = self._specialization_args(callee)
+        if defn is None and candidates:
+            defn = next((d for d in candidates if self._has_body(d) and self._arity_fits(d, len(args))
+                         and self._types_fit(d, args, live)), None)
+        if defn is not None and self._has_body(defn):
+            return self._inline(c, defn, args, live, explicit)
         for a in args:  # the arguments' own accesses
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _has_body(self, defn) -> bool:
+        return any(ch.kind == self.K.COMPOUND_STMT for ch in self.children(defn))
+
+    def _arity_fits(self, defn, nargs: int) -> bool:
+        params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
+        required = [p for p in params if not any(ch.kind.is_expression() for ch in self.children(p))]
+        return len(required) <= nargs <= len(params)
+
+    def _types_fit(self, defn, args, live) -> bool:
+        """Overload resolution as far as lint's types go: no pointer parameter of a non-template candidate points to
+        another element type than its argument (store16(float*, ...) vs store16(double*, ...))."""
+        if defn.kind == self.K.FUNCTION_TEMPLATE:
+            return True
+        params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
+        for p, a in zip(params, args):
+            pt, at = self.ltype(p.type), self.ltype(a.type)
+            if isinstance(at, Opaque):  # a dependent type: the pointer's element type as evaluated
+                v = self.value(a, live, probe=True)
+                at = Pointer(v.to) if isinstance(v, PtrV) else at
+            if isinstance(pt, Pointer) and isinstance(at, Pointer) and not isinstance(pt.to, Opaque) and \
+                    not isinstance(at.to, Opaque) and getattr(pt.to, "size", 0) and pt.to != at.to:
+                return False  # pointers to different element types do not convert (scalars do: not compared)
+        return True
+
+    def _unresolved_callee(self, head):
+        """(name, candidate declarations, explicit template arguments) of a call clang left unresolved in template
+        code (``__ldg(p)``, ``store<Acc, W>(dst, t)``): the overload set the name refers to."""
+        lib = self.ci.conf.lib
+        for d in head.walk_preorder():
+            if d.kind != self.K.OVERLOADED_DECL_REF:
+                continue
+            cands = [lib.clang_getOverloadedDecl(d, i) for i in range(lib.clang_getNumOverloadedDecls(d))]
+            parent = next((p for p in head.walk_preorder() if d in self.children(p)), None)
+            sibs = self.children(parent) if parent is not None else []
+            explicit = [a for a in sibs[sibs.index(d) + 1:]] if d in sibs else []
+            return d.spelling, cands, [("type", a.type) if a.kind == self.K.TYPE_REF else ("expr", a) for a in explicit]
+        return "", [], []
+
+    def _specialization_args(self, callee) -> list:
+        """The template arguments of a function template specialization, as explicit arguments are given."""
+        out = []
+        for i in range(callee.get_num_template_arguments()):
+            kind = callee.get_template_argument_kind(i)
+            if kind == self.ci.TemplateArgumentKind.TYPE:
+                out.append(("type", callee.get_template_argument_type(i)))
+            elif kind == self.ci.TemplateArgumentKind.INTEGRAL:
+                out.append(("int", callee.get_template_argument_value(i)))
+            else:
+                break
+        return out
+
+    def _template_bindings(self, defn, explicit, args, live) -> dict:
+        """The function template's parameters: explicit arguments in order, then type parameters deduced from the
+        arguments of parameters declared as T, T* or const T& (what lint's types can tell)."""
+        if defn.kind != self.K.FUNCTION_TEMPLATE:
+            return {}
+        tparams = [ch for ch in self.children(defn) if ch.kind in (self.K.TEMPLATE_TYPE_PARAMETER,
+                                                                   self.K.TEMPLATE_NON_TYPE_PARAMETER)]
+        out = {}
+        for tp, (kind, a) in zip(tparams, explicit):
+            if kind == "type":
+                t = self.ltype(a)
+                if not isinstance(t, Opaque):
+                    out[tp.spelling] = t
+            elif kind == "int":
+                out[tp.spelling] = int(a)
+            else:
+                v = self.value(a, live, probe=True)
+                if isinstance(v, expr.Value) and len(set(v.v.tolist())) == 1:
+                    out[tp.spelling] = int(v.v[0])
+        types = {tp.spelling for tp in tparams if tp.kind == self.K.TEMPLATE_TYPE_PARAMETER} - set(out)
+        params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
+        for p, a in zip(params, args):
+            words = [w for w in re.findall(r"[A-Za-z_]\w*|\*", p.type.spelling) if w not in ("const", "volatile")]
+            if len(words) in (1, 2) and words[0] in types and words[1:] in ([], ["*"]):
+                t = self.ltype(a.type)
+                t = t.to if words[1:] and isinstance(t, Pointer) else t if not words[1:] else None
+                if t is not None and not isinstance(t, Opaque):
+                    out[words[0]] = t
+                    types.discard(words[0])
+        return out
 
     def _same_record(self, a, b) -> bool:
         strip = lambda t: t.get_canonical().spelling.replace("const ", "").replace("volatile ", "")  # noqa: E731
@@ -1029,7 +1151,7 @@ class Interpreter:
             ops = [o for o in ops if not o.is_const_method()] or ops[:1]
         return ops[0] if len(ops) == 1 else None
 
-    def _inline(self, c, defn, args, live):
+    def _inline(self, c, defn, args, live, explicit=()):
         name = defn.spelling
         if any(f == defn.get_usr() for f, _ in self.calls):
             self.note(c, f"recursive call to {name}: not followed")
@@ -1038,6 +1160,12 @@ class Interpreter:
             return Unknown(f"calls nested deeper than {MAX_CALL_DEPTH}")
         params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
         vals = [self.value(a, live) for a in args]
+        bound = self._template_bindings(defn, explicit, args, live)
+        saved_t = (self.tenv, self._types, self._cursor_types)
+        if bound:  # the helper's own template parameters; its cursors' types are cached per binding
+            self.tenv = {**self.tenv, **bound}
+            key = (defn.get_usr(), tuple(sorted((k, str(v)) for k, v in self.tenv.items())))
+            self._types, self._cursor_types = self._bound_caches.setdefault(key, ({}, {}))
         env, types = {}, {}
         for i, p in enumerate(params):
             t = self.ltype(p.type, p)
@@ -1057,6 +1185,7 @@ class Interpreter:
         finally:
             self.frame = saved
             self.calls.pop()
+            self.tenv, self._types, self._cursor_types = saved_t
         return frame.ret if frame.ret is not None else Unknown(f"result of {name}")
 
     def note(self, c, text):
