@@ -1089,7 +1089,7 @@ class Interpreter:
             cands = [lib.clang_getOverloadedDecl(d, i) for i in range(lib.clang_getNumOverloadedDecls(d))]
             parent = next((p for p in head.walk_preorder() if d in self.children(p)), None)
             sibs = self.children(parent) if parent is not None else []
-            explicit = [a for a in sibs[sibs.index(d) + 1:]] if d in sibs else []
+            explicit = sibs[sibs.index(d) + 1:] if d in sibs else []
             return d.spelling, cands, [("type", a.type) if a.kind == self.K.TYPE_REF else ("expr", a) for a in explicit]
         return "", [], []
 
