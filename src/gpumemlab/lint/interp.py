@@ -195,8 +195,8 @@ class Interpreter:
         """A clang type -> lint's type, template parameters substituted (cached per spelling)."""
         TK = self.ci.TypeKind
         k = t.kind
-        if k == TK.DEPENDENTSIZEDARRAY:  # its sizes come from the declaration's expressions
-            return self._ltype(t, cursor)
+        if k in (TK.DEPENDENTSIZEDARRAY, TK.CONSTANTARRAY) and self.dependent_sized(t):  # sizes: the declaration's
+            return self._dependent_array(t, cursor)
         key = (k, t.spelling)
         hit = self._types.get(key)
         if hit is None:
@@ -223,8 +223,6 @@ class Interpreter:
             return Array(self.ltype(t.element_type), t.element_count)
         if k == TK.INCOMPLETEARRAY:
             return Array(self.ltype(t.element_type), None)
-        if k == TK.DEPENDENTSIZEDARRAY:
-            return self._dependent_array(t, cursor)
         if k == TK.BOOL:
             return BOOL
         if k == TK.FLOAT:
@@ -296,24 +294,41 @@ class Interpreter:
         self.records[name] = rec
         return rec
 
+    def dependent_sized(self, t) -> bool:
+        """An array type with a size that depends on a template parameter, at any level (T[32][32 + PAD])."""
+        TK = self.ci.TypeKind
+        while t.kind in (TK.CONSTANTARRAY, TK.DEPENDENTSIZEDARRAY, TK.INCOMPLETEARRAY):
+            if t.kind == TK.DEPENDENTSIZEDARRAY:
+                return True
+            t = t.element_type
+        return False
+
     def _dependent_array(self, t, cursor):
-        """T[A][B] in a template: the element from the template argument, the sizes from the declaration."""
-        dims = []
+        """T[A][B] in a template: the element from the template argument, the sizes from the declaration (its size
+        expressions: one per dimension, or one per dimension that depends on a template parameter)."""
+        TK = self.ci.TypeKind
+        levels, el = [], t
+        while el.kind in (TK.DEPENDENTSIZEDARRAY, TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):
+            levels.append(el.element_count if el.kind == TK.CONSTANTARRAY else None)
+            el = el.element_type
+        exprs = []
         if cursor is not None:
             exprs = [c for c in self.children(cursor) if c.kind.is_expression()]
             exprs.sort(key=lambda c: c.extent.start.offset)
-            for e in exprs:
-                v = self.const_int(e)
+        if not exprs or len(exprs) not in (len(levels), levels.count(None)):
+            return Opaque("array size not known")
+        sizes = iter(exprs)
+        dims = []
+        for n in levels:
+            if n is None or len(exprs) == len(levels):
+                v = self.const_int(next(sizes))
                 if v is None:
                     return Opaque("array size not known (give its template arguments)")
-                dims.append(v)
-        el = t
-        while el.kind in (self.ci.TypeKind.DEPENDENTSIZEDARRAY, self.ci.TypeKind.CONSTANTARRAY,
-                          self.ci.TypeKind.INCOMPLETEARRAY):
-            el = el.element_type
+                if n is not None and v != n:
+                    return Opaque("array size not known")
+                n = v
+            dims.append(n)
         base = self.ltype(el)
-        if not dims:
-            return Opaque("array size not known")
         out = base
         for d in reversed(dims):
             out = Array(out, d)
@@ -1294,7 +1309,7 @@ class Interpreter:
             self.frame.types[name] = None
             return
         if isinstance(t, Array) or (isinstance(t, Opaque) and shared):
-            dims_exprs = init if d.type.kind == self.ci.TypeKind.DEPENDENTSIZEDARRAY else []
+            dims_exprs = init if self.dependent_sized(d.type) else []
             space = "shared" if shared else "local"
             if isinstance(t, Opaque):
                 self.frame.env[name] = Unknown(f"{name}: {t.reason}")
@@ -1306,7 +1321,7 @@ class Interpreter:
                 for ch in init:
                     self.value(ch, live)
             return
-        if init and d.type.kind == self.ci.TypeKind.DEPENDENTSIZEDARRAY:
+        if init and self.dependent_sized(d.type):
             init = []
         v = self.value(init[-1], live) if init else Unknown(f"{name} is not initialized")
         if isinstance(t, (Int, Pointer)):
