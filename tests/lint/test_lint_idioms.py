@@ -501,7 +501,7 @@ EXPECTED = [
     (22, "ldg_int4", "49:23", "__ldg(in + i)", "load", (), (8.0, 8.0, "coalesced")),
     (22, "f2", "55:14", "reinterpret_cast<const float2*>(in)[t]", "load", (), (4.0, 4.0, "coalesced")),
     (22, "f2", "56:3", "out[t]", "store", (), (4.0, 4.0, "coalesced")),
-    (22, "asm_ld", "62:61", "in + threadIdx.x", "load", (), ("unknown", "inline PTX `ld.global.nc.f32`: lint does not")),
+    (22, "asm_ld", "62:61", "in + threadIdx.x", "load", (), (2.0, 2.0, "coalesced")),
     (22, "asm_ld", "63:3", "out[threadIdx.x]", "store", (), (2.0, 2.0, "coalesced")),
     (22, "lam", "70:3", "out[f(i)]", "store", (), ("unknown", "index 'f(i)': lambda expression (not ana")),
     (22, "warp_lane", "79:13", "in[blockIdx.x * blockDim.x + threadIdx.x]", "load", (), (2.0, 2.0, "coalesced")),

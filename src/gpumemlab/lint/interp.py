@@ -28,6 +28,7 @@ PEEK_ITERATIONS = 4  # iterations of a loop too long to run whole: what a 16-byt
 REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
 LAUNCH_SCALE = 16  # the launch average needs every iteration: its runs allow this many times more iterations
 LAUNCH_STEPS = 300_000  # steps of all of one launch's block runs together (its runs' own limit as well)
+FAST_FORWARD = 4096  # iterations of a long loop's condition and step run on (no body) to know its variables after it
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -1247,8 +1248,8 @@ class Interpreter:
                 self.exits[-1][0 if k == K.BREAK_STMT else 1][:] |= live
             return np.zeros(self.n, dtype=bool)
         if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
-            self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
-            self._asm_accesses(s, live)
+            if not self._asm_accesses(s, live):
+                self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
             for d in s.walk_preorder():
                 if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
                     self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
@@ -1281,22 +1282,50 @@ class Interpreter:
 
     _PTX_MEMORY = re.compile(r"\b(ld|st|atom|red|cp\.async(?:\.bulk)?|prefetch)((?:\.[a-z0-9_:]+)*)")
 
+    _PTX_TYPE_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
+    _PTX_WIDTH_TYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
+
     def _asm_accesses(self, s, live):
-        """Inline PTX that loads or stores through a pointer operand: each such operand is an access, unknown with
-        the instruction named (its addresses are known, but what the PTX does with them is not modeled)."""
+        """Inline PTX that loads or stores through a pointer operand. A statement with one ``ld``/``st`` whose
+        address is an operand (``st.global.v4.f32 [%0], {...}``) is that access, its width from the vector and type
+        qualifiers; any other pointer operand of a memory instruction is an access, unknown with the instruction
+        named. True when the statement's memory access was modeled."""
         template = "".join(t[1:-1] for t in self.tokens(s) if t.startswith('"'))
         ops = self._PTX_MEMORY.findall(template)
         if not ops:
-            return
+            return False
         op, quals = ops[0]
         kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
-        for ch in self.children(s):
-            if not ch.kind.is_expression():
-                continue
+        operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
+        modeled = self._ptx_access(template, ops, operands, live) if len(ops) == 1 and op in ("ld", "st") else None
+        for i, ch in enumerate(operands):
             v = self.value(ch, live, probe=True)
-            if isinstance(v, PtrV):
+            if modeled is not None and i == modeled[0]:
+                place = Place(v.buf, v.off + modeled[1], modeled[2])
+                self.record(ch, kind, place, live)
+            elif isinstance(v, PtrV):
                 self.record(ch, kind, None, live, unknown=f"inline PTX `{op}{quals}`: lint does not model memory "
                                                           f"accesses written in PTX", buf=v.buf)
+        return modeled is not None
+
+    def _ptx_access(self, template, ops, operands, live):
+        """(operand index, byte offset, lint type of the width) of a PTX ``ld``/``st`` through ``[%N]`` or
+        ``[%N+imm]`` of a pointer in the state space it names; None where lint cannot tell."""
+        op, quals = ops[0]
+        addr = re.search(r"\[\s*%(\d+)\s*(?:\+\s*(-?\d+)\s*)?\]", template)
+        words = quals.strip(".").split(".")
+        sizes = [self._PTX_TYPE_BYTES.get(w[1:]) for w in words if w[:1] in "bsuf" and w[1:].isdigit()]
+        vec = next((int(w[1:]) for w in words if w in ("v2", "v4", "v8")), 1)
+        if addr is None or len(sizes) != 1 or sizes[0] is None or int(addr.group(1)) >= len(operands):
+            return None
+        width = vec * sizes[0]
+        t = by_name(self._PTX_WIDTH_TYPE.get(width, ""))
+        p = self.value(operands[int(addr.group(1))], live, probe=True)
+        space = next((w.split("::")[0] for w in words if w.split("::")[0] in ("global", "shared", "local", "const")),
+                     None)
+        if t is None or not isinstance(p, PtrV) or (space is not None and space != p.buf.space):
+            return None
+        return int(addr.group(1)), int(addr.group(2) or 0), t
 
     def declare(self, d, live):
         K = self.K
@@ -1326,8 +1355,8 @@ class Interpreter:
         v = self.value(init[-1], live) if init else Unknown(f"{name} is not initialized")
         if isinstance(t, (Int, Pointer)):
             v = self.convert(v, t, live)
-        elif isinstance(t, Float):
-            v = Unknown("floating-point value")
+        elif isinstance(t, Float):  # a loaded value keeps its reason (a guard on it is a guard on data)
+            v = v if isinstance(v, Unknown) and self._data_guard(v.reason) else Unknown("floating-point value")
         elif isinstance(t, Opaque) and not isinstance(v, (expr.Value, PtrV)):
             v = v if isinstance(v, Unknown) else Unknown(t.reason)
         elif isinstance(t, Record):  # a struct: a dict of its members' values
@@ -1606,15 +1635,77 @@ class Interpreter:
             self.iter_path.pop()
             if pushed:
                 pushed.pop()
+        stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
+        body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
+        if stepped and inc_c is not None and cond_c is not None and not loop.complete:
+            body_only = self._fast_forward(s, cond_c, inc_c, body, cur)
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
-            if k in env_before and not loop.complete:
+            if k in env_before and not loop.complete and (body_only is None or k in body_only):
                 self.frame.env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
             elif k not in env_before:
                 self.frame.env.pop(k, None)
         if var is not None and var not in env_before:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
+
+    def _fast_forward(self, s, cond_c, inc_c, body, cur) -> set | None:
+        """A loop stopped early (too long to run its body): run only its condition and step on to its end, so that
+        the variables the step alone changes (``j += 4 * RB, p += 4 * step``) are known after it. Returns the names
+        the body assigns (unknown after the loop), or None where the body may change the step's variables or leave
+        the loop early, or the end is not reached within FAST_FORWARD iterations."""
+        assigned = self._assigned_names(body)
+        if assigned is None:
+            return None
+        env = self.frame.env
+        for k in assigned & set(env):
+            env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
+        for _ in range(FAST_FORWARD):
+            cv = self.value(cond_c, cur, probe=True)
+            if not isinstance(cv, expr.Value):
+                return None
+            cur = cur & self._truth(cv)
+            if not cur.any():
+                return assigned
+            self.value(inc_c, cur, probe=True)
+        return None
+
+    def _assigned_names(self, body) -> set | None:
+        """Local names the statement may assign (written to, incremented, address taken); None when it can leave
+        early (break, return, goto), runs inline PTX or calls a function that takes a non-const reference."""
+        key = (body, "assigned")
+        if key in self._nodes:
+            return self._nodes[key]
+        K, names, out = self.K, set(), None
+        for d in body.walk_preorder():
+            k = d.kind
+            if k in (K.BREAK_STMT, K.RETURN_STMT, K.GOTO_STMT, K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
+                break
+            target = None
+            if k in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and \
+                    fe.binary_op(d) in ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="):
+                target = self.children(d)[0]
+            elif k == K.UNARY_OPERATOR and fe.unary_op(d) in ("pre++", "pre--", "post++", "post--", "&"):
+                target = self.children(d)[0]
+            elif k == K.CALL_EXPR and d.referenced is not None and any(
+                    p.kind == K.PARM_DECL and p.type.kind == self.ci.TypeKind.LVALUEREFERENCE and
+                    not p.type.get_pointee().is_const_qualified() for p in self.children(d.referenced)):
+                break
+            # a member of a local struct names the struct; a subscript or an arrow writes memory, not the variable
+            while target is not None and self.children(target) and (
+                    target.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) or (target.kind == K.MEMBER_REF_EXPR and
+                                                                        not self._arrow(target))):
+                target = self.children(target)[0]
+            if target is not None and target.kind == K.DECL_REF_EXPR:
+                names.add(target.spelling)
+        else:
+            out = names
+        self._nodes[key] = out
+        return out
+
+    def _arrow(self, member) -> bool:
+        kids = self.children(member)
+        return bool(kids) and kids[0].type.kind == self.ci.TypeKind.POINTER
 
     def _unrolled(self, s) -> bool:
         """``#pragma unroll`` (not ``unroll 1``) on the line before the loop: ptxas may vectorize across its

@@ -56,7 +56,7 @@ __global__ void f2(float2* out, const float* in) {
   out[t] = make_float2(v.y, v.x);
 }
 
-// The PTX load is unknown, its instruction named; out[threadIdx.x]: 16 distinct floats -> 2 sectors.
+// The PTX load ld.global.nc.f32 [%1] of in + threadIdx.x and out[threadIdx.x]: 16 distinct floats -> 2 sectors.
 __global__ void asm_ld(float* out, const float* in) {
   float v;
   asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(in + threadIdx.x));
