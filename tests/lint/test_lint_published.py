@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gpumemlab.lint import lint_file
+from gpumemlab.lint.analysis import Options
 from lint_tables import all_findings, matches, numbers
 
 PUBLISHED = Path(__file__).parent / "corpus" / "published"
@@ -449,3 +451,113 @@ def test_at_least_15_kernels():
 def test_access(findings, case):
     *key, expected = case
     assert matches(expected, numbers(findings[tuple(key)]))
+
+
+def _lint(tmp_path, source, **opts):
+    src = tmp_path / "k.cu"
+    src.write_text(source)
+    reports = lint_file(str(src), Options(**opts), resources=False)
+    return {(f.line, f.access): f for r in reports for f in r.findings}
+
+
+ALIGNED = """
+__global__ void k(float* out, int off) {
+    float* p = out + off;
+    if (((unsigned long long)p & 15) == 0) reinterpret_cast<float4*>(p)[threadIdx.x] = make_float4(0, 0, 0, 0);
+    else p[threadIdx.x] = 0;
+    if ((size_t)p % 8 == 4) out[2 * threadIdx.x] = 1;
+    if (((unsigned long long)p & 4095) == 0) out[threadIdx.x] = 2;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "off,vec4,scalar,odd",
+    [(0, (16.0, "coalesced"), "not executed", "not executed"), (1, "not executed", (5.0, "offset"), (8.0, "strided"))],
+)
+def test_low_bits_of_a_pointer_come_from_the_allocations_alignment(tmp_path, off, vec4, scalar, odd):
+    # lint's buffers are 256-byte aligned: (p & 15) and p % 8 are known; p & 4095 needs the address itself
+    got = _lint(tmp_path, ALIGNED, block=(32,), lets={"off": off})
+
+    def summary(f):
+        return f.verdict if f.verdict == "not executed" else (f.sectors_per_request, f.verdict)
+
+    assert (summary(got[(4, "store")]), summary(got[(5, "store")]), summary(got[(6, "store")])) == (vec4, scalar, odd)
+    f = got[(7, "store")]
+    assert f.verdict == "unknown" and "pointer cast to an integer" in f.unknown_reason
+
+
+PTX = """
+__global__ void k(const float* in, float* out) {
+    float a, b;
+    asm volatile("ld.global.nc.v2.f32 {%0, %1}, [%2+8];" : "=f"(a), "=f"(b) : "l"(in + 4 * threadIdx.x));
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(a) : "l"(in + threadIdx.x));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(threadIdx.x * 16), "l"(in + 4 * threadIdx.x));
+    out[threadIdx.x] = a + b;
+}
+"""
+
+
+def test_ptx_loads_are_modeled_where_the_instruction_says_what_it_reads(tmp_path):
+    got = _lint(tmp_path, PTX, block=(32,))
+    # 8 bytes at in + 16 t + 8: 32 lanes 16 bytes apart -> 512 bytes spanned, 16 sectors for 256 bytes (ideal 8)
+    f = got[(4, "load")]
+    assert (f.element_bytes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) == (8, 16.0, 8.0, "strided")
+    # ld.shared through a global pointer, cp.async: not what lint models; the instruction is named
+    assert got[(5, "load")].unknown_reason.startswith("inline PTX `ld.shared.f32`: lint does not model")
+    assert got[(6, "load")].unknown_reason.startswith("inline PTX `cp.async.ca.shared.global`: lint does not model")
+
+
+def test_a_locals_address_is_not_a_memory_access(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__global__ void k(const float4* in4, float* out) {\n"
+        "    float4 v = in4[threadIdx.x];\n"
+        "    const float* f = reinterpret_cast<const float*>(&v);\n"
+        "    out[threadIdx.x] = f[0] + f[3];\n}\n",
+        block=(32,),
+    )
+    assert sorted(got) == [(2, "load"), (4, "store")]
+
+
+TAIL = """
+__global__ void k(const float* in, float* out, int n) {
+    const float* p = in + threadIdx.x;
+    float acc = 0.f;
+    int j = 0;
+    for (; j + 4 <= n; j += 4, p += 3) acc += p[0];
+    for (; j < n; ++j, p += blockDim.x) acc += p[0];
+    out[threadIdx.x] = acc;
+}
+"""
+
+
+def test_variables_only_a_long_loops_step_changes_are_known_after_it(tmp_path):
+    # n = 1002: 250 iterations of the first loop (too long to run its body), p ends at in + t + 750 -> byte 3000,
+    # 24 past a sector: the tail's p[0] takes 5 sectors (ideal 4)
+    got = _lint(tmp_path, TAIL, block=(32,), lets={"n": 1002})
+    assert (got[(6, "load")].sectors_per_request, got[(6, "load")].verdict) == (4.0, "coalesced")
+    assert (got[(7, "load")].sectors_per_request, got[(7, "load")].verdict) == (5.0, "offset")
+    # the body changes p too: p is not known after the loop
+    got = _lint(tmp_path, TAIL.replace("acc += p[0];\n    for", "acc += *p++;\n    for"), block=(32,), lets={"n": 1002})
+    assert got[(7, "load")].unknown_reason == "p after the loop at line 6"
+
+
+def test_scalar_device_and_shared_variables_are_memory(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__device__ int g_count;\n"
+        "__global__ void k(int* out) {\n"
+        "    __shared__ int s_total;\n"
+        "    if (threadIdx.x == 0) s_total = g_count;\n"
+        "    out[threadIdx.x] = s_total;\n}\n",
+        block=(64,),
+    )
+    assert (got[(4, "load")].space, got[(4, "load")].requests, got[(4, "load")].sectors_per_request) == (
+        "global",
+        1,
+        1.0,
+    )
+    assert (got[(4, "store")].space, got[(4, "store")].active_lanes) == ("shared", 1)
+    f = got[(5, "load")]
+    assert (f.space, f.wavefronts_per_request, f.verdict) == ("shared", 1.0, "broadcast")

@@ -84,3 +84,22 @@ def test_bank_stride_slot_equals_the_model(stride):
         f = _finding(KERNELS / "banks.cu", "bank_stride", "ws[slot]", kind=kind, block=(banks.BLOCK,),
                      templates={"STRIDE": str(stride)}, lets={"n": 1 << 20, "reps": 1})
         assert (f.wavefronts_per_request, f.conflict_ways) == (per_request, model["ways"]) == (stride, stride)
+
+
+def test_sum_cols_vector_loads_and_ptx_stores_equal_the_model():
+    # sum_cols<float, float, true, 8>: __ldg of Load<T, VEC>::type (float4) in template code, and store_results<Acc, W>
+    # reaching store16's st.global.v4.f32 (the float overload) because out is 16-byte aligned: one 16-byte access per
+    # lane, consecutive lanes adjacent - the reduce family's VECTOR_ACCESS
+    from gpumemlab.kernels import reduce
+
+    model = analyze(reduce.VECTOR_ACCESS[0], reduce.VECTOR_ACCESS[1], block=32)
+    per_request = model["per_warp"][0]["sectors"] / model["per_warp"][0]["requests"]
+    reports = lint_file(str(KERNELS / "reduce.cu"),
+                        Options(kernel="sum_cols", block=(32, 8), lets={"n": 1000, "inner": N, "rows_per_split": 1000},
+                                templates={"T": "float", "Acc": "float", "VEC": "true", "RB": "8"}), resources=False)
+    got = {(f.line, f.text): f for r in reports for f in r.findings}
+    vector = [f for (_, text), f in got.items() if text.startswith("__ldg(") or text == "p"]
+    assert len(vector) == 6  # the 4 loads of the main loop, the tail loop's load (n = 1000), the PTX store
+    assert {(f.element_bytes, f.sectors_per_request, f.verdict) for f in vector} == {(16, per_request, "coalesced")}
+    assert per_request == 16
+    assert [f.verdict for (_, text), f in got.items() if text == "out[k]"] == ["not executed"]  # the misaligned path

@@ -1250,9 +1250,15 @@ class Interpreter:
         if k in (K.ASM_STMT, K.MS_ASM_STMT) or k.name == "GCC_ASM_STMT":
             if not self._asm_accesses(s, live):
                 self.note(s, "inline PTX (asm): its memory accesses are not analyzed")
-            for d in s.walk_preorder():
-                if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
-                    self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
+            toks = self.tokens(s)  # each operand is "constraint"(expression); outputs' constraints start = or +
+            constraints = [t for t, nxt in zip(toks, toks[1:]) if t.startswith('"') and nxt == "("]
+            operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
+            for con, ch in zip(constraints, operands):
+                if con[1:2] not in ("=", "+"):
+                    continue
+                for d in ch.walk_preorder():
+                    if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
+                        self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
             return live
         if k == K.SWITCH_STMT:
             kids = self.children(s)
