@@ -28,7 +28,7 @@ PEEK_ITERATIONS = 4  # iterations of a loop too long to run whole: what a 16-byt
 REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are no longer evaluated
 LAUNCH_SCALE = 16  # the launch average needs every iteration: its runs allow this many times more iterations
 LAUNCH_STEPS = 300_000  # steps of all of one launch's block runs together (its runs' own limit as well)
-FAST_FORWARD = 4096  # iterations of a long loop's condition and step run on (no body) to know its variables after it
+FAST_FORWARD = 1024  # iterations of a long loop's condition and step run on (no body) to know its variables after it
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -1540,7 +1540,9 @@ class Interpreter:
                 inc_c = p
         if init_c is not None:
             live = self.stmt(init_c, live) if not init_c.kind.is_expression() else (self.value(init_c, live), live)[1]
-        return self._loop(s, cond_c, body, inc_c, live, self._loop_var(init_c))
+        declared = {d.spelling for d in init_c.walk_preorder() if d.kind == self.K.VAR_DECL} \
+            if init_c is not None and init_c.kind == self.K.DECL_STMT else set()
+        return self._loop(s, cond_c, body, inc_c, live, self._loop_var(init_c), declared=declared)
 
     def _while(self, s, live, do):
         kids = self.children(s)
@@ -1554,7 +1556,7 @@ class Interpreter:
             var = lhs.spelling if lhs.kind == self.K.DECL_REF_EXPR else None
         return self._loop(s, kids[0], kids[-1], None, live, var)
 
-    def _loop(self, s, cond_c, body, inc_c, live, var, post_cond=None):
+    def _loop(self, s, cond_c, body, inc_c, live, var, post_cond=None, declared=frozenset()):
         """Run the loop's iterations for the lanes that take them: the first always; later ones while the
         condition is known, up to MAX_ITERATIONS (their accesses are kept beside the first iteration's)."""
         entry = live
@@ -1643,7 +1645,8 @@ class Interpreter:
                 pushed.pop()
         stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
         body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
-        if stepped and inc_c is not None and cond_c is not None and not loop.complete:
+        if stepped and inc_c is not None and cond_c is not None and not loop.complete and \
+                (self._assigned_names(inc_c) or set()) & (set(env_before) - declared):  # outlives the loop
             body_only = self._fast_forward(s, cond_c, inc_c, body, cur)
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
