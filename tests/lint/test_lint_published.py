@@ -92,6 +92,25 @@ RUNS = [
     ("gemm_pool_sort.cu", "double_buffered_sum", dict(block=(256,), lets={"tiles": 8})),
     ("gemm_pool_sort.cu", "gemv_warp_row_vec4", dict(block=(256,), lets={"rows": 4096, "cols": 1024})),
     ("gemm_pool_sort.cu", "copy_ptx_v4", dict(block=(256,))),
+    ("framework_style.cu", "transform", dict(block=(256,), lets={"n": 1 << 20}, templates={"F": "Scale"})),
+    ("framework_style.cu", "raw_smem", dict(block=(256,))),
+    ("framework_style.cu", "grid_copy", dict(block=(256,), lets={"n": 1 << 20})),
+    (
+        "framework_style.cu",
+        "strided_copy",
+        dict(
+            block=(256,),
+            lets={
+                "n": 4096,
+                "src.dims": 2,
+                "src.sizes[0]": 64,
+                "src.sizes[1]": 64,
+                "src.strides[0]": 1,
+                "src.strides[1]": 64,
+            },
+        ),
+    ),
+    ("framework_style.cu", "nchw_bias", dict(block=(256,), grid=(4, 64, 1), lets={"C": 64, "HW": 4096})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -431,6 +450,19 @@ EXPECTED = [
     (29, "gemv_warp_row_vec4", "165:20", "y[warp]", "store", (), (1.0, 1.0, "coalesced")),
     (30, "copy_ptx_v4", "171:67", "p", "store", (177,), (16.0, 16.0, "coalesced")),
     (30, "copy_ptx_v4", "177:31", "in4[i]", "load", (), (16.0, 16.0, "coalesced")),
+    (31, "transform", "16:16", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (31, "transform", "16:27", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (32, "raw_smem", "25:5", "s[t.x]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (32, "raw_smem", "25:14", "in[blockIdx.x * blockDim.x + t.x]", "load", (), (4.0, 4.0, "coalesced")),
+    (32, "raw_smem", "27:5", "out[blockIdx.x * blockDim.x + t.x]", "store", (), (4.0, 4.0, "coalesced")),
+    (32, "raw_smem", "27:42", "s[(t.x + 1) % blockDim.x]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (33, "grid_copy", "33:63", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (33, "grid_copy", "33:72", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (34, "strided_copy", "54:5", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (34, "strided_copy", "54:14", "src.data[offset]", "load", (), (32.0, 4.0, "column-major")),
+    (35, "nchw_bias", "62:15", "bias[c]", "load", (), (1.0, 1.0, "broadcast")),
+    (35, "nchw_bias", "64:94", "p[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (35, "nchw_bias", "64:94", "p[i]", "store", (), (4.0, 4.0, "coalesced")),
 ]
 
 

@@ -19,7 +19,8 @@ from ..model.access import Decl, LaneAccesses, make_launch
 from ..model.cc import parse_cc
 from . import frontend as fe
 from . import launch as _launch
-from .interp import LAUNCH_SCALE, MAX_STEPS, Access, Buffer, Frame, Interpreter, LintLimit, MemVar, PtrV, Unknown, _objs
+from .interp import (LAUNCH_SCALE, MAX_STEPS, Access, Buffer, Elements, Frame, Interpreter, LintLimit, MemVar, PtrV,
+                     Unknown, _objs)
 from .launches import agreed, find_launches
 from ..model.types import TYPES as VECTOR_TYPES
 from .ltypes import Array, Float, Int, Pointer, Record, by_name, element_type, loads
@@ -278,6 +279,9 @@ class KernelRun:
                 out[f] = it.convert(it.const(self.values[full]), t, np.ones(n, bool))
             elif isinstance(t, Record):
                 out[f] = self._struct(it, full, t, p, n)
+            elif isinstance(t, Array) and isinstance(t.of, Int) and t.n:  # int sizes[4]: one value per element
+                out[f] = Elements([it.convert(it.const(self.values[e]), t.of, np.ones(n, bool)) if e in self.values
+                                   else Unknown(f"member {e} not given (--let {e}=VALUE)") for e in _elements(full, t)])
             else:
                 out[f] = Unknown(f"member {full} not given (--let {full}=VALUE)" if isinstance(t, Int) else
                                  f"member {full} of type {t.name}")
@@ -344,11 +348,22 @@ class KernelRun:
 
 
 def _struct_slots(name: str, rec: Record) -> list[tuple[str, object]]:
-    """(dotted name, type) of every member of a struct parameter, nested structs flattened (A.elements, A.stride)."""
+    """(dotted name, type) of every member of a struct parameter, nested structs flattened (A.elements, A.stride),
+    integer arrays by element (t.sizes[0])."""
     out = []
     for f, _, t in rec.fields:
-        out += _struct_slots(f"{name}.{f}", t) if isinstance(t, Record) else [(f"{name}.{f}", t)]
+        full = f"{name}.{f}"
+        if isinstance(t, Record):
+            out += _struct_slots(full, t)
+        elif isinstance(t, Array) and isinstance(t.of, Int) and t.n:
+            out += [(e, t.of) for e in _elements(full, t)]
+        else:
+            out.append((full, t))
     return out
+
+
+def _elements(name: str, t: Array) -> list[str]:
+    return [f"{name}[{j}]" for j in range(t.n)]
 
 
 def _globals(parsed, ci) -> dict:

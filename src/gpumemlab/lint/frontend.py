@@ -200,10 +200,17 @@ template <unsigned N> struct thread_block_tile {
   template <class T> __device__ T shfl_up(T, unsigned) const; template <class T> __device__ T shfl_xor(T, unsigned) const;
   __device__ unsigned ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
 };
-struct grid_group { __device__ void sync() const {} __device__ unsigned long long thread_rank() const;
-  __device__ unsigned long long size() const; };
+struct grid_group { __device__ void sync() const {}
+  __device__ unsigned long long block_rank() const { return ((unsigned long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }
+  __device__ unsigned long long thread_rank() const { return block_rank() * (blockDim.x * blockDim.y * blockDim.z)
+    + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x; }
+  __device__ unsigned long long size() const { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z; }
+  __device__ unsigned long long num_threads() const { return size(); }
+  __device__ unsigned long long num_blocks() const { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z; }
+  __device__ dim3 dim_blocks() const { return dim3(gridDim.x, gridDim.y, gridDim.z); }
+  __device__ dim3 block_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); } };
 __device__ inline thread_block this_thread_block() { return thread_block(); }
-__device__ grid_group this_grid();
+__device__ inline grid_group this_grid() { return grid_group(); }
 template <unsigned N, class P> __device__ thread_block_tile<N> tiled_partition(const P&) { return thread_block_tile<N>(); }
 __device__ inline unsigned thread_rank(const thread_block& g) { return g.thread_rank(); }
 __device__ inline void sync(const thread_block&) {}

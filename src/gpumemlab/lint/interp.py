@@ -63,6 +63,14 @@ class PtrV:
 
 
 @dataclass
+class Elements:
+    """An integer array member of a struct passed by value (``int sizes[4]`` of a tensor descriptor): the value of
+    each element (``--let t.sizes[0]=...``), read by subscripts like any value."""
+
+    values: list
+
+
+@dataclass
 class MemVar:
     """A scalar variable that lives in memory (``__shared__ float mean;``, ``__device__ int count;``): reading it is
     a load and assigning it a store, at the same address for every thread."""
@@ -483,7 +491,8 @@ class Interpreter:
         if k == K.CONDITIONAL_OPERATOR:
             return self._conditional(kids, live)
         if k in (K.ARRAY_SUBSCRIPT_EXPR,):
-            return self.load(c, live)
+            element = self._element(c, kids, live)
+            return element if element is not None else self.load(c, live)
         if k in (K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR,
                  K.CXX_FUNCTIONAL_CAST_EXPR):
             return self._cast(c, kids, live)
@@ -508,6 +517,33 @@ class Interpreter:
             if ch.kind.is_expression():
                 self.value(ch, live)
         return Unknown(f"{self.text(c)[:40]!r} ({k.name.lower().replace('_', ' ')}) not analyzed")
+
+    def _element(self, c, kids, live):
+        """``t.sizes[d]`` of a struct parameter's integer array member: the element's value per lane (None: not
+        such a subscript)."""
+        b = self.strip(kids[0]) if kids else None
+        if b is None or b.kind != self.K.MEMBER_REF_EXPR or not self.children(b) or self.frame is None:
+            return None
+        root = self.strip(self.children(b)[0])
+        whole = self.frame.env.get(root.spelling) if root.kind == self.K.DECL_REF_EXPR else None
+        arr = whole.get(b.spelling) if isinstance(whole, dict) else None
+        if not isinstance(arr, Elements):
+            return None
+        idx = self.value(kids[1], live)
+        if not isinstance(idx, expr.Value):
+            return idx if isinstance(idx, Unknown) else Unknown(f"index of {self.text(c)!r} not an integer")
+        out = []
+        for lane, (i, m) in enumerate(zip(idx.v, live)):
+            if not m:
+                out.append(0)
+                continue
+            if not 0 <= int(i) < len(arr.values):
+                return Unknown(f"{self.text(c)}: element {int(i)} is outside the array")
+            v = arr.values[int(i)]
+            if isinstance(v, Unknown):
+                return v
+            out.append(v.v[lane])
+        return expr.Value(_objs(out), next(v.type for v in arr.values if isinstance(v, expr.Value)))
 
     def _sizeof(self, c):
         toks = [t.spelling for t in c.get_tokens()]
