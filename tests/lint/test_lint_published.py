@@ -593,3 +593,33 @@ def test_scalar_device_and_shared_variables_are_memory(tmp_path):
     assert (got[(4, "store")].space, got[(4, "store")].active_lanes) == ("shared", 1)
     f = got[(5, "load")]
     assert (f.space, f.wavefronts_per_request, f.verdict) == ("shared", 1.0, "broadcast")
+
+
+REFERENCES = """
+__device__ void next_row(const float*& p, int ld) { p += ld; }
+__device__ void bump(float& x) { x += 1.0f; }
+__device__ void idx2(int& r, int& c) { r = threadIdx.x / 8; c = threadIdx.x % 8; }
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[64];
+    const float* p = in + threadIdx.x;
+    next_row(p, 1);
+    out[threadIdx.x] = *p;
+    bump(s[2 * threadIdx.x]);
+    int r, c;
+    idx2(r, c);
+    out[r * 1024 + c] = 1;
+}
+"""
+
+
+def test_what_a_helper_does_to_a_reference_parameter_the_caller_sees(tmp_path):
+    got = _lint(tmp_path, REFERENCES, block=(32,))
+    # p advanced by one float in the helper: bytes 4..131 -> 5 sectors, offset
+    assert (got[(9, "load")].sectors_per_request, got[(9, "load")].verdict) == (5.0, "offset")
+    # a reference to shared memory: x += 1 in the helper loads and stores s[2t] (2-way), reported at the helper's line
+    assert [(f.access, f.space, f.conflict_ways, f.call_lines) for key, f in sorted(got.items()) if key[0] == 3] == [
+        ("load", "shared", 2, [10]),
+        ("store", "shared", 2, [10]),
+    ]
+    # r = t / 8, c = t % 8 through references: 4 rows of 8 floats -> 4 sectors
+    assert (got[(13, "store")].sectors_per_request, got[(13, "store")].verdict) == (4.0, "coalesced")

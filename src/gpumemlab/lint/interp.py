@@ -77,6 +77,10 @@ class MemVar:
 
     buf: Buffer
     off: np.ndarray
+    type: object = None  # what it holds (None: the buffer's own type, a scalar variable)
+
+    def place(self):
+        return Place(self.buf, self.off, self.type if self.type is not None else self.buf.type)
 
 
 @dataclass
@@ -781,13 +785,15 @@ class Interpreter:
                 v = self.frame.env[name]
                 t = self.frame.types.get(name)
                 if isinstance(v, MemVar):
-                    return Place(v.buf, v.off, v.buf.type)
+                    return v.place()
                 if isinstance(v, PtrV) and isinstance(t, Array) and self._is_array_var(c):
                     return Place(v.buf, v.off, t)
                 return VarRef(name)
             if name in self.globals:
                 g = self.globals[name]
-                if isinstance(g, (PtrV, MemVar)):
+                if isinstance(g, MemVar):
+                    return g.place()
+                if isinstance(g, PtrV):
                     return Place(g.buf, g.off, g.buf.type)
             return Unknown(f"{name} is not a local variable lint follows")
         if k == K.ARRAY_SUBSCRIPT_EXPR:
@@ -1107,6 +1113,13 @@ class Interpreter:
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
 
+    def _mutable_ref(self, p) -> bool:
+        """A parameter that is a non-const reference (``const float*& p``, ``int& x``): the helper writes the
+        caller's object."""
+        t = p.type
+        return t.kind in (self.ci.TypeKind.LVALUEREFERENCE, self.ci.TypeKind.RVALUEREFERENCE) and \
+            not t.get_pointee().is_const_qualified()
+
     def _has_body(self, defn) -> bool:
         return any(ch.kind == self.K.COMPOUND_STMT for ch in self.children(defn))
 
@@ -1211,7 +1224,19 @@ class Interpreter:
         if len(self.calls) >= MAX_CALL_DEPTH:
             return Unknown(f"calls nested deeper than {MAX_CALL_DEPTH}")
         params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
-        vals = [self.value(a, live) for a in args]
+        vals, refs = [], {}  # refs: a reference parameter bound to a caller's local -> that local (written back)
+        for i, a in enumerate(args):
+            if i < len(params) and self._mutable_ref(params[i]):
+                lv = self.lvalue(a, live)
+                if isinstance(lv, VarRef):
+                    refs[params[i].spelling] = lv.name
+                    vals.append(self._read_var(lv.name))
+                elif isinstance(lv, Place):  # a reference to memory: reading it loads, assigning it stores
+                    vals.append(MemVar(lv.buf, lv.off, lv.type))
+                else:
+                    vals.append(lv if isinstance(lv, Unknown) else Unknown(f"reference to {self.text(a)[:40]!r}"))
+            else:
+                vals.append(self.value(a, live))
         bound = self._template_bindings(defn, explicit, args, live)
         saved_t = (self.tenv, self._types, self._cursor_types)
         if bound:  # the helper's own template parameters; its cursors' types are cached per binding
@@ -1238,6 +1263,8 @@ class Interpreter:
             self.frame = saved
             self.calls.pop()
             self.tenv, self._types, self._cursor_types = saved_t
+        for param, local in refs.items():  # what the helper did to a reference parameter, the caller's local sees
+            self.assign_var(local, frame.env.get(param, Unknown(f"{param} not known")), live)
         return frame.ret if frame.ret is not None else Unknown(f"result of {name}")
 
     def note(self, c, text):
