@@ -503,7 +503,7 @@ EXPECTED = [
     (22, "f2", "56:3", "out[t]", "store", (), (4.0, 4.0, "coalesced")),
     (22, "asm_ld", "62:61", "in + threadIdx.x", "load", (), (2.0, 2.0, "coalesced")),
     (22, "asm_ld", "63:3", "out[threadIdx.x]", "store", (), (2.0, 2.0, "coalesced")),
-    (22, "lam", "70:3", "out[f(i)]", "store", (), ("unknown", "index 'f(i)': lambda expression (not ana")),
+    (22, "lam", "70:3", "out[f(i)]", "store", (), (4.0, 2.0, "scattered")),
     (22, "warp_lane", "79:13", "in[blockIdx.x * blockDim.x + threadIdx.x]", "load", (), (2.0, 2.0, "coalesced")),
     (22, "warp_lane", "80:18", "partial[wid]", "store", (), (1.0, 1.0, 1, "broadcast")),
     (22, "warp_lane", "82:17", "out[blockIdx.x * kWarpSize + lane]", "store", (), (2.0, 2.0, "coalesced")),

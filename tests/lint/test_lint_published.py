@@ -111,6 +111,9 @@ RUNS = [
         ),
     ),
     ("framework_style.cu", "nchw_bias", dict(block=(256,), grid=(4, 64, 1), lets={"C": 64, "HW": 4096})),
+    ("accessors.cu", "view_ops", dict(block=(32, 8), lets={"v.ld": 1024})),
+    ("accessors.cu", "advance_bodies", dict(block=(256,), lets={"n": 1 << 20})),
+    ("accessors.cu", "scatter_even", dict(block=(256,), lets={"n": 1 << 20})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -463,6 +466,17 @@ EXPECTED = [
     (35, "nchw_bias", "62:15", "bias[c]", "load", (), (1.0, 1.0, "broadcast")),
     (35, "nchw_bias", "64:94", "p[i]", "load", (), (4.0, 4.0, "coalesced")),
     (35, "nchw_bias", "64:94", "p[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (36, "view_ops", "25:5", "v(r, c)", "load", (), (4.0, 4.0, "coalesced")),
+    (36, "view_ops", "25:5", "v(r, c)", "store", (), (4.0, 4.0, "coalesced")),
+    (36, "view_ops", "26:17", "v.first(c)", "store", (), (32.0, 4.0, "column-major")),
+    (37, "advance_bodies", "13:9", "x", "load", (33,), (16.0, 4.0, "strided")),
+    (37, "advance_bodies", "13:9", "x", "store", (33,), (16.0, 4.0, "strided")),
+    (37, "advance_bodies", "13:14", "vx", "load", (33,), (16.0, 4.0, "strided")),
+    (37, "advance_bodies", "14:9", "y", "load", (33,), (16.0, 4.0, "strided")),
+    (37, "advance_bodies", "14:9", "y", "store", (33,), (16.0, 4.0, "strided")),
+    (37, "advance_bodies", "14:14", "vy", "load", (33,), (16.0, 4.0, "strided")),
+    (38, "scatter_even", "40:16", "at(out, 2 * i)", "store", (), (8.0, 4.0, "strided")),
+    (38, "scatter_even", "40:33", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
 ]
 
 
@@ -623,3 +637,19 @@ def test_what_a_helper_does_to_a_reference_parameter_the_caller_sees(tmp_path):
     ]
     # r = t / 8, c = t % 8 through references: 4 rows of 8 floats -> 4 sectors
     assert (got[(13, "store")].sectors_per_request, got[(13, "store")].verdict) == (4.0, "coalesced")
+
+
+def test_a_lambda_runs_at_its_call_and_its_captures_stay_unknown(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__global__ void k(float* out, int s) {\n"
+        "    int t = threadIdx.x;\n"
+        "    auto twice = [](int i) { return 2 * i; };\n"
+        "    out[twice(t)] = 0.0f;\n"
+        "    auto f = [=](int i) { return i * s; };\n"
+        "    out[f(t)] = 1.0f;\n}\n",
+        block=(32,),
+        lets={"s": 2},
+    )
+    assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (8.0, "strided")
+    assert got[(6, "store")].unknown_reason == "index 'f(t)': s not known"  # a capture: its value is not followed

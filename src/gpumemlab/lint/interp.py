@@ -146,6 +146,8 @@ class Frame:
         self.ret = None  # return value (merged per lane)
         self.returned = None  # lanes that returned
         self.types: dict = {}  # declared type of each local
+        self.this = None  # a method's object: "this" (its members in env["this"]) or a Place (an object in memory)
+        self.returns_ref = False  # the function returns a reference: its return statements give a place
 
 
 def _read_bytes(name: str, parsed) -> bytes:
@@ -742,6 +744,8 @@ class Interpreter:
             return expr.Value(np.where(cond, av, bv), ty)
         if isinstance(a, PtrV) and isinstance(b, PtrV) and a.buf is b.buf:
             return PtrV(a.buf, np.where(cond, a.off, b.off), a.to)
+        if isinstance(a, Place) and isinstance(b, Place) and a.buf is b.buf and a.type == b.type:
+            return Place(a.buf, np.where(cond, a.off, b.off), a.type)
         if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
             return {k: self.merge(cond, a[k], b[k], live) for k in a}
         if isinstance(a, Unknown):
@@ -820,9 +824,19 @@ class Interpreter:
                 return Place(p.buf, p.off, p.to)
             return p if isinstance(p, Unknown) else Unknown("dereference of a non-pointer")
         if k == K.MEMBER_REF_EXPR:
-            if not kids:
-                return Unknown("member of this")
+            if not kids:  # a member of the method's object (implicit this->)
+                this = self.frame.this if self.frame is not None else None
+                if this == "this":
+                    return VarRef("this." + c.spelling)
+                if not isinstance(this, Place):
+                    return Unknown("member of this")
+                return self._field(this, c.spelling)
             b = self.strip(kids[0])
+            if b.kind == K.CXX_THIS_EXPR:  # this->member: as the implicit member
+                this = self.frame.this if self.frame is not None else None
+                if this == "this":
+                    return VarRef("this." + c.spelling)
+                return self._field(this, c.spelling) if isinstance(this, Place) else Unknown("member of this")
             arrow = isinstance(self.ltype(kids[0].type), Pointer)
             if arrow:
                 p = self.value(kids[0], live)
@@ -835,18 +849,12 @@ class Interpreter:
                 return VarRef(base.name + "." + c.spelling)
             if not isinstance(base, Place):
                 return Unknown("member of an unknown object")
-            rec = base.type
-            if not isinstance(rec, Record):
-                return Unknown(f"member .{c.spelling} of {getattr(rec, 'name', '?')}")
-            f = rec.field(c.spelling)
-            if f is None:
-                return Unknown(f"{rec.name} has no member .{c.spelling} lint can place")
-            p = Place(base.buf, base.off + f[0], f[1])
-            p.member = c.spelling  # type: ignore[attr-defined]
-            p.record = rec  # type: ignore[attr-defined]
-            return p
+            return self._field(base, c.spelling)
         if k in (K.CSTYLE_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_STATIC_CAST_EXPR) and kids:
             return self.lvalue(kids[-1], live)
+        if k == K.CALL_EXPR:  # a function returning a reference, assigned to
+            v = self._call(c, kids, live, want_place=True)
+            return v if isinstance(v, (Place, Unknown)) else Unknown(f"{self.text(c)[:40]!r} is not a memory location")
         v = self.value(c, live)
         return v if isinstance(v, Unknown) else Unknown(f"{self.text(c)[:40]!r} is not a memory location lint follows")
 
@@ -854,6 +862,19 @@ class Interpreter:
         """``name`` is a scalar variable in shared or global memory (reading it is a load)."""
         v = self.frame.env.get(name) if self.frame is not None else None
         return isinstance(v if v is not None else self.globals.get(name), MemVar)
+
+    def _field(self, base, member):
+        """The place of ``member`` of the struct at ``base``."""
+        rec = base.type
+        if not isinstance(rec, Record):
+            return Unknown(f"member .{member} of {getattr(rec, 'name', '?')}")
+        f = rec.field(member)
+        if f is None:
+            return Unknown(f"{rec.name} has no member .{member} lint can place")
+        p = Place(base.buf, base.off + f[0], f[1])
+        p.member = member  # type: ignore[attr-defined]
+        p.record = rec  # type: ignore[attr-defined]
+        return p
 
     def _is_array_var(self, c):
         return c.type.kind in (self.ci.TypeKind.CONSTANTARRAY, self.ci.TypeKind.DEPENDENTSIZEDARRAY,
@@ -1022,7 +1043,9 @@ class Interpreter:
     TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered",
                 "surf2Dread", "surf2Dwrite")
 
-    def _call(self, c, kids, live):
+    def _call(self, c, kids, live, want_place=False):
+        """A call's value (a helper's body run at the call site); ``want_place``: the place a function returning a
+        reference gives (an assignment's target), else that place is loaded."""
         name = c.spelling
         args = [a for a in kids if a.kind.is_expression()]
         callee = c.referenced
@@ -1107,11 +1130,43 @@ class Interpreter:
         if defn is None and candidates:
             defn = next((d for d in candidates if self._has_body(d) and self._arity_fits(d, len(args))
                          and self._types_fit(d, args, live)), None)
+        obj = None  # an operator method's object comes first among the call's arguments: v(r, c), v[i]
+        if callee is not None and callee.kind == self.K.CXX_METHOD and name.startswith("operator") and args and \
+                len(args) == len([p for p in self.children(callee) if p.kind == self.K.PARM_DECL]) + 1:
+            obj, args = args[0], args[1:]
         if defn is not None and self._has_body(defn):
-            return self._inline(c, defn, args, live, explicit)
+            r = self._inline(c, defn, args, live, explicit, self._this_of(callee, kids, live, obj))
+            if isinstance(r, Place) and not want_place:  # a reference returned and read
+                self.record(c, "load", r, live)
+                return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
+            return r
         for a in args:  # the arguments' own accesses
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _this_of(self, callee, kids, live, obj=None):
+        """The object a method is called on: a Place (in memory, or through a pointer), a VarRef (a local or
+        parameter struct), "same" (another method of the caller's object), or None (not a method call).
+        ``obj``: an operator method's object, given as the call's first argument."""
+        if callee is None or callee.kind != self.K.CXX_METHOD or not kids:
+            return None
+        if obj is None:
+            head = self.strip(kids[0])
+            if head.kind != self.K.MEMBER_REF_EXPR:
+                return None
+            objs = self.children(head)
+            if not objs:
+                return "same"
+            obj = objs[0]
+        o = self.strip(obj)
+        if o.kind == self.K.CXX_THIS_EXPR or (o.kind == self.K.UNARY_OPERATOR and fe.unary_op(o) == "*" and
+                                               self.strip(self.children(o)[0]).kind == self.K.CXX_THIS_EXPR):
+            return "same"
+        if isinstance(self.ltype(obj.type), Pointer):
+            p = self.value(obj, live)
+            return Place(p.buf, p.off, p.to) if isinstance(p, PtrV) else None
+        lv = self.lvalue(obj, live)
+        return lv if isinstance(lv, (Place, VarRef)) else None
 
     def _mutable_ref(self, p) -> bool:
         """A parameter that is a non-const reference (``const float*& p``, ``int& x``): the helper writes the
@@ -1216,7 +1271,7 @@ class Interpreter:
             ops = [o for o in ops if not o.is_const_method()] or ops[:1]
         return ops[0] if len(ops) == 1 else None
 
-    def _inline(self, c, defn, args, live, explicit=()):
+    def _inline(self, c, defn, args, live, explicit=(), this=None):
         name = defn.spelling
         if any(f == defn.get_usr() for f, _ in self.calls):
             self.note(c, f"recursive call to {name}: not followed")
@@ -1253,6 +1308,14 @@ class Interpreter:
             types[p.spelling] = t
         frame = Frame(env, name)
         frame.types.update(types)
+        frame.returns_ref = defn.result_type.kind == self.ci.TypeKind.LVALUEREFERENCE
+        if this == "same" and self.frame is not None:
+            this = self.frame.this if isinstance(self.frame.this, Place) else \
+                VarRef("this") if self.frame.this == "this" else None
+        if isinstance(this, Place):
+            frame.this = this
+        elif isinstance(this, VarRef) and isinstance(self._read_var(this.name), dict):
+            env["this"], frame.this, refs["this"] = dict(self._read_var(this.name)), "this", this.name
         saved = self.frame
         self.calls.append((defn.get_usr(), c.location.line))
         self.frame = frame
@@ -1301,7 +1364,9 @@ class Interpreter:
         if k == K.RETURN_STMT:
             kids = [ch for ch in self.children(s) if ch.kind.is_expression()]
             if kids:
-                v = self.value(kids[0], live)
+                v = self.lvalue(kids[0], live) if self.frame.returns_ref else self.value(kids[0], live)
+                if isinstance(v, VarRef):
+                    v = Unknown(f"reference to {v.name}")
                 f = self.frame
                 f.ret = v if f.ret is None else self.merge(live, v, f.ret, np.ones(self.n, bool))
             self.frame.returned |= live
