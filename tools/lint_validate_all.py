@@ -1,8 +1,9 @@
-"""`gpumemlab lint --validate` over the shipped kernels and the idioms corpus, on a GPU with Nsight Compute.
+"""`gpumemlab lint --validate` over the shipped kernels and the corpora, on a GPU with Nsight Compute.
 
-Jobs: every file of tests/lint/idioms with the launch its test expects (tests/lint/test_lint_idioms.py RUNS), then
-every src/gpumemlab/kernels/*.cu with, per template kernel, the template arguments of its first declared
-instantiation (the family tables' KernelSpec names) - one ncu run per job. Writes OUTDIR/validate.json (every job's
+Jobs: every src/gpumemlab/kernels/*.cu with, per template kernel, the template arguments of its first declared
+instantiation (the family tables' KernelSpec names), then every run of the idioms and published-styles corpora
+with the launch its test expects (RUNS of tests/lint/test_lint_idioms.py, test_lint_published.py) - one ncu run per
+job. Writes OUTDIR/validate.json (every job's
 JSON) and OUTDIR/validate.md (one row per kernel line and access, and the totals); stops starting jobs after
 --budget seconds. Run: PYTHONPATH=src python tools/lint_validate_all.py OUTDIR [--dry-run] [--budget 240] [--jobs 4]
 """
@@ -21,7 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-IDIOMS = ROOT / "tests" / "lint" / "idioms"
+CORPORA = {"idioms": ("test_lint_idioms.py", ROOT / "tests" / "lint" / "idioms"),
+           "published": ("test_lint_published.py", ROOT / "tests" / "lint" / "corpus" / "published")}
 KERNELS = ROOT / "src" / "gpumemlab" / "kernels"
 
 
@@ -42,8 +44,11 @@ def _option_args(opts: dict) -> list[str]:
     args = []
     if opts.get("kernel"):
         args += ["--kernel", opts["kernel"]]
-    if opts.get("block"):
-        args += ["--block", ",".join(map(str, opts["block"]))]
+    for key in ("block", "grid"):
+        if opts.get(key):
+            args += [f"--{key}", ",".join(map(str, opts[key]))]
+    if opts.get("assume_data_guards"):
+        args.append("--assume-data-guards")
     for k, v in opts.get("lets", {}).items():
         args += ["--let", f"{k}={v}"]
     for k, v in opts.get("templates", {}).items():
@@ -51,14 +56,16 @@ def _option_args(opts: dict) -> list[str]:
     return args
 
 
-def idiom_jobs() -> list[tuple[str, str, list[str]]]:
-    spec = importlib.util.spec_from_file_location("idioms", ROOT / "tests" / "lint" / "test_lint_idioms.py")
+def corpus_jobs(corpus: str) -> list[tuple[str, str, list[str]]]:
+    test_file, folder = CORPORA[corpus]
+    sys.path.insert(0, str(ROOT / "tests" / "lint"))  # lint_tables, which the test modules import
+    spec = importlib.util.spec_from_file_location(corpus, ROOT / "tests" / "lint" / test_file)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     jobs = []
     for i, (name, kernel, opts) in enumerate(mod.RUNS):
         args = _option_args(dict(opts, kernel=kernel))
-        jobs.append((f"idioms-{i}", str(IDIOMS / name), args))
+        jobs.append((f"{corpus}-{i}", str(folder / name), args))
     return jobs
 
 
@@ -118,7 +125,7 @@ def _lets(path: Path, templates: dict) -> dict:
 def run(outdir: Path, dry: bool, budget: float, workers: int = 1) -> int:
     shipped = shipped_jobs()
     first = [j for j in shipped if j[0] in PRIORITY]  # the template kernels ncu names `void name<...>` first
-    jobs = first + [j for j in shipped if j not in first] + idiom_jobs()  # the shipped kernels before the corpus
+    jobs = first + [j for j in shipped if j not in first] + corpus_jobs("idioms") + corpus_jobs("published")
     if dry:
         for label, path, args in jobs:
             print(label, "lint", path, *args, "--validate", "--json", "--no-resources")
