@@ -653,3 +653,27 @@ def test_a_lambda_runs_at_its_call_and_its_captures_stay_unknown(tmp_path):
     )
     assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (8.0, "strided")
     assert got[(6, "store")].unknown_reason == "index 'f(t)': s not known"  # a capture: its value is not followed
+
+
+SHUFFLES = """
+__global__ void k(const int* starts, float* out) {
+    int lane = threadIdx.x & 31;
+    int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int base = 0;
+    if (lane == 0) base = row * 64;
+    base = __shfl_sync(0xffffffff, base, 0);
+    out[base + lane + 32] = 1.0f;
+    out[__shfl_down_sync(0xffffffff, lane, 16)] = 3.0f;
+    out[__shfl_sync(0xffffffff, starts[row], 0) + lane] = 4.0f;
+}
+"""
+
+
+def test_integer_shuffles_move_values_between_lanes(tmp_path):
+    got = _lint(tmp_path, SHUFFLES, block=(64,))
+    # lane 0's base (row 0: 0) to every lane: floats 32..63 -> 4 sectors, coalesced
+    assert (got[(8, "store")].sectors_per_request, got[(8, "store")].verdict) == (4.0, "coalesced")
+    # lanes 0-15 read lanes 16-31, lanes 16-31 keep their own: 16 distinct floats at bytes 64..127 -> 2 sectors
+    assert (got[(9, "store")].sectors_per_request, got[(9, "store")].active_lanes) == (2.0, 32)
+    # a loaded value shuffled stays unknown
+    assert got[(10, "store")].unknown_reason.startswith("index '__shfl_sync(0xffffffff, starts[row], 0) + lane'")

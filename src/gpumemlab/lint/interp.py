@@ -1099,6 +1099,8 @@ class Interpreter:
             self.record(c, "texture", None, live, unknown=f"{name}: texture fetches go through the texture "
                                                            f"path, not modeled")
             return Unknown(f"texture fetch ({name})")
+        if name in self.SHUFFLES and len(args) >= (3 if name.endswith("_sync") else 2):
+            return self._shuffle(name, args, live)
         if name in ("__umul24", "__mul24") and len(args) == 2:
             vals = [self.value(a, live) for a in args]
             if not all(isinstance(v, expr.Value) for v in vals):
@@ -1256,6 +1258,36 @@ class Interpreter:
                     out[words[0]] = t
                     types.discard(words[0])
         return out
+
+    SHUFFLES = {"__shfl_sync": "idx", "__shfl_down_sync": "down", "__shfl_up_sync": "up", "__shfl_xor_sync": "xor",
+                "__shfl": "idx", "__shfl_down": "down", "__shfl_up": "up", "__shfl_xor": "xor"}
+
+    def _shuffle(self, name, args, live):
+        """A warp shuffle of an integer: each lane gets the value of the lane it reads (within segments of
+        ``width`` lanes), as CUDA defines it; unknown if that lane does not execute the shuffle."""
+        vals = [self.value(a, live) for a in args]
+        first = 1 if name.endswith("_sync") else 0
+        v, k = vals[first], vals[first + 1]
+        width = vals[first + 2] if len(vals) > first + 2 and self.text(args[first + 2]) else self.const(32)
+        if not isinstance(v, expr.Value):
+            return v if isinstance(v, Unknown) else Unknown(f"{name} of a pointer")
+        if not isinstance(k, expr.Value) or not isinstance(width, expr.Value):
+            return next((x for x in (k, width) if isinstance(x, Unknown)), Unknown(f"{name}: lane not known"))
+        kind, out = self.SHUFFLES[name], np.empty(self.n, dtype=object)
+        for t in range(self.n):
+            if not live[t]:
+                out[t] = v.v[t]
+                continue
+            w, lane, d = int(width.v[t]), t % 32, int(k.v[t])
+            seg = lane - lane % w
+            src = {"idx": seg + d % w, "down": lane + d if lane % w + d < w else lane,
+                   "up": lane - d if lane % w >= d else lane, "xor": lane ^ d}[kind]
+            if kind == "xor" and src >= seg + w:  # a later segment: the lane keeps its own value
+                src = lane
+            if t - lane + src >= self.n or not live[t - lane + src]:
+                return Unknown(f"{name} reads lane {src}, which does not execute it")
+            out[t] = v.v[t - lane + src]
+        return expr.Value(out, v.type)
 
     def _same_record(self, a, b) -> bool:
         strip = lambda t: t.get_canonical().spelling.replace("const ", "").replace("volatile ", "")  # noqa: E731
