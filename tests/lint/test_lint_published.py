@@ -114,6 +114,12 @@ RUNS = [
     ("accessors.cu", "view_ops", dict(block=(32, 8), lets={"v.ld": 1024})),
     ("accessors.cu", "advance_bodies", dict(block=(256,), lets={"n": 1 << 20})),
     ("accessors.cu", "scatter_even", dict(block=(256,), lets={"n": 1 << 20})),
+    ("polybench_style.cu", "gemm_kernel", dict(block=(32, 8))),
+    ("polybench_style.cu", "atax_kernel1", dict(block=(256,))),
+    ("polybench_style.cu", "atax_kernel2", dict(block=(256,))),
+    ("polybench_style.cu", "fdtd_step1_kernel", dict(block=(32, 8), lets={"t": 3})),
+    ("polybench_style.cu", "convolution2d_kernel", dict(block=(32, 8))),
+    ("polybench_style.cu", "mean_kernel", dict(block=(256,))),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -477,6 +483,42 @@ EXPECTED = [
     (37, "advance_bodies", "14:14", "vy", "load", (33,), (16.0, 4.0, "strided")),
     (38, "scatter_even", "40:16", "at(out, 2 * i)", "store", (), (8.0, 4.0, "strided")),
     (38, "scatter_even", "40:33", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (39, "gemm_kernel", "20:9", "c[i * NJ + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (39, "gemm_kernel", "20:9", "c[i * NJ + j]", "store", (), (4.0, 4.0, "coalesced")),
+    (39, "gemm_kernel", "23:13", "c[i * NJ + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (39, "gemm_kernel", "23:13", "c[i * NJ + j]", "store", (), (4.0, 4.0, "coalesced")),
+    (39, "gemm_kernel", "23:38", "a[i * NK + k]", "load", (), (1.0, 1.0, "broadcast")),
+    (39, "gemm_kernel", "23:54", "b[k * NJ + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (40, "atax_kernel1", "35:13", "tmp[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (40, "atax_kernel1", "35:13", "tmp[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (40, "atax_kernel1", "35:23", "A[i * NY + j]", "load", (), (32.0, 4.0, "column-major")),
+    (40, "atax_kernel1", "35:39", "x[j]", "load", (), (1.0, 1.0, "broadcast")),
+    (41, "atax_kernel2", "46:13", "y[j]", "load", (), (4.0, 4.0, "coalesced")),
+    (41, "atax_kernel2", "46:13", "y[j]", "store", (), (4.0, 4.0, "coalesced")),
+    (41, "atax_kernel2", "46:21", "A[i * NY + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (41, "atax_kernel2", "46:37", "tmp[i]", "load", (), (1.0, 1.0, "broadcast")),
+    (42, "fdtd_step1_kernel", "59:13", "ey[i * NY + j]", "store", (), (4.0, 4.0, "coalesced")),
+    (42, "fdtd_step1_kernel", "59:30", "_fict_[t]", "load", (), (1.0, 1.0, "broadcast")),
+    (42, "fdtd_step1_kernel", "61:13", "ey[i * NY + j]", "store", (), (4.0, 4.0, "coalesced")),
+    (42, "fdtd_step1_kernel", "61:30", "ey[i * NY + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (42, "fdtd_step1_kernel", "61:55", "hz[i * NY + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (42, "fdtd_step1_kernel", "61:72", "hz[(i - 1) * NY + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (43, "convolution2d_kernel", "77:9", "B[i * NJ + j]", "store", (), (4.0, 4.0, "coalesced")),
+    (43, "convolution2d_kernel", "77:31", "A[(i - 1) * NJ + (j - 1)]", "load", (), (5.0, 4.0, "offset")),
+    (43, "convolution2d_kernel", "77:65", "A[(i - 1) * NJ + (j + 0)]", "load", (), (4.0, 4.0, "coalesced")),
+    (43, "convolution2d_kernel", "78:31", "A[(i - 1) * NJ + (j + 1)]", "load", (), (5.0, 4.0, "offset")),
+    (43, "convolution2d_kernel", "78:65", "A[(i + 0) * NJ + (j - 1)]", "load", (), (5.0, 4.0, "offset")),
+    (43, "convolution2d_kernel", "79:31", "A[(i + 0) * NJ + (j + 0)]", "load", (), (4.0, 4.0, "coalesced")),
+    (43, "convolution2d_kernel", "79:65", "A[(i + 0) * NJ + (j + 1)]", "load", (), (5.0, 4.0, "offset")),
+    (43, "convolution2d_kernel", "80:31", "A[(i + 1) * NJ + (j - 1)]", "load", (), (5.0, 4.0, "offset")),
+    (43, "convolution2d_kernel", "80:65", "A[(i + 1) * NJ + (j + 0)]", "load", (), (4.0, 4.0, "coalesced")),
+    (43, "convolution2d_kernel", "81:31", "A[(i + 1) * NJ + (j + 1)]", "load", (), (5.0, 4.0, "offset")),
+    (44, "mean_kernel", "92:9", "mean[j]", "store", (), (4.0, 4.0, "coalesced")),
+    (44, "mean_kernel", "95:13", "mean[j]", "load", (), (4.0, 4.0, "coalesced")),
+    (44, "mean_kernel", "95:13", "mean[j]", "store", (), (4.0, 4.0, "coalesced")),
+    (44, "mean_kernel", "95:24", "data[i * (M + 1) + j]", "load", (), (5.0, 4.0, "offset")),
+    (44, "mean_kernel", "97:9", "mean[j]", "load", (), (4.0, 4.0, "coalesced")),
+    (44, "mean_kernel", "97:9", "mean[j]", "store", (), (4.0, 4.0, "coalesced")),
 ]
 
 
@@ -677,3 +719,19 @@ def test_integer_shuffles_move_values_between_lanes(tmp_path):
     assert (got[(9, "store")].sectors_per_request, got[(9, "store")].active_lanes) == (2.0, 32)
     # a loaded value shuffled stays unknown
     assert got[(10, "store")].unknown_reason.startswith("index '__shfl_sync(0xffffffff, starts[row], 0) + lane'")
+
+
+def test_a_counted_loops_step_variables_jump_to_their_end_values(tmp_path):
+    # k = 0, 3, .., 99999: 33334 iterations (more than are stepped through), k ends at 100002 and p at
+    # in + t + 66668 (byte 266672 + 4t, 16 past a sector): both accesses after the loop take 5 sectors (ideal 4)
+    got = _lint(
+        tmp_path,
+        "__global__ void k(const float* in, float* out, int n) {\n"
+        "    const float* p = in + threadIdx.x;\n"
+        "    int k;\n"
+        "    for (k = 0; k < n; k += 3, p += 2) out[threadIdx.x] += p[0];\n"
+        "    out[k + threadIdx.x] = p[0];\n}\n",
+        block=(32,),
+        lets={"n": 1000},
+    )
+    assert [(got[(5, a)].sectors_per_request, got[(5, a)].verdict) for a in ("load", "store")] == [(5.0, "offset")] * 2

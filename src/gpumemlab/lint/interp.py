@@ -150,6 +150,12 @@ class Frame:
         self.returns_ref = False  # the function returns a reference: its return statements give a place
 
 
+def _uninitialized(v) -> bool:
+    """A variable declared without a value: assigning it in some lanes gives it that value (the others cannot read
+    it without undefined behaviour)."""
+    return isinstance(v, Unknown) and v.reason.endswith("not initialized")
+
+
 def _read_bytes(name: str, parsed) -> bytes:
     if name == parsed.path:
         return parsed.text.encode()
@@ -732,6 +738,10 @@ class Interpreter:
         """Per thread: ``a`` where ``cond``, else ``b`` (for the live threads)."""
         if a is b:
             return a
+        if _uninitialized(b) and not _uninitialized(a):  # lanes that never assigned it cannot read it (UB)
+            return a
+        if _uninitialized(a) and not _uninitialized(b):
+            return b
         la, lb = (live & cond).any(), (live & ~cond).any()
         if not lb:
             return a
@@ -1829,6 +1839,8 @@ class Interpreter:
         env = self.frame.env
         for k in assigned & set(env):
             env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
+        if self._closed_form(cond_c, inc_c, cur):
+            return assigned
         for _ in range(FAST_FORWARD):
             cv = self.value(cond_c, cur, probe=True)
             if not isinstance(cv, expr.Value):
@@ -1838,6 +1850,61 @@ class Interpreter:
                 return assigned
             self.value(inc_c, cur, probe=True)
         return None
+
+    def _closed_form(self, cond_c, inc_c, cur) -> bool:
+        """``for (...; i < bound; i += d, p += e)`` with a loop-invariant bound and constant steps: every variable the
+        step changes jumps to its value at the loop's end, lane by lane (i + n d, p + n e for the n iterations left),
+        instead of being stepped there. False (nothing changed) where the loop is not of that form."""
+        c = self.strip(cond_c)
+        if c.kind != self.K.BINARY_OPERATOR or fe.binary_op(c) not in ("<", "<=", ">", ">=") or \
+                not self._additive(inc_c):
+            return False
+        lhs, rhs = self.children(c)[:2]
+        stepped = self._assigned_names(inc_c) or set()
+        lhs = self.strip(lhs)
+        if lhs.kind != self.K.DECL_REF_EXPR or lhs.spelling not in stepped or \
+                stepped & {d.spelling for d in rhs.walk_preorder() if d.kind == self.K.DECL_REF_EXPR} or \
+                self._step_reads_stepped(inc_c, stepped):
+            return False
+        env = self.frame.env
+        before = {x: env.get(x) for x in stepped}
+        bound = self.value(rhs, cur, probe=True)
+        if not isinstance(bound, expr.Value) or not all(isinstance(v, (expr.Value, PtrV)) for v in before.values()):
+            return False
+        self.value(inc_c, cur, probe=True)
+        after = {x: env.get(x) for x in stepped}
+        env.update(before)
+        var, op = lhs.spelling, fe.binary_op(c)
+        if not isinstance(after[var], expr.Value) or any(type(after[x]) is not type(before[x]) for x in stepped):
+            return False
+        n = np.zeros(self.n, dtype=object)
+        for t in np.flatnonzero(cur):
+            v, d, b = int(before[var].v[t]), int(after[var].v[t]) - int(before[var].v[t]), int(bound.v[t])
+            holds = {"<": v < b, "<=": v <= b, ">": v > b, ">=": v >= b}[op]
+            if holds and (d == 0 or (d > 0) != (op in ("<", "<="))):
+                return False  # it would not end
+            gap = b - v + (1 if op == "<=" else -1 if op == ">=" else 0)
+            n[t] = -(-gap // d) if holds else 0
+        for x in stepped:
+            b0, a0 = before[x], after[x]
+            if isinstance(b0, PtrV):
+                env[x] = PtrV(b0.buf, b0.off + n * (a0.off - b0.off), b0.to)
+                continue
+            vals = _objs([int(p) + int(k) * (int(q) - int(p)) for p, q, k in zip(b0.v, a0.v, n)])
+            if vals.size and not b0.type.lo <= min(vals) <= max(vals) <= b0.type.hi:
+                env[x] = before[x]
+                return False
+            env[x] = expr.Value(vals, b0.type)
+        return True
+
+    def _step_reads_stepped(self, inc_c, stepped) -> bool:
+        """A step whose increments read a stepped variable (``i += i``): not a constant step."""
+        for d in inc_c.walk_preorder():
+            if d.kind == self.K.COMPOUND_ASSIGNMENT_OPERATOR:
+                amount = self.children(d)[1]
+                if stepped & {e.spelling for e in amount.walk_preorder() if e.kind == self.K.DECL_REF_EXPR}:
+                    return True
+        return False
 
     def _assigned_names(self, body) -> set | None:
         """Local names the statement may assign (written to, incremented, address taken); None when it can leave
