@@ -1184,8 +1184,7 @@ class Interpreter:
         """A parameter that is a non-const reference (``const float*& p``, ``int& x``): the helper writes the
         caller's object."""
         t = p.type
-        return t.kind in (self.ci.TypeKind.LVALUEREFERENCE, self.ci.TypeKind.RVALUEREFERENCE) and \
-            not t.get_pointee().is_const_qualified()
+        return t.kind == self.ci.TypeKind.LVALUEREFERENCE and not t.get_pointee().is_const_qualified()
 
     def _has_body(self, defn) -> bool:
         return any(ch.kind == self.K.COMPOUND_STMT for ch in self.children(defn))
