@@ -120,6 +120,10 @@ RUNS = [
     ("polybench_style.cu", "fdtd_step1_kernel", dict(block=(32, 8), lets={"t": 3})),
     ("polybench_style.cu", "convolution2d_kernel", dict(block=(32, 8))),
     ("polybench_style.cu", "mean_kernel", dict(block=(256,))),
+    ("textbook.cu", "spmv_ell", dict(block=(256,), lets={"num_rows": 4096, "num_elem": 8})),
+    ("textbook.cu", "convolution_1d_const", dict(block=(256,), lets={"Mask_Width": 5, "Width": 1 << 20})),
+    ("textbook.cu", "convolution_2d_tiled", dict(block=(16, 16), lets={"height": 1024, "width": 1024, "pitch": 1024})),
+    ("textbook.cu", "brent_kung_scan", dict(block=(128,), lets={"InputSize": 1 << 20})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -519,6 +523,36 @@ EXPECTED = [
     (44, "mean_kernel", "95:24", "data[i * (M + 1) + j]", "load", (), (5.0, 4.0, "offset")),
     (44, "mean_kernel", "97:9", "mean[j]", "load", (), (4.0, 4.0, "coalesced")),
     (44, "mean_kernel", "97:9", "mean[j]", "store", (), (4.0, 4.0, "coalesced")),
+    (45, "spmv_ell", "19:20", "data[row + i * num_rows]", "load", (), (4.0, 4.0, "coalesced")),
+    (
+        45,
+        "spmv_ell",
+        "19:47",
+        "x[col_index[row + i * num_rows]]",
+        "load",
+        (),
+        ("unknown", "index 'col_index[row + i * num_rows]': value loaded from memory"),
+    ),
+    (45, "spmv_ell", "19:49", "col_index[row + i * num_rows]", "load", (), (4.0, 4.0, "coalesced")),
+    (45, "spmv_ell", "20:9", "y[row]", "store", (), (4.0, 4.0, "coalesced")),
+    (46, "convolution_1d_const", "34:23", "N[N_start_point + j]", "load", (), (5.0, 4.0, "offset")),
+    (46, "convolution_1d_const", "34:46", "M[j]", "load", (), ("unknown", "__constant__ memory")),
+    (46, "convolution_1d_const", "37:5", "P[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (47, "convolution_2d_tiled", "56:9", "N_ds[ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (47, "convolution_2d_tiled", "56:24", "N[row_i * pitch + col_i]", "load", (), (6.0, 4.0, "scattered")),
+    (47, "convolution_2d_tiled", "58:9", "N_ds[ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (47, "convolution_2d_tiled", "65:27", "M[i * MAX_MASK_WIDTH + j]", "load", (), ("unknown", "__constant__ memory")),
+    (47, "convolution_2d_tiled", "65:55", "N_ds[i + ty][j + tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (47, "convolution_2d_tiled", "68:46", "P[row_o * width + col_o]", "store", (), (4.0, 3.0, "scattered")),
+    (48, "brent_kung_scan", "79:24", "XY[threadIdx.x]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (48, "brent_kung_scan", "79:42", "X[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (48, "brent_kung_scan", "80:37", "XY[threadIdx.x + blockDim.x]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (48, "brent_kung_scan", "80:68", "X[i + blockDim.x]", "load", (), (4.0, 4.0, "coalesced")),
+    (48, "brent_kung_scan", "84:30", "XY[index]", "load", (), (2.0, 1.0, 2, "2-way bank conflict")),
+    (48, "brent_kung_scan", "84:30", "XY[index]", "store", (), (2.0, 1.0, 2, "2-way bank conflict")),
+    (48, "brent_kung_scan", "84:43", "XY[index - stride]", "load", (), (2.0, 1.0, 2, "2-way bank conflict")),
+    (48, "brent_kung_scan", "87:24", "Y[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (48, "brent_kung_scan", "87:31", "XY[threadIdx.x]", "load", (), (1.0, 1.0, 1, "conflict-free")),
 ]
 
 
