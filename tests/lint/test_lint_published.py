@@ -769,3 +769,16 @@ def test_a_counted_loops_step_variables_jump_to_their_end_values(tmp_path):
         lets={"n": 1000},
     )
     assert [(got[(5, a)].sectors_per_request, got[(5, a)].verdict) for a in ("load", "store")] == [(5.0, "offset")] * 2
+
+
+def test_const_globals_are_values_and_the_others_memory(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__device__ const int TILE_W = 32;\n"
+        "__constant__ const int STRIDE = 2;\n"
+        "__constant__ int runtime_n;\n"
+        "__global__ void k(float* out) { out[threadIdx.x * STRIDE + TILE_W] = runtime_n; }\n",
+        block=(32,),
+    )
+    assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (8.0, "strided")
+    assert got[(4, "load")].space == "constant" and got[(4, "load")].verdict == "unknown"

@@ -339,7 +339,8 @@ class KernelRun:
             buf = Buffer(name, space, t, cur.location.line, it.text(cur))
             if isinstance(t, Array):
                 it.globals[name] = PtrV(buf, _objs([0] * n), t.of)
-            elif isinstance(t, (Int, Float, Pointer, Record)):  # a scalar in memory: reading it is a load
+            elif isinstance(t, (Int, Float, Pointer, Record)) and not cur.type.is_const_qualified():
+                # a scalar in memory: reading it is a load (a const one is a value the compiler folds)
                 it.globals[name] = MemVar(buf, _objs([0] * n))
         it.frame = frame
         body = [ch for ch in it.children(self.cursor) if ch.kind == K.COMPOUND_STMT][0]
