@@ -1,11 +1,11 @@
 """`gpumemlab lint --validate` over the shipped kernels and the corpora, on a GPU with Nsight Compute.
 
 Jobs: every src/gpumemlab/kernels/*.cu with, per template kernel, the template arguments of its first declared
-instantiation (the family tables' KernelSpec names), then every run of the idioms and published-styles corpora
-with the launch its test expects (RUNS of tests/lint/test_lint_idioms.py, test_lint_published.py) - one ncu run per
-job. Writes OUTDIR/validate.json (every job's
-JSON) and OUTDIR/validate.md (one row per kernel line and access, and the totals); stops starting jobs after
---budget seconds. Run: PYTHONPATH=src python tools/lint_validate_all.py OUTDIR [--dry-run] [--budget 240] [--jobs 4]
+instantiation (the family tables' KernelSpec names), then every run of the idioms and published-styles corpora with
+the launch its test expects (RUNS of tests/lint/test_lint_idioms.py, test_lint_published.py) - one ncu run per job.
+Writes OUTDIR/validate.json (every job's JSON) and OUTDIR/validate.md (one row per kernel line and access, and the
+totals); stops starting jobs after --budget seconds. Run: PYTHONPATH=src python tools/lint_validate_all.py OUTDIR
+[--dry-run] [--budget 240] [--jobs 4] [--only published-]
 """
 
 from __future__ import annotations
@@ -122,10 +122,12 @@ def _lets(path: Path, templates: dict) -> dict:
     return lets
 
 
-def run(outdir: Path, dry: bool, budget: float, workers: int = 1) -> int:
+def run(outdir: Path, dry: bool, budget: float, workers: int = 1, only: tuple = ()) -> int:
     shipped = shipped_jobs()
     first = [j for j in shipped if j[0] in PRIORITY]  # the template kernels ncu names `void name<...>` first
     jobs = first + [j for j in shipped if j not in first] + corpus_jobs("idioms") + corpus_jobs("published")
+    if only:
+        jobs = [j for j in jobs if j[0].startswith(tuple(only))]
     if dry:
         for label, path, args in jobs:
             print(label, "lint", path, *args, "--validate", "--json", "--no-resources")
@@ -283,6 +285,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=240.0)
     ap.add_argument("--jobs", type=int, default=1, help="lint processes at once (ncu still profiles one at a time)")
     ap.add_argument("--rejoin", metavar="VALIDATE_JSON", help="no GPU: an earlier run's ncu lines against lint now")
+    ap.add_argument("--only", action="append", default=[], metavar="PREFIX",
+                    help="only the jobs whose label starts so (kernels-, idioms-, published-; repeatable)")
     a = ap.parse_args()
     out = Path(a.outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -292,7 +296,7 @@ def main() -> int:
         (out / "validate.md").write_text(summary(results))
         print(summary(results).splitlines()[0])
         return 0
-    return run(out, a.dry_run, a.budget, a.jobs)
+    return run(out, a.dry_run, a.budget, a.jobs, tuple(a.only))
 
 
 if __name__ == "__main__":
