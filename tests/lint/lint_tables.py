@@ -2,7 +2,8 @@
 
 A table is RUNS (file, kernel or None for every kernel of the file, Options keywords) and EXPECTED rows
 (run index, kernel, "line:column", access as written, load/store/atomic, call lines, expected), expected being
-global (sectors/request, ideal, verdict), shared (wavefronts/request, ideal, ways, verdict), or ("unknown", the
+global (sectors/request, ideal, verdict), shared (wavefronts/request, ideal, ways, verdict), constant (reads/request,
+ideal, verdict), or ("unknown", the
 reason's first words). Used by the corpus tests and by tools/lint_accuracy.py.
 """
 
@@ -19,6 +20,8 @@ def numbers(f) -> tuple:
         return ("unknown", f.unknown_reason)
     if f.space == "shared":
         return (f.wavefronts_per_request, f.ideal_wavefronts_per_request, f.conflict_ways, f.verdict)
+    if f.space == "constant":
+        return (f.reads_per_request, f.ideal_reads_per_request, f.verdict)
     return (f.sectors_per_request, f.ideal_sectors_per_request, f.verdict)
 
 

@@ -53,7 +53,7 @@ CASES = [
      "threadIdx.x); }", [], 0, "texture fetches"),
     ("texture-reference", "texture<float, 1, cudaReadModeElementType> tex;\n__global__ void k(float* o) "
      "{ o[threadIdx.x] = tex1Dfetch(tex, threadIdx.x); }", [], 0, "texture fetches"),
-    ("atomic", K.format(body="atomicAdd(&a[threadIdx.x % 4], 1.0f);"), [], 0, "atomics are resolved in L2"),
+    ("atomic", K.format(body="atomicAdd(&a[threadIdx.x % 4], 1.0f);"), [], 0, "8 lanes of the warp update the same address: L2"),
     ("atomic-cas", "__global__ void k(int* a) { atomicCAS(&a[0], 0, 1); }", [], 0, "atomic"),
     ("indirect", "__global__ void k(float* a, const int* idx) { a[idx[threadIdx.x]] = 0; }", [], 0,
      "value loaded from memory"),

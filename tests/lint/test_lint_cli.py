@@ -15,8 +15,9 @@ NAIVE = ["lint", str(CORPUS / "transpose_samples.cu"), "--kernel", "transposeNai
 
 ACCESS_KEYS = {"kernel", "file", "line", "column", "text", "access", "space", "array", "element_bytes", "requests",
                "sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
-               "ideal_wavefronts_per_request", "conflict_ways", "verdict", "block", "warp", "active_lanes", "fix",
-               "fix_predicted", "unknown_reason", "call_lines", "loops", "explanation", "rule", "iterations", "assumption", "compiled", "over_iterations",
+               "ideal_wavefronts_per_request", "conflict_ways", "reads_per_request", "ideal_reads_per_request",
+               "verdict", "block", "warp", "active_lanes", "fix", "fix_predicted", "unknown_reason", "not_modelled",
+               "call_lines", "loops", "explanation", "rule", "iterations", "assumption", "compiled", "over_iterations",
                "launch"}
 
 
@@ -46,6 +47,16 @@ def test_json_schema(capsys):
                                       ("unknown", 0)])
 def test_fail_on(capsys, rules, rc):
     assert main(NAIVE + ["--fail-on", rules]) == rc
+
+
+def test_fail_on_constant_serialized(capsys, tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text("__constant__ float c[3];\n"
+                   "__global__ void k(float* out) { out[threadIdx.x] = c[threadIdx.x % 3] + c[1]; }\n")
+    args = ["lint", str(src), "--block", "32", "--no-resources", "--fail-on", "constant-serialized"]
+    assert main(args) == 1
+    assert (f"{src}:2:52: constant-serialized: constant load `c[threadIdx.x % 3]`: 3 reads/request (ideal 1), "
+            "serialized; fix: index __constant__ memory") in capsys.readouterr().out
 
 
 def test_fail_on_bank_conflict(capsys):

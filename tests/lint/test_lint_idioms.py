@@ -166,7 +166,7 @@ EXPECTED = [
         "atomicAdd(s_WarpHist + data, 1)",
         "atomic",
         (30,),
-        ("unknown", "atomicAdd: shared-memory atomics seriali"),
+        ("unknown", "atomicAdd address: value loaded from memory (d_Data[pos])"),
     ),
     (
         4,
@@ -479,7 +479,7 @@ EXPECTED = [
         "atomicAdd(sum, in[i])",
         "atomic",
         (),
-        ("unknown", "atomicAdd: global atomics are resolved i"),
+        (1.0, 1.0, "same address"),
     ),
     (19, "atomics_global", "74:31", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
     (20, "cg_rows", "16:68", "x[i]", "load", (), (4.0, 4.0, "coalesced")),

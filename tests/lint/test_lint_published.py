@@ -124,6 +124,13 @@ RUNS = [
     ("textbook.cu", "convolution_1d_const", dict(block=(256,), lets={"Mask_Width": 5, "Width": 1 << 20})),
     ("textbook.cu", "convolution_2d_tiled", dict(block=(16, 16), lets={"height": 1024, "width": 1024, "pitch": 1024})),
     ("textbook.cu", "brent_kung_scan", dict(block=(128,), lets={"InputSize": 1 << 20})),
+    ("constants_atomics.cu", "convolution_rows", dict(block=(256,), lets={"width": 4096})),
+    ("constants_atomics.cu", "normalize_hwc", dict(block=(256,), lets={"n": 3 << 20})),
+    ("constants_atomics.cu", "normalize_nchw", dict(block=(256,), lets={"n": 3 * 4096, "HW": 4096})),
+    ("constants_atomics.cu", "col_sum_atomic", dict(block=(32, 8), lets={"rows": 1024, "cols": 1024})),
+    ("constants_atomics.cu", "block_sum_shared_atomic", dict(block=(256,), lets={"n": 1 << 20})),
+    ("constants_atomics.cu", "histogram_bins", dict(block=(256,), lets={"n": 1 << 20})),
+    ("constants_atomics.cu", "max_cas", dict(block=(256,), lets={"n": 1 << 20})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -209,7 +216,7 @@ EXPECTED = [
         "atomicAdd(&s_hist[data[i]], 1u)",
         "atomic",
         (),
-        ("unknown", "atomicAdd: shared-memory atomics"),
+        ("unknown", "atomicAdd address: index 'data[i]': value loaded from memory"),
     ),
     (10, "histogram_shared", "95:27", "data[i]", "load", (), (1.0, 1.0, "coalesced")),
     (
@@ -219,7 +226,7 @@ EXPECTED = [
         "atomicAdd(&hist[b], s_hist[b])",
         "atomic",
         (),
-        ("unknown", "atomicAdd: global atomics"),
+        (4.0, 4.0, "coalesced"),
     ),
     (10, "histogram_shared", "98:29", "s_hist[b]", "load", (), (1.0, 1.0, 1, "conflict-free")),
     (11, "scan_blelloch_cf", "115:5", "temp[ai + bankOffsetA]", "store", (), (1.0, 1.0, 1, "conflict-free")),
@@ -536,12 +543,12 @@ EXPECTED = [
     (45, "spmv_ell", "19:49", "col_index[row + i * num_rows]", "load", (), (4.0, 4.0, "coalesced")),
     (45, "spmv_ell", "20:9", "y[row]", "store", (), (4.0, 4.0, "coalesced")),
     (46, "convolution_1d_const", "34:23", "N[N_start_point + j]", "load", (), (5.0, 4.0, "offset")),
-    (46, "convolution_1d_const", "34:46", "M[j]", "load", (), ("unknown", "__constant__ memory")),
+    (46, "convolution_1d_const", "34:46", "M[j]", "load", (), (1.0, 1.0, "broadcast")),
     (46, "convolution_1d_const", "37:5", "P[i]", "store", (), (4.0, 4.0, "coalesced")),
     (47, "convolution_2d_tiled", "56:9", "N_ds[ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
     (47, "convolution_2d_tiled", "56:24", "N[row_i * pitch + col_i]", "load", (), (6.0, 4.0, "scattered")),
     (47, "convolution_2d_tiled", "58:9", "N_ds[ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
-    (47, "convolution_2d_tiled", "65:27", "M[i * MAX_MASK_WIDTH + j]", "load", (), ("unknown", "__constant__ memory")),
+    (47, "convolution_2d_tiled", "65:27", "M[i * MAX_MASK_WIDTH + j]", "load", (), (1.0, 1.0, "broadcast")),
     (47, "convolution_2d_tiled", "65:55", "N_ds[i + ty][j + tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
     (47, "convolution_2d_tiled", "68:46", "P[row_o * width + col_o]", "store", (), (4.0, 3.0, "scattered")),
     (48, "brent_kung_scan", "79:24", "XY[threadIdx.x]", "store", (), (1.0, 1.0, 1, "conflict-free")),
@@ -553,6 +560,56 @@ EXPECTED = [
     (48, "brent_kung_scan", "84:43", "XY[index - stride]", "load", (), (2.0, 1.0, 2, "2-way bank conflict")),
     (48, "brent_kung_scan", "87:24", "Y[i]", "store", (), (4.0, 4.0, "coalesced")),
     (48, "brent_kung_scan", "87:31", "XY[threadIdx.x]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (49, "convolution_rows", "24:49", "c_Kernel[KERNEL_RADIUS - j]", "load", (), (1.0, 1.0, "broadcast")),
+    (49, "convolution_rows", "24:79", "src[row + x + j]", "load", (), (4.0, 4.0, "coalesced")),
+    (49, "convolution_rows", "25:20", "dst[row + x]", "store", (), (4.0, 4.0, "coalesced")),
+    (50, "normalize_hwc", "35:9", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (50, "normalize_hwc", "35:19", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (50, "normalize_hwc", "35:27", "c_mean[c]", "load", (), (3.0, 1.0, "serialized")),
+    (50, "normalize_hwc", "35:40", "c_inv_std[c]", "load", (), (3.0, 1.0, "serialized")),
+    (51, "normalize_nchw", "45:9", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (51, "normalize_nchw", "45:19", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (51, "normalize_nchw", "45:27", "c_mean[c]", "load", (), (1.0, 1.0, "broadcast")),
+    (51, "normalize_nchw", "45:40", "c_inv_std[c]", "load", (), (1.0, 1.0, "broadcast")),
+    (
+        52,
+        "col_sum_atomic",
+        "55:35",
+        "atomicAdd(&colsum[col], a[row * cols + col])",
+        "atomic",
+        (),
+        (4.0, 4.0, "coalesced"),
+    ),
+    (52, "col_sum_atomic", "55:59", "a[row * cols + col]", "load", (), (4.0, 4.0, "coalesced")),
+    (53, "block_sum_shared_atomic", "64:27", "s_sum", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (53, "block_sum_shared_atomic", "67:16", "atomicAdd(&s_sum, in[i])", "atomic", (), (1.0, 1.0, 1, "same address")),
+    (53, "block_sum_shared_atomic", "67:34", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (53, "block_sum_shared_atomic", "69:27", "atomicAdd(total, s_sum)", "atomic", (), (1.0, 1.0, "coalesced")),
+    (53, "block_sum_shared_atomic", "69:44", "s_sum", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (54, "histogram_bins", "78:23", "s_hist[t]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (
+        54,
+        "histogram_bins",
+        "81:16",
+        "atomicAdd(&s_hist[data[i] % NUM_BINS], 1u)",
+        "atomic",
+        (),
+        ("unknown", "atomicAdd address: index 'data[i] % NUM_BINS': value loaded from memory"),
+    ),
+    (54, "histogram_bins", "81:34", "data[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (54, "histogram_bins", "83:23", "atomicAdd(&hist[t], s_hist[t])", "atomic", (), (4.0, 4.0, "coalesced")),
+    (54, "histogram_bins", "83:43", "s_hist[t]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (55, "max_cas", "92:15", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (55, "max_cas", "94:15", "*addr", "load", (), (1.0, 1.0, "broadcast")),
+    (
+        55,
+        "max_cas",
+        "96:11",
+        "atomicCAS(addr, assumed, __float_as_int(fmaxf(v, __int_as_float(assumed))))",
+        "atomic",
+        (),
+        (1.0, 1.0, "same address"),
+    ),
 ]
 
 
@@ -781,4 +838,83 @@ def test_const_globals_are_values_and_the_others_memory(tmp_path):
         block=(32,),
     )
     assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (8.0, "strided")
-    assert got[(4, "load")].space == "constant" and got[(4, "load")].verdict == "unknown"
+    # the __constant__ scalar: one word for every lane -> 1 read, broadcast
+    load = got[(4, "load")]
+    assert (load.space, load.reads_per_request, load.ideal_reads_per_request, load.verdict) == (
+        "constant",
+        1.0,
+        1.0,
+        "broadcast",
+    )
+
+
+CONSTANT_TABLES = """
+__constant__ float taps[64];
+__constant__ unsigned char lut[256];
+__global__ void k(float* out, const unsigned char* in) {
+    int t = threadIdx.x;
+    out[t] = taps[t % 64];
+    out[t + 32] = taps[t / 8];
+    out[t + 64] = lut[t];
+    out[t + 96] = lut[5];
+    out[t + 128] = taps[in[t]];
+}
+"""
+
+
+def test_constant_loads_are_served_per_distinct_word(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text(CONSTANT_TABLES)
+    got = {
+        f.line: f
+        for r in lint_file(str(src), Options(block=(32,)), resources=False)
+        for f in r.findings
+        if f.space == "constant"
+    }
+    per_lane = got[6]
+    # 32 lanes, 32 words: 32 reads in turn where a broadcast takes 1; in global memory floats 0..31: 4 sectors
+    assert (per_lane.reads_per_request, per_lane.verdict, per_lane.rule) == (32.0, "serialized", "constant-serialized")
+    assert per_lane.fix_predicted == dict(reads_per_request=1.0, sectors_per_request=4.0, ideal_sectors_per_request=4.0)
+    assert per_lane.fix.startswith("index __constant__ memory with a value the whole warp shares")
+    # t / 8: 4 words -> 4 reads
+    assert (got[7].reads_per_request, got[7].verdict) == (4.0, "serialized")
+    # bytes 0..31 are 8 words if the symbol is 4-byte aligned, 9 if not: lint does not know which
+    assert got[8].unknown_reason.startswith("__constant__ unsigned char array: its distinct 4-byte words (8 or 9)")
+    # one byte for the whole warp: one word at any alignment
+    assert (got[9].reads_per_request, got[9].verdict) == (1.0, "broadcast")
+    # an index loaded from memory stays unknown
+    assert got[10].unknown_reason.startswith("index 'in[t]': value loaded from memory")
+
+
+ATOMICS = """
+__global__ void k(unsigned int* hist, float* sum) {
+    __shared__ unsigned int s[256];
+    int t = threadIdx.x;
+    atomicAdd(&s[t / 4], 1u);
+    atomicAdd(&s[2 * t], 1u);
+    atomicAdd(sum, 1.0f);
+    atomicAdd(&hist[t * 8], 1u);
+    atomicAdd(&s[hist[t]], 1u);
+}
+"""
+
+
+def test_atomics_with_known_addresses_have_the_numbers_of_a_store(tmp_path):
+    got = {line: f for (line, access), f in _lint(tmp_path, ATOMICS, block=(32,)).items() if access == "atomic"}
+    # 8 words, 4 lanes on each: 1 wavefront as a store; the 4 updates of one word are serialized, not modelled
+    quarter = got[5]
+    assert (quarter.wavefronts_per_request, quarter.conflict_ways, quarter.verdict) == (1.0, 1, "conflict-free")
+    assert quarter.not_modelled.startswith("up to 4 lanes of the warp update the same address: the shared-memory")
+    # words 0, 2, .., 62: two words in each even bank -> 2 wavefronts, 2-way; no address shared
+    assert (got[6].wavefronts_per_request, got[6].conflict_ways, got[6].rule, got[6].not_modelled) == (
+        2.0,
+        2,
+        "bank-conflict",
+        None,
+    )
+    # every lane on sum[0]: 1 sector, same address, and L2's serialization named
+    assert (got[7].sectors_per_request, got[7].verdict, got[7].rule) == (1.0, "same address", "ok")
+    assert got[7].not_modelled.startswith("up to 32 lanes of the warp update the same address: L2 applies them")
+    # uints 32 bytes apart: 32 sectors (ideal 4), strided
+    assert (got[8].sectors_per_request, got[8].ideal_sectors_per_request, got[8].verdict) == (32.0, 4.0, "strided")
+    assert got[9].unknown_reason == "atomicAdd address: index 'hist[t]': value loaded from memory (hist[t])"

@@ -34,7 +34,8 @@ def add_commands(sub) -> None:
     p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90): the model's rules and NVRTC")
     p.add_argument("--json", action="store_true", help="print JSON (schema: docs/lint.md)")
     p.add_argument("--fail-on", default="", metavar="RULES",
-                   help="exit 1 if a finding has one of these rules: uncoalesced,bank-conflict,spill,unknown")
+                   help="exit 1 if a finding has one of these rules: uncoalesced,bank-conflict,constant-serialized,"
+                        "spill,unknown")
     p.add_argument("--no-resources", action="store_true", help="skip NVRTC (registers, spills, occupancy)")
     p.add_argument("--launch-average", action="store_true",
                    help="also run every block of --grid and give each access's numbers per request over the whole "
@@ -115,9 +116,13 @@ def _message(f) -> str:
     if f.space == "shared":
         nums = (f"{f.wavefronts_per_request:g} wavefronts/request (ideal {f.ideal_wavefronts_per_request:g}), "
                 f"{f.verdict}")
+    elif f.space == "constant":
+        nums = f"{f.reads_per_request:g} reads/request (ideal {f.ideal_reads_per_request:g}), {f.verdict}"
     else:
         nums = (f"{f.sectors_per_request:g} sectors/request (ideal {f.ideal_sectors_per_request:g}), {f.verdict}")
     text = f"{what}: {nums}"
+    if f.not_modelled:
+        text += f" ({f.not_modelled})"
     if f.fix:
         after = ", ".join(f"{k.replace('_per_request', '/request').replace('_', ' ')} {v:g}"
                           for k, v in (f.fix_predicted or {}).items() if v is not None and not k.startswith("ideal"))
@@ -154,13 +159,14 @@ def print_report(path: str, reports) -> None:
         if r.launch_bounds:
             head += f"  __launch_bounds__{r.launch_bounds}"
         table = Table(title=escape(head), title_justify="left", show_lines=False)
-        for col in ("line", "access", "space", "bytes", "sectors/req", "ideal", "wavefronts/req", "ways", "verdict"):
+        for col in ("line", "access", "space", "bytes", "sectors/req", "ideal", "wavefronts/req", "ways", "reads/req",
+                    "verdict"):
             table.add_column(col, justify="right" if col not in ("access", "space", "verdict") else "left")
         for f in r.findings:
             called = f" (from line {', '.join(map(str, f.call_lines))})" if f.call_lines else ""
             table.add_row(f"{f.line}:{f.column}", escape(f"{f.access} {f.text}"[:60] + called), f.space or "-",
                           _v(f.element_bytes), _v(f.sectors_per_request), _v(f.ideal_sectors_per_request),
-                          _v(f.wavefronts_per_request), _v(f.conflict_ways),
+                          _v(f.wavefronts_per_request), _v(f.conflict_ways), _v(f.reads_per_request),
                           escape(f.verdict if f.verdict != "unknown" else f"unknown: {f.unknown_reason}"[:70]))
         console.print(table)
         for f in r.findings:
@@ -173,6 +179,8 @@ def print_report(path: str, reports) -> None:
 def _details(f) -> list[str]:
     """What the table cannot hold: the lanes a data guard was assumed to select, loop iterations that differ."""
     out = [f"assumed: {f.assumption}"] if f.assumption else []
+    if f.not_modelled:
+        out.append(f"not modelled: {f.not_modelled}")
     c = f.compiled
     if c:
         unit = "wavefronts" if f.space == "shared" else "sectors"
@@ -183,8 +191,8 @@ def _details(f) -> list[str]:
         out.append(f"as compiled: {what} ({c['element_bytes']} bytes a lane): {c['requests']} request(s), "
                    f"{c['total']:g} {unit}{ways}; as written {c['total_as_written']:g} {unit}")
     if len(f.iterations) > 1:
-        key = "wavefronts_per_request" if f.space == "shared" else "sectors_per_request"
-        unit = "wavefronts" if f.space == "shared" else "sectors"
+        unit = {"shared": "wavefronts", "constant": "reads"}.get(f.space, "sectors")
+        key = f"{unit}_per_request"
         runs = [f"{c['first']}" + (f"-{c['last']}" if c["last"] > c["first"] else "") + ": " +
                 (f"{c[key]:g} {unit}/request, {c['active_lanes']} lanes" if c.get(key) is not None else
                  "not executed" if c.get("requests") == 0 else "unknown") for c in f.iterations[:8]]

@@ -14,7 +14,7 @@ from . import analysis as _analysis
 from .analysis import Finding, KernelReport, Options
 
 SCHEMA = "gpumemlab.lint/1"
-RULES = ("uncoalesced", "bank-conflict", "spill", "unknown")
+RULES = ("uncoalesced", "bank-conflict", "constant-serialized", "spill", "unknown")
 RECURSION = 6000
 
 __all__ = ["lint_file", "Options", "Finding", "KernelReport", "to_json", "SCHEMA", "RULES"]

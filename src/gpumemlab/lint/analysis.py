@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import UsageError
-from ..model import predict
+from ..model import constant, predict
 from ..model.access import Decl, LaneAccesses, make_launch
 from ..model.cc import parse_cc
 from . import frontend as fe
@@ -62,6 +62,8 @@ class Finding:
     wavefronts_per_request: float | None = None
     ideal_wavefronts_per_request: float | None = None
     conflict_ways: int | None = None
+    reads_per_request: float | None = None  # __constant__: the constant cache's serialized reads (one per word)
+    ideal_reads_per_request: float | None = None
     verdict: str = "unknown"
     block: list | None = None  # the analyzed block (blockIdx)
     warp: int | None = None
@@ -69,6 +71,7 @@ class Finding:
     fix: str | None = None
     fix_predicted: dict | None = None
     unknown_reason: str | None = None
+    not_modelled: str | None = None  # what the numbers leave out (atomics on one address are serialized)
     call_lines: list = field(default_factory=list)
     loops: list = field(default_factory=list)
     explanation: str | None = None
@@ -84,7 +87,9 @@ class Finding:
             return "unknown"
         if self.space == "shared":
             return "bank-conflict" if (self.conflict_ways or 0) > 1 else "ok"
-        if self.verdict in ("coalesced", "broadcast", "not executed"):
+        if self.space == "constant":
+            return "constant-serialized" if self.verdict == "serialized" else "ok"
+        if self.verdict in ("coalesced", "broadcast", "same address", "not executed"):
             return "ok"
         return "uncoalesced"
 
@@ -524,8 +529,6 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
     if a.assumption and reason is None:
         f.assumption = (f"{a.assumption}; every lane its known part selects is assumed to execute (the addresses "
                         f"do not depend on the data)")
-    if reason is None and buf is not None and buf.space == "constant":
-        reason = "__constant__ memory: served per distinct address, not modeled by lint"
     if reason is None and a.offsets is None:
         reason = "address not known"
     if reason is not None:
@@ -540,11 +543,15 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
     if isinstance(lanes, str):
         f.unknown_reason = lanes
         return f
-    res = predict(lanes, cc)
-    f._lanes = lanes  # not a field: kept for the comparison with the compiled instructions, not in the JSON
     f.warp, f.active_lanes = w, int(lanes.active.sum())
-    f.requests = res["requests"]
-    f.explanation = res["explanation"]
+    if buf.space == "constant":
+        if not _constant(f, lanes, cc):
+            return f
+    else:
+        res = predict(lanes, cc)
+        f._lanes = lanes  # not a field: kept for the comparison with the compiled instructions, not in the JSON
+        f.requests = res["requests"]
+        f.explanation = res["explanation"]
     if buf.space == "shared":
         f.wavefronts_per_request = _per_request(res["wavefronts"], res["requests"])
         f.ideal_wavefronts_per_request = _per_request(res["ideal_wavefronts"], res["requests"])
@@ -553,12 +560,14 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         f.verdict = "broadcast" if np.unique(row // 4).size == 1 and row.size > 1 else res["verdict"]
         if res["ways"] > 1:
             _shared_fix(f, lanes, a, cc)
-    else:
+    elif buf.space != "constant":
         f.sectors_per_request = _per_request(res["sectors"], res["requests"])
         f.ideal_sectors_per_request = _per_request(res["min_sectors"], res["requests"])
         f.verdict = _global_verdict(lanes, res)
         if f.verdict not in ("coalesced", "broadcast"):
             _global_fix(f, lanes, a, cc, neighbours)
+    if a.kind == "atomic":
+        _atomic(f, lanes)
     if a.later:
         f._instances = [(a.offsets, a.active)] + [(off, act) for _, off, act in a.later]  # for lint/compiled.py
         f.iterations = _iteration_classes(a, w, launch, cc)
@@ -567,11 +576,63 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
     return f
 
 
+def _constant_numbers(lanes: LaneAccesses) -> dict:
+    """The constant cache's serialized reads per load instruction of one warp (the model: one per distinct word);
+    an unknown reason where the words depend on the symbol's alignment, which lint does not know (elements
+    narrower than a word: the compiler need not align the array to 4 bytes)."""
+    loads_ = len(lanes.widths)
+    reads = [constant.warp_reads(lanes.addresses + shift, lanes.active)
+             for shift in (range(4) if min(lanes.widths) < 4 else (0,))]
+    if len(set(reads)) > 1:
+        return dict(unknown_reason=f"__constant__ {lanes.decl.element.name} array: its distinct 4-byte words "
+                                   f"({min(reads)} or {max(reads)}) depend on the symbol's alignment, not known")
+    return dict(requests=loads_, reads_per_request=_per_request(reads[0], loads_), ideal_reads_per_request=1.0,
+                verdict=constant.verdict(reads[0], loads_))
+
+
+def _constant(f: Finding, lanes: LaneAccesses, cc) -> bool:
+    """``f``'s numbers for a ``__constant__`` load (False: unknown, the reason set); a serialized load gets the
+    seeds' remedy with the same lanes' global-memory numbers."""
+    nums = _constant_numbers(lanes)
+    if "unknown_reason" in nums:
+        f.unknown_reason = nums["unknown_reason"]
+        return False
+    for k, v in nums.items():
+        setattr(f, k, v)
+    reads = round(nums["reads_per_request"] * nums["requests"])
+    f.explanation = (f"The warp's {f.active_lanes} lanes read one word per load: the constant cache broadcasts it "
+                     f"(1 read per request)." if f.verdict == "broadcast" else
+                     f"The warp's lanes read {nums['reads_per_request']:g} distinct words per load: the constant "
+                     f"cache serves one address at a time, {reads} reads in turn where a broadcast needs "
+                     f"{nums['requests']}.")
+    if f.verdict == "serialized":
+        f.fix = ("index __constant__ memory with a value the whole warp shares; a table that lanes index by thread "
+                 "is read faster from global memory through the read-only path (const __restrict__ or __ldg) or "
+                 "from shared memory (seed 003, 'Device memory spaces': constant memory is cached and read-only; "
+                 "CUDA C++ Programming Guide: constant reads of different addresses are serialized)")
+        g = replace(lanes, space="global")
+        f.fix_predicted = dict(reads_per_request=1.0, **_numbers_global(predict(g, cc)))
+    return True
+
+
+def _atomic(f: Finding, lanes: LaneAccesses) -> None:
+    """Atomics: the numbers are those of a store of the same addresses; lanes that update one address are applied
+    one after another (by L2 or by the shared-memory unit), which the model does not count."""
+    same = max(int(np.unique(row[lanes.active], return_counts=True)[1].max()) for row in lanes.addresses)
+    if f.verdict == "broadcast":
+        f.verdict = "same address"
+    if same > 1:
+        where = "the shared-memory atomic unit" if f.space == "shared" else "L2"
+        f.not_modelled = (f"up to {same} lanes of the warp update the same address: {where} applies them one after "
+                          f"another, which these numbers (those of a store of the same addresses) do not count")
+
+
 def _over_iterations(classes: list[dict]) -> dict | None:
     """Per-request numbers of the analyzed warp summed over every iteration in which it makes requests (what a
     profiler's per-line counters average for a warp that runs the whole loop)."""
     keys = [k for k in ("sectors_per_request", "ideal_sectors_per_request", "wavefronts_per_request",
-                        "ideal_wavefronts_per_request") if k in classes[0]]
+                        "ideal_wavefronts_per_request", "reads_per_request", "ideal_reads_per_request")
+            if k in classes[0]]
     run = [c for c in classes if c.get("requests") and all(c.get(k) is not None for k in keys)]
     if len(run) != len([c for c in classes if c.get("requests") != 0]) or not run:
         return None  # an iteration lint could not evaluate
@@ -588,6 +649,8 @@ def _iteration_numbers(a: Access, w: int, launch, cc) -> dict:
     lanes = lane_accesses(a, w, launch)
     if isinstance(lanes, str):
         return dict(unknown_reason=lanes)
+    if a.buf.space == "constant":
+        return dict(active_lanes=int(lanes.active.sum()), **_constant_numbers(lanes))
     res = predict(lanes, cc)
     out = dict(requests=res["requests"], active_lanes=int(lanes.active.sum()))
     if a.buf.space == "shared":

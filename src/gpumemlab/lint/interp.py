@@ -1097,11 +1097,13 @@ class Interpreter:
         if name.startswith("atomic"):
             vals = [self.value(a, live) for a in args]
             target = vals[0] if vals else None
-            buf = target.buf if isinstance(target, (PtrV, Unknown)) else None
+            if isinstance(target, PtrV):  # a known address: the model's sectors or wavefronts, as for a store
+                self.record(c, "atomic", Place(target.buf, target.off, target.to), live)
+                return Unknown(f"result of {name}")
+            buf = target.buf if isinstance(target, Unknown) else None
             if buf is not None or self._touches_memory(c):
-                where = ("shared-memory atomics serialize on equal addresses" if buf is not None and
-                         buf.space == "shared" else "global atomics are resolved in L2")
-                self.record(c, "atomic", None, live, buf=buf, unknown=f"{name}: {where}, not modeled as requests")
+                why = target.reason if isinstance(target, Unknown) else "not a pointer lint follows"
+                self.record(c, "atomic", None, live, buf=buf, unknown=f"{name} address: {why}")
             return Unknown(f"result of {name}")
         if name in self.TEXTURES:
             for a in args:

@@ -189,6 +189,9 @@ def attach(report, instructions: list | None, cc) -> None:
         if f.verdict == "unknown":
             f.launch = dict(unknown_reason=f.unknown_reason)
             continue
+        if f.space == "constant":  # Source Counters have no constant-cache counts to average against
+            f.launch = dict(unknown_reason="__constant__ loads: the launch average covers global and shared memory")
+            continue
         f.launch = average(f, f._access, inst, _predicated(f, report.findings, instructions), cc)
 
 

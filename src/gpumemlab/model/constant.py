@@ -12,6 +12,17 @@ import numpy as np
 from .access import resolve
 
 
+def warp_reads(addresses: np.ndarray, active: np.ndarray) -> int:
+    """Serialized reads for one warp: every load instruction (a row of byte addresses) is served once per distinct
+    4-byte word its active lanes read."""
+    return sum(len(np.unique(row[active] // 4)) for row in addresses)
+
+
+def verdict(reads: int, loads: int) -> str:
+    """``broadcast`` when each load instruction reads one word, else ``serialized``."""
+    return "broadcast" if reads == loads else "serialized"
+
+
 def constant_requests(access: str, decl: str, **kw) -> dict:
     """Serialized requests per warp for ``access`` to the ``__constant__`` array ``decl``.
 
@@ -20,15 +31,11 @@ def constant_requests(access: str, decl: str, **kw) -> dict:
     Returns ``requests_per_warp`` (the worst warp), ``mean_requests_per_warp``, ``warps`` and a ``verdict``.
     """
     lanes = resolve(access, decl.replace("__constant__", " ").strip(), space="global", **kw)
-    counts = []
-    for _w, addrs, active in lanes.warps():
-        if active.any():
-            # every load instruction of the element is its own request set; distinct words serialize
-            counts.append(sum(len(np.unique(row[active] // 4)) for row in addrs))
+    counts = [warp_reads(addrs, active) for _w, addrs, active in lanes.warps() if active.any()]
     worst = max(counts)
     loads = len(lanes.widths)
-    verdict = ("broadcast: one request per warp" if worst == loads else
-               f"serialized: up to {worst // loads} distinct addresses per warp, {worst // loads} requests "
-               f"where a broadcast needs 1")
+    text = ("broadcast: one request per warp" if verdict(worst, loads) == "broadcast" else
+            f"serialized: up to {worst // loads} distinct addresses per warp, {worst // loads} requests "
+            f"where a broadcast needs 1")
     return dict(requests_per_warp=worst, mean_requests_per_warp=float(np.mean(counts)), warps=len(counts),
-                loads_per_element=loads, verdict=verdict)
+                loads_per_element=loads, verdict=text)

@@ -68,7 +68,7 @@ __global__ void shfl_k(float* out, const float* in) {
     if (lane % 2 == 0) out[threadIdx.x / 2] = v;
 }
 
-// atomicAdd(sum, ...): unknown (atomics are not requests of the model); in[i]: 4 sectors.
+// atomicAdd(sum, ...): all lanes on sum[0]: 1 sector (ideal 1), same address (serialized: not modelled); in[i]: 4.
 __global__ void atomics_global(float* sum, const float* in, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(sum, in[i]);

@@ -14,9 +14,9 @@ typedef unsigned int uint;
 inline __device__ void addByte(uint *s_WarpHist, uint data) { atomicAdd(s_WarpHist + data, 1); }
 
 // Block 192 (6 warps). Clearing: s_Hist[tid + i * 192] -> 32 consecutive words, 1 wavefront.
-// d_Data[pos] (pos = 192*blockIdx + tid, grid-stride): 4 sectors, coalesced. addByte's atomicAdd: unknown
-// (atomic). Merge to global: s_Hist[bin + i * 256] (bin = tid) -> 1 wavefront; d_PartialHistograms[256*blockIdx +
-// bin] store: 4 sectors, coalesced.
+// d_Data[pos] (pos = 192*blockIdx + tid, grid-stride): 4 sectors, coalesced. addByte's atomicAdd: unknown (a
+// loaded byte is the address). Merge to global: s_Hist[bin + i * 256] (bin = tid) -> 1 wavefront;
+// d_PartialHistograms[256*blockIdx + bin] store: 4 sectors, coalesced.
 __global__ void histogram256Kernel(uint *d_PartialHistograms, uint *d_Data, uint dataCount) {
     __shared__ uint s_Hist[HISTOGRAM256_THREADBLOCK_MEMORY];
     uint *s_WarpHist = s_Hist + (threadIdx.x >> LOG2_WARP_SIZE) * HISTOGRAM256_BIN_COUNT;

@@ -84,8 +84,8 @@ __global__ void layernorm_block(float *__restrict__ out, const float *__restrict
 }
 
 // 256-bin histogram of bytes, block 256, n = 2^20. s_hist[b] = 0: 1 wavefront. data[i]: 32 bytes -> 1 sector
-// (ideal 1), coalesced. The atomics (shared and global) are not requests of the model: unknown. s_hist[b] read for
-// the global atomic: 1 wavefront.
+// (ideal 1), coalesced. The shared atomic's bin is a loaded byte: unknown. The global atomic on hist[b], b = t:
+// uints 0..31 -> 4 sectors (ideal 4) as a store, coalesced; s_hist[b] read for it: 1 wavefront.
 __global__ void histogram_shared(const unsigned char *__restrict__ data, unsigned int *__restrict__ hist, size_t n) {
     __shared__ unsigned int s_hist[NUM_BINS];
     for (int b = threadIdx.x; b < NUM_BINS; b += blockDim.x) s_hist[b] = 0;

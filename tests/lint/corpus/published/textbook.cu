@@ -21,7 +21,7 @@ __global__ void spmv_ell(int num_rows, const float *data, const int *col_index, 
     }
 }
 
-// 1-D convolution, block 256, width = 2^20, the mask in __constant__ memory (not modeled: unknown). N[start + j] at
+// 1-D convolution, block 256, width = 2^20, mask in __constant__ (M[j]: 1 word, 1 read, broadcast). N[start + j] at
 // j = 0: start = i - 2 -> lanes 1..31 read floats -1..29 of block 0, but lanes 0, 1 are left out by the guard
 // (N_start_point + j >= 0): warp 1 (i = 32..63) is the first full one -> floats 30..61, bytes 120..247 -> 5 sectors
 // (ideal 4), offset. P[i]: 4 sectors.
