@@ -632,11 +632,15 @@ def test_access(findings, case):
     assert matches(expected, numbers(findings[tuple(key)]))
 
 
-def _lint(tmp_path, source, **opts):
+def _lint_all(tmp_path, source, **opts):
+    """((line, access), finding) of every finding (``_lint`` keeps one per line and access)."""
     src = tmp_path / "k.cu"
     src.write_text(source)
-    reports = lint_file(str(src), Options(**opts), resources=False)
-    return {(f.line, f.access): f for r in reports for f in r.findings}
+    return [((f.line, f.access), f) for r in lint_file(str(src), Options(**opts), resources=False) for f in r.findings]
+
+
+def _lint(tmp_path, source, **opts):
+    return dict(_lint_all(tmp_path, source, **opts))
 
 
 ALIGNED = """
@@ -863,14 +867,7 @@ __global__ void k(float* out, const unsigned char* in) {
 
 
 def test_constant_loads_are_served_per_distinct_word(tmp_path):
-    src = tmp_path / "k.cu"
-    src.write_text(CONSTANT_TABLES)
-    got = {
-        f.line: f
-        for r in lint_file(str(src), Options(block=(32,)), resources=False)
-        for f in r.findings
-        if f.space == "constant"
-    }
+    got = {line: f for (line, _), f in _lint_all(tmp_path, CONSTANT_TABLES, block=(32,)) if f.space == "constant"}
     per_lane = got[6]
     # 32 lanes, 32 words: 32 reads in turn where a broadcast takes 1; in global memory floats 0..31: 4 sectors
     assert (per_lane.reads_per_request, per_lane.verdict, per_lane.rule) == (32.0, "serialized", "constant-serialized")
@@ -895,6 +892,7 @@ __global__ void k(unsigned int* hist, float* sum) {
     atomicAdd(sum, 1.0f);
     atomicAdd(&hist[t * 8], 1u);
     atomicAdd(&s[hist[t]], 1u);
+    atomicAdd_block(&hist[t], 1u) + atomicCAS_system(&hist[2 * t], 0u, 1u);
 }
 """
 
@@ -918,3 +916,10 @@ def test_atomics_with_known_addresses_have_the_numbers_of_a_store(tmp_path):
     # uints 32 bytes apart: 32 sectors (ideal 4), strided
     assert (got[8].sectors_per_request, got[8].ideal_sectors_per_request, got[8].verdict) == (32.0, 4.0, "strided")
     assert got[9].unknown_reason == "atomicAdd address: index 'hist[t]': value loaded from memory (hist[t])"
+    # the _block and _system scopes are atomics too: uints 0..31 -> 4 sectors; 0, 2, .., 62 -> 8 sectors (ideal 4)
+    scoped = sorted(
+        (f.column, f.sectors_per_request, f.ideal_sectors_per_request)
+        for (line, access), f in _lint_all(tmp_path, ATOMICS, block=(32,))
+        if line == 10
+    )
+    assert scoped == [(5, 4.0, 4.0), (37, 8.0, 4.0)]

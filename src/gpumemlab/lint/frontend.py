@@ -51,6 +51,16 @@ def _math_decls() -> str:
     return "\n".join(out)
 
 
+def _atomic_decls() -> str:
+    """The atomics in every scope (atomicAdd, atomicAdd_block, atomicAdd_system, ...)."""
+    out = []
+    for scope in ("", "_block", "_system"):
+        out += [f"template <class T, class U> __device__ T atomic{op}{scope}(T*, U);"
+                for op in ("Add", "Sub", "Max", "Min", "Exch", "And", "Or", "Xor", "Inc", "Dec")]
+        out.append(f"template <class T, class U, class V> __device__ T atomicCAS{scope}(T*, U, V);")
+    return "\n".join(out)
+
+
 PRELUDE = r"""
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -138,12 +148,7 @@ template <class T> __device__ T __ldca(const T*); template <class T> __device__ 
 template <class T> __device__ T __ldlu(const T*); template <class T> __device__ T __ldcv(const T*);
 template <class T> __device__ void __stcg(T*, T); template <class T> __device__ void __stcs(T*, T);
 template <class T> __device__ void __stwb(T*, T); template <class T> __device__ void __stwt(T*, T);
-template <class T, class U> __device__ T atomicAdd(T*, U); template <class T, class U> __device__ T atomicSub(T*, U);
-template <class T, class U> __device__ T atomicMax(T*, U); template <class T, class U> __device__ T atomicMin(T*, U);
-template <class T, class U> __device__ T atomicExch(T*, U); template <class T, class U> __device__ T atomicAnd(T*, U);
-template <class T, class U> __device__ T atomicOr(T*, U); template <class T, class U> __device__ T atomicXor(T*, U);
-template <class T, class U> __device__ T atomicInc(T*, U); template <class T, class U> __device__ T atomicDec(T*, U);
-template <class T, class U, class V> __device__ T atomicCAS(T*, U, V);
+""" + _atomic_decls() + r"""
 template <class T> __device__ T __shfl_sync(unsigned, T, int, int = 32);
 template <class T> __device__ T __shfl_up_sync(unsigned, T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down_sync(unsigned, T, unsigned, int = 32);
