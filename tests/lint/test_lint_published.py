@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gpumemlab.errors import UsageError
 from gpumemlab.lint import lint_file
 from gpumemlab.lint.analysis import Options
 from lint_tables import all_findings, matches, numbers
@@ -923,3 +924,40 @@ def test_atomics_with_known_addresses_have_the_numbers_of_a_store(tmp_path):
         if line == 10
     )
     assert scoped == [(5, 4.0, 4.0), (37, 8.0, 4.0)]
+
+
+CONSTANT_VALUES = """
+struct Inner { int a; short b; };
+struct Params { float scale; int width; Inner in; };
+__constant__ Params c_params;
+__constant__ int c_n;
+__constant__ int c_offsets[4];
+__global__ void k(float* out, const float* in) {
+    int t = threadIdx.x;
+    if (t < c_n) out[t * c_params.width] = c_params.scale;
+    out[t + c_params.in.b] = in[t + c_offsets[1]];
+}
+"""
+
+
+def test_constant_integers_the_host_writes_are_given_with_let(tmp_path):
+    lets = {"c_n": 1000, "c_params.width": 2, "c_params.in.b": 3, "c_offsets[1]": 8}
+    got = _lint(tmp_path, CONSTANT_VALUES, block=(32,), lets=lets)
+    # t * 2: 32 floats 8 bytes apart -> 8 sectors, strided; t + 3 -> bytes 12..139: 5 sectors, offset; t + 8: 4
+    assert (got[(9, "store")].sectors_per_request, got[(9, "store")].verdict) == (8.0, "strided")
+    assert (got[(10, "store")].sectors_per_request, got[(10, "store")].verdict) == (5.0, "offset")
+    assert [
+        (f.space, f.sectors_per_request, f.reads_per_request)
+        for (line, access), f in _lint_all(tmp_path, CONSTANT_VALUES, block=(32,), lets=lets)
+        if line == 10 and access == "load"
+    ] == [("constant", None, 1.0), ("global", 4.0, None), ("constant", None, 1.0)]
+    # not given: the reason names the --let
+    got = _lint(tmp_path, CONSTANT_VALUES, block=(32,), lets={"c_n": 1000})
+    assert got[(10, "store")].unknown_reason == (
+        "index 't + c_params.in.b': value loaded from memory (__constant__ c_params.in.b: give --let c_params.in.b=VALUE)"
+    )
+    with pytest.raises(
+        UsageError,
+        match="--let c_m: no kernel of the file has a parameter of that name, nor is it a __constant__ variable",
+    ):
+        _lint(tmp_path, CONSTANT_VALUES, block=(32,), lets={"c_m": 1})

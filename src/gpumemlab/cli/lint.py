@@ -28,7 +28,8 @@ def add_commands(sub) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")
     p.add_argument("--let", action="append", default=[], metavar="PARAM=VALUE",
                    help="a kernel parameter's runtime value (integer), e.g. --let width=517 or, for a struct "
-                        "parameter's member, --let A.stride=1024 (an array member's element: --let t.sizes[0]=64)")
+                        "parameter's member, --let A.stride=1024 (an array member's element: --let t.sizes[0]=64); "
+                        "also a __constant__ integer the host writes: --let c_n=1000, --let c_params.width=512")
     p.add_argument("--template", action="append", default=[], metavar="NAME=TYPE|VALUE",
                    help="a template argument, e.g. --template T=float --template TILE=32")
     p.add_argument("--arch", default="sm_90", help="target architecture (default sm_90): the model's rules and NVRTC")
@@ -54,7 +55,8 @@ def _pairs(items, what: str, integer: bool) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         name, value = name.strip(), value.strip()
-        member = r"[A-Za-z_]\w*(\.[A-Za-z_]\w*(\[\d+\])?)*"  # a parameter, a struct member, an array member's element
+        # a parameter or __constant__ variable, a struct member, an array's element
+        member = r"[A-Za-z_]\w*(\[\d+\])?(\.[A-Za-z_]\w*(\[\d+\])?)*"
         if not sep or not re.fullmatch(member if integer else r"[A-Za-z_]\w*", name) or not value:
             raise UsageError(f"bad {what} {item!r}: expected NAME=VALUE")
         if integer:

@@ -347,6 +347,8 @@ class KernelRun:
             elif isinstance(t, (Int, Float, Pointer, Record)) and not cur.type.is_const_qualified():
                 # a scalar in memory: reading it is a load (a const one is a value the compiler folds)
                 it.globals[name] = MemVar(buf, _objs([0] * n))
+        it.constant_values = {k: v for k, v in self.values.items()
+                              if self.globals_.get(_root(k), ("",))[0] == "constant"}
         it.frame = frame
         body = [ch for ch in it.children(self.cursor) if ch.kind == K.COMPOUND_STMT][0]
         it.run_body(body, np.ones(n, dtype=bool))
@@ -386,6 +388,11 @@ def _globals(parsed, ci) -> dict:
         elif K.CUDADEVICE_ATTR in kinds:
             out[c.spelling] = ("global", c)
     return out
+
+
+def _root(name: str) -> str:
+    """The variable a --let name starts with (c_params of c_params.width, c_offsets of c_offsets[1])."""
+    return re.split(r"[.\[]", name, maxsplit=1)[0]
 
 
 def _int_params(cursor, ci, it_ltype) -> list[str]:
@@ -774,11 +781,14 @@ def lint_parsed(parsed: fe.Parsed, opts: Options) -> list[KernelReport]:
                              f"(the file has: {', '.join(names) or 'none'})")
     if not kernels:
         raise UsageError(f"{parsed.path}: no __global__ kernel found")
-    unknown_lets = {n for n in opts.lets if n.split(".")[0] not in
-                    {p.spelling for c in all_kernels for p in c.get_children() if p.kind == ci.CursorKind.PARM_DECL}}
-    if unknown_lets:
-        raise UsageError(f"--let {sorted(unknown_lets)[0]}: no kernel of the file has a parameter of that name")
     globals_ = _globals(parsed, ci)
+    constants = {name for name, entry in globals_.items() if name != "__records__" and entry[0] == "constant"}
+    params = {p.spelling for c in all_kernels for p in c.get_children() if p.kind == ci.CursorKind.PARM_DECL}
+    # a parameter, a struct parameter's member (A.stride, t.sizes[0]), or a __constant__ integer (c_n, c_p.w, c_o[1])
+    unknown_lets = {n for n in opts.lets if not (_root(n) in constants or n.split(".")[0] in params)}
+    if unknown_lets:
+        raise UsageError(f"--let {sorted(unknown_lets)[0]}: no kernel of the file has a parameter of that name, nor "
+                         f"is it a __constant__ variable")
     launches = find_launches(parsed)
     reports = []
     for k in kernels:

@@ -209,6 +209,7 @@ class Interpreter:
         self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
         self.max_steps = MAX_STEPS
         self.assume_data = False  # guards on loaded data: assume the lanes their known part selects (else unknown)
+        self.constant_values: dict = {}  # --let values of __constant__ integers (NAME, NAME.MEMBER, NAME[I])
 
     # ------------------------------------------------------------ types
 
@@ -898,10 +899,35 @@ class Interpreter:
             if isinstance(lv.type, Array):  # an array row decays to a pointer
                 return PtrV(lv.buf, lv.off, lv.type.of)
             self.record(c, "load", lv, live)
+            if lv.buf.space == "constant":
+                return self._constant_value(lv, live)
             return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
         if isinstance(lv, Unknown) and self._touches_memory(c):
             self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)
         return lv if isinstance(lv, Unknown) else Unknown("not a value")
+
+    def _constant_value(self, place, live):
+        """A __constant__ integer's value, as the host wrote it: from --let NAME (NAME.MEMBER of a struct, NAME[I] of
+        an array), else unknown and naming the --let that gives it."""
+        offs = {int(o) for o, m in zip(place.off, live) if m}
+        name, t = place.buf.name, place.buf.type
+        off = offs.pop() if len(offs) == 1 else None
+        while off is not None and isinstance(t, (Record, Array)):  # the member or element at that offset
+            if isinstance(t, Array):
+                size = getattr(t.of, "size", 0)
+                if not size or t.n is None or not 0 <= off < t.n * size:
+                    break
+                name, off, t = f"{name}[{off // size}]", off % size, t.of
+                continue
+            f = next((f for f in t.fields if f[1] <= off < f[1] + getattr(f[2], "size", 0)), None)
+            if f is None:
+                break
+            name, off, t = f"{name}.{f[0]}", off - f[1], f[2]
+        if off != 0 or not isinstance(t, Int) or not isinstance(place.type, Int):
+            return Unknown(f"value loaded from memory (__constant__ {place.buf.name})")
+        if name not in self.constant_values:
+            return Unknown(f"value loaded from memory (__constant__ {name}: give --let {name}=VALUE)")
+        return self.convert(self.const(self.constant_values[name]), place.type, live)
 
     def _read_var(self, name):
         if "." in name:
