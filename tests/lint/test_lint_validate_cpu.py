@@ -72,6 +72,15 @@ def test_plan_synthesizes_arguments_and_skips_unbound_templates():
     assert source.plan("text", spread, Options())["skipped"] == {"spread": "template parameter(s) SPREAD not given"}
 
 
+def test_plan_skips_a_kernel_whose_constant_values_lint_was_given(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text("__constant__ int c_n;\n__global__ void k(float* out) { out[threadIdx.x * c_n] = 0; }\n")
+    opts = Options(block=(32,), lets={"c_n": 2})
+    reports = lint_file(str(src), opts, resources=False)
+    assert source.plan("text", reports, opts)["skipped"] == {
+        "k": "not launched: __constant__ values given with --let (c_n) are not written on the device"}
+
+
 def test_the_child_compiles_with_the_files_folder_on_the_include_path():
     from gpumemlab.lint.resources import include_dirs
     from gpumemlab.ncu.lint_child import _options

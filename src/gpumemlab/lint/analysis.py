@@ -112,6 +112,7 @@ class KernelReport:
     dynamic_shared: bool = False  # the kernel uses extern __shared__ memory
     out_of_bounds: list = field(default_factory=list)  # shared accesses past their array at this block (notes too)
     sass: list | None = None  # the kernel's SASS memory instructions (lint/compiled.py), where NVRTC ran
+    constant_lets: list = field(default_factory=list)  # __constant__ integers given with --let (not on the device)
 
 
 # ------------------------------------------------------------------ kernels and their parameters
@@ -890,6 +891,7 @@ def lint_kernel(parsed, k, opts, launch, cc, globals_, errors, device_fns) -> Ke
                                                            values, LAUNCH_SCALE), launch, list(base.accesses),
                                      _launch.same_rows(_source_texts(parsed)))
     rep.params = base.param_info
+    rep.constant_lets = sorted(base.constant_values)
     rep.dynamic_shared = any(a.buf is not None and a.buf.space == "shared" and isinstance(a.buf.type, Array)
                              and a.buf.type.n is None for a in base.accesses.values())
     for key in base.accesses:

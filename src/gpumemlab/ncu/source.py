@@ -51,6 +51,10 @@ def plan(text: str, reports, opts, include_path: list[str] | None = None) -> dic
         if r.out_of_bounds:  # it would lose the context, and with it every kernel after it
             skipped[r.name] = f"not launched: {r.out_of_bounds[0]}"
             continue
+        if r.constant_lets:  # the child leaves __constant__ memory as loaded: lint's values would not be the GPU's
+            skipped[r.name] = (f"not launched: __constant__ values given with --let ({', '.join(r.constant_lets)}) "
+                               f"are not written on the device")
+            continue
         args, why = [], None
         for p in r.params:
             if p["kind"] == "pointer":
