@@ -961,3 +961,18 @@ def test_constant_integers_the_host_writes_are_given_with_let(tmp_path):
         match="--let c_m: no kernel of the file has a parameter of that name, nor is it a __constant__ variable",
     ):
         _lint(tmp_path, CONSTANT_VALUES, block=(32,), lets={"c_m": 1})
+
+
+def test_variables_in_a_namespace_are_memory_too(tmp_path):
+    got = _lint_all(
+        tmp_path,
+        "namespace cfg { __constant__ float taps[8]; __device__ float table[64]; }\n"
+        "__global__ void k(float* out) { out[threadIdx.x] = cfg::taps[1] + cfg::table[2 * threadIdx.x]; }\n",
+        block=(32,),
+    )
+    # taps[1]: one word, broadcast; table[2t]: floats 0, 2, .., 62 -> 8 sectors (ideal 4), strided
+    assert [(f.text, f.space, f.reads_per_request, f.sectors_per_request, f.verdict) for _, f in got] == [
+        ("out[threadIdx.x]", "global", None, 4.0, "coalesced"),
+        ("cfg::taps[1]", "constant", 1.0, None, "broadcast"),
+        ("cfg::table[2 * threadIdx.x]", "global", None, 8.0, "strided"),
+    ]

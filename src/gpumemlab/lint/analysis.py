@@ -378,16 +378,24 @@ def _elements(name: str, t: Array) -> list[str]:
 def _globals(parsed, ci) -> dict:
     K = ci.CursorKind
     out = {"__records__": _records(parsed, ci)}
-    for c in parsed.tu.cursor.get_children():
-        if c.kind != K.VAR_DECL or c.location.file is None or c.location.file.name != parsed.path:
-            continue
-        kinds = _attrs(c, K)
-        if K.CUDASHARED_ATTR in kinds:
-            out[c.spelling] = ("shared", c)
-        elif K.CUDACONSTANT_ATTR in kinds:
-            out[c.spelling] = ("constant", c)
-        elif K.CUDADEVICE_ATTR in kinds:
-            out[c.spelling] = ("global", c)
+
+    def visit(node):
+        for c in node.get_children():
+            if c.location.file is None or c.location.file.name != parsed.path:
+                continue
+            if c.kind in (K.NAMESPACE, K.UNEXPOSED_DECL, K.LINKAGE_SPEC):  # namespace cfg { ... }, extern "C" { ... }
+                visit(c)
+                continue
+            if c.kind != K.VAR_DECL:
+                continue
+            kinds = _attrs(c, K)
+            if K.CUDASHARED_ATTR in kinds:
+                out[c.spelling] = ("shared", c)
+            elif K.CUDACONSTANT_ATTR in kinds:
+                out[c.spelling] = ("constant", c)
+            elif K.CUDADEVICE_ATTR in kinds:
+                out[c.spelling] = ("global", c)
+    visit(parsed.tu.cursor)
     return out
 
 
