@@ -122,8 +122,8 @@ struct TileCopy {
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int STAGES, int VEC, int ALOAD, int MINB,
           bool SPLIT, int DBUF, int ORDER = 0, int PIN = 0, int TA = 0, int TB = 0, int STRIDED = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
-register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
-                 int k_chunk, int lda_, int ldb_, long long batch_a, long long batch_b) {
+    register_blocked(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int M, int N, int K,
+                     int k_chunk, int lda_, int ldb_, long long batch_a, long long batch_b) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
@@ -202,8 +202,8 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 #pragma unroll
         for (int i = 0; i < A_VECS; ++i)
             a_regs[i] = (m0 + a_r0 + i * A_RSTEP < M && a_k < krem)
-                            ? *reinterpret_cast<const float4*>(a_src + (long long)i * A_RSTEP * lda)
-                            : make_float4(0.f, 0.f, 0.f, 0.f);
+                ? *reinterpret_cast<const float4*>(a_src + (long long)i * A_RSTEP * lda)
+                : make_float4(0.f, 0.f, 0.f, 0.f);
         a_src += BK;
     };
     auto store_a_regs = [&]() {  // into the stage of the tile that load_a_regs read last
@@ -235,16 +235,20 @@ register_blocked(float* __restrict__ C, const float* __restrict__ A, const float
 #pragma unroll
             for (int i = 0; i < TM; i += 4) {
                 const float4 v = lds128<PIN == 1>(as + wm * WSUBM + i);
-                ra[buf][wm * TM + i + 0] = v.x; ra[buf][wm * TM + i + 1] = v.y;
-                ra[buf][wm * TM + i + 2] = v.z; ra[buf][wm * TM + i + 3] = v.w;
+                ra[buf][wm * TM + i + 0] = v.x;
+                ra[buf][wm * TM + i + 1] = v.y;
+                ra[buf][wm * TM + i + 2] = v.z;
+                ra[buf][wm * TM + i + 3] = v.w;
             }
 #pragma unroll
         for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
             for (int j = 0; j < TN; j += 4) {
                 const float4 v = lds128<PIN == 1>(bs + wn * WSUBN + j);
-                rb[buf][wn * TN + j + 0] = v.x; rb[buf][wn * TN + j + 1] = v.y;
-                rb[buf][wn * TN + j + 2] = v.z; rb[buf][wn * TN + j + 3] = v.w;
+                rb[buf][wn * TN + j + 0] = v.x;
+                rb[buf][wn * TN + j + 1] = v.y;
+                rb[buf][wn * TN + j + 2] = v.z;
+                rb[buf][wn * TN + j + 3] = v.w;
             }
     };
 
