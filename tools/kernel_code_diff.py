@@ -69,8 +69,9 @@ def main(argv=None) -> int:
         from gpumemlab.gpu.compile import SUPPORTED_ARCHS, parse_arch
 
         archs = [parse_arch(a) for a in args.arch] if args.arch else list(SUPPORTED_ARCHS)
+        rows = snapshot(archs)  # before opening OUT: a failed compile leaves no empty file
         with open(args.out, "w") as fh:
-            json.dump(snapshot(archs), fh, indent=1)
+            json.dump(rows, fh, indent=1)
         return 0
     with open(args.before) as fb, open(args.after) as fa:
         lines, same = compare(json.load(fb), json.load(fa))
