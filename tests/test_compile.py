@@ -56,6 +56,24 @@ def test_cache_hit_and_key_depends_on_options_and_arch(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*.cubin"))) == 3
 
 
+def test_kernel_code_ignores_the_source_layout_and_sees_a_code_change(tmp_path, monkeypatch):
+    """tools/kernel_code_diff.py's premise: a source laid out anew (lines moved, so another line table) keeps each
+    kernel's .text bytes; a changed statement does not."""
+    from gpumemlab.gpu.cubin import kernel_code
+
+    monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
+
+    def code(text):
+        mod = C.compile_text(text, ["fill<32>", "stack"], "sm_90")
+        return mod.cubin, {n: kernel_code(mod.cubin)[mod.symbol_mapping[n]] for n in ("fill<32>", "stack")}
+
+    cubin, base = code(SRC)
+    relaid_cubin, relaid = code("\n\n" + SRC.replace("; ", ";\n"))
+    assert relaid_cubin != cubin and relaid == base  # the line table differs, the code does not
+    assert all(len(c) > 0 and len(c) % 16 == 0 for c in base.values())  # 128-bit instructions
+    _, changed = code(SRC.replace("+= out[i]", "-= out[i]"))
+    assert changed["stack"] != base["stack"] and changed["fill<32>"] == base["fill<32>"]
+
 def test_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUMEMLAB_CACHE", str(tmp_path))
     C.compile_text(SRC, ["stack"], "sm_90")

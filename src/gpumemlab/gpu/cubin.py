@@ -59,3 +59,10 @@ def usage_from_cubin(cubin: bytes) -> dict[str, dict]:
         if name.startswith(".nv.shared.") and not name.startswith(".nv.shared.reserved"):
             out.setdefault(name[len(".nv.shared."):], {})["shared_bytes"] = max(0, h[5] - reserved)
     return out
+
+
+def kernel_code(cubin: bytes) -> dict[str, bytes]:
+    """{function symbol: its machine code} from the cubin's ``.text.<symbol>`` sections: the code alone, without the
+    line table (``.nv_debug_line_sass``), so that a change of source layout alone leaves it equal."""
+    return {name[len(".text."):]: cubin[h[4]:h[4] + h[5]] for name, h in _sections(cubin).items()
+            if name.startswith(".text.")}

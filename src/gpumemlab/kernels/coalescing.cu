@@ -37,7 +37,9 @@ extern "C" __global__ void aos_direct(float3* __restrict__ a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         float3 v = a[i];
-        v.x += 1.0f; v.y += 2.0f; v.z += 3.0f;
+        v.x += 1.0f;
+        v.y += 2.0f;
+        v.z += 3.0f;
         a[i] = v;
     }
 }
@@ -52,7 +54,9 @@ __global__ void aos_shared(float* __restrict__ a, int n) {
         if (base + k < total) s[k] = a[base + k];
     __syncthreads();
     if ((long long)blockIdx.x * BLOCK + threadIdx.x < n) {  // stride 3 in shared memory: conflict-free
-        s[3 * threadIdx.x] += 1.0f; s[3 * threadIdx.x + 1] += 2.0f; s[3 * threadIdx.x + 2] += 3.0f;
+        s[3 * threadIdx.x] += 1.0f;
+        s[3 * threadIdx.x + 1] += 2.0f;
+        s[3 * threadIdx.x + 2] += 3.0f;
     }
     __syncthreads();
     for (int k = threadIdx.x; k < 3 * BLOCK; k += BLOCK)
@@ -66,7 +70,9 @@ extern "C" __global__ void aos_align16(point16* __restrict__ a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         point16 v = a[i];
-        v.x += 1.0f; v.y += 2.0f; v.z += 3.0f;
+        v.x += 1.0f;
+        v.y += 2.0f;
+        v.z += 3.0f;
         a[i] = v;
     }
 }
@@ -75,6 +81,8 @@ extern "C" __global__ void aos_align16(point16* __restrict__ a, int n) {
 extern "C" __global__ void soa(float* __restrict__ x, float* __restrict__ y, float* __restrict__ z, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        x[i] += 1.0f; y[i] += 2.0f; z[i] += 3.0f;
+        x[i] += 1.0f;
+        y[i] += 2.0f;
+        z[i] += 3.0f;
     }
 }

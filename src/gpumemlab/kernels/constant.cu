@@ -7,8 +7,15 @@
 
 __constant__ float c_taps[MAX_TAPS];
 
-enum TapSpace { CONSTANT = 0, GLOBAL = 1, LDG = 2 };
-enum TapIndex { UNIFORM = 0, PER_LANE = 1 };
+enum TapSpace {
+    CONSTANT = 0,
+    GLOBAL = 1,
+    LDG = 2
+};
+enum TapIndex {
+    UNIFORM = 0,
+    PER_LANE = 1
+};
 
 template <int SPACE>
 __device__ __forceinline__ float tap(const float* taps, int j) {

@@ -70,7 +70,10 @@ __device__ __forceinline__ void load_vec(float (&y)[VEC], const float* p) {
     if constexpr (VEC == 4) {
         const float4* p4 = reinterpret_cast<const float4*>(p);
         const float4 v = AT_L2 ? __ldcg(p4) : __ldcs(p4);
-        y[0] = v.x; y[1] = v.y; y[2] = v.z; y[3] = v.w;
+        y[0] = v.x;
+        y[1] = v.y;
+        y[2] = v.z;
+        y[3] = v.w;
     } else {
         y[0] = AT_L2 ? __ldcg(p) : __ldcs(p);
     }
@@ -171,9 +174,14 @@ constexpr int GEMV_SCALAR_TICKET_MINB = 4;
 #else
 constexpr int GEMV_SCALAR_TICKET_MINB = 8;
 #endif
+__host__ __device__ constexpr int gemv_min_blocks(int vec, bool split, int rows) {
+    if (rows == 8) return 2;
+    if (rows == 4) return 3;
+    if (rows == 1 && vec == 4) return 6;
+    return rows == 1 && split ? GEMV_SCALAR_TICKET_MINB : 4;
+}
 template <int VEC, bool SPLIT, int ROWS>
-__global__ void __launch_bounds__(256, ROWS == 8 ? 2 : ROWS == 4 ? 3 : (ROWS == 1 && VEC == 4 ? 6 :
-                                   ROWS == 1 && SPLIT ? GEMV_SCALAR_TICKET_MINB : 4))
+__global__ void __launch_bounds__(256, gemv_min_blocks(VEC, SPLIT, ROWS))
     gemv_cols(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ B,
               float* __restrict__ work, unsigned* __restrict__ ticket, int M, int N, int K, int k_chunk) {
     __shared__ float part[8][32 * VEC];

@@ -22,7 +22,10 @@ extern "C" __global__ void reread_sum(float4* __restrict__ out, const float4* __
         long long j = i;
         for (int p = 0; p < passes; ++p) {
             float4 v = in[j];
-            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+            acc.x += v.x;
+            acc.y += v.y;
+            acc.z += v.z;
+            acc.w += v.w;
             j += shift;
             if (j >= n4) j -= n4;
         }

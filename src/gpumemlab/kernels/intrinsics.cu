@@ -4,7 +4,14 @@
 // nearest, the accurate form, as 1.0f / x) against __fdividef(1.0f, x) (the SFU's approximate reciprocal).
 // One kernel, parameterized by function id and FAST; compiled without -use_fast_math so both forms survive.
 
-enum MathFn { SIN = 0, COS = 1, EXP = 2, POW = 3, SINCOS = 4, RCP = 5 };
+enum MathFn {
+    SIN = 0,
+    COS = 1,
+    EXP = 2,
+    POW = 3,
+    SINCOS = 4,
+    RCP = 5
+};
 
 template <int FN, bool FAST> __device__ __forceinline__ float math_call(float x, float y) {
     if constexpr (FN == SIN) return FAST ? __sinf(x) : sinf(x);
@@ -13,7 +20,8 @@ template <int FN, bool FAST> __device__ __forceinline__ float math_call(float x,
     else if constexpr (FN == POW) return FAST ? __powf(x, y) : powf(x, y);
     else if constexpr (FN == SINCOS) {  // both results used: sin x + cos x (one more rounding)
         float s, c;
-        if (FAST) __sincosf(x, &s, &c); else sincosf(x, &s, &c);
+        if (FAST) __sincosf(x, &s, &c);
+        else sincosf(x, &s, &c);
         return s + c;
     } else return FAST ? __fdividef(1.0f, x) : __frcp_rn(x);
 }

@@ -184,4 +184,3 @@ __global__ void aat_tiled(float* __restrict__ c, const float* __restrict__ a, in
     for (int i = 0; i < TILE_DIM; i++) sum += aTile[threadIdx.y][i] * transposedTile[i][threadIdx.x];
     c[(long long)row * M + col] = sum;
 }
-

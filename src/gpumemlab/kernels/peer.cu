@@ -39,13 +39,19 @@ __device__ __forceinline__ void bulk_load(void* smem, const char* src, unsigned 
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_addr(bar)), "r"(size)
                  : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(shared_addr(smem)), "l"(src), "r"(size), "r"(shared_addr(bar)) : "memory");
+                 :
+                 : "r"(shared_addr(smem)), "l"(src), "r"(size), "r"(shared_addr(bar))
+                 : "memory");
 }
 
 __device__ __forceinline__ void wait_phase(unsigned long long* bar, unsigned parity) {
-    asm volatile("{\n\t.reg .pred ready;\n\twait_again:\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n\t"
-                 "@!ready bra wait_again;\n\t}" ::"r"(shared_addr(bar)), "r"(parity) : "memory");
+    asm volatile(
+        "{\n\t.reg .pred ready;\n\twait_again:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n\t"
+        "@!ready bra wait_again;\n\t}"
+        :
+        : "r"(shared_addr(bar)), "r"(parity)
+        : "memory");
 }
 #endif
 

@@ -147,7 +147,10 @@ template <int LOAD, typename V> __device__ __forceinline__ V load16(const V* p) 
     if constexpr (LOAD == 0) {
         return __ldg(p);
     } else {
-        union { uint4 u; V v; } c;
+        union {
+            uint4 u;
+            V v;
+        } c;
         c.u = ld_nc16<LOAD>(p);
         return c.v;
     }
@@ -226,7 +229,7 @@ __device__ __forceinline__ Acc thread_share(const T* __restrict__ in, long long 
 #define REDUCE_X4_THREADS 2048
 #endif
 __host__ __device__ constexpr int reduce_min_blocks(int block, int unroll, int acc_bytes) {
-    const int threads = unroll >= 16 ? 512 : unroll >= 8 || acc_bytes > 4 ? 1024 : REDUCE_X4_THREADS;
+    const int threads = unroll >= 16 ? 512 : (unroll >= 8 || acc_bytes > 4 ? 1024 : REDUCE_X4_THREADS);
     return threads / block > 0 ? threads / block : 1;
 }
 #define REDUCE_BOUNDS __launch_bounds__(BLOCK, reduce_min_blocks(BLOCK, UNROLL, sizeof(Acc)))
@@ -333,18 +336,18 @@ __global__ void sum_rows(Acc* __restrict__ out, Acc* __restrict__ partial, const
 // store16: four (two) results in one 16-byte store. Inline PTX: a vector value built from scalars is stored as
 // scalars by the compiler, which leaves each sector partly written by every store instruction of a warp.
 __device__ __forceinline__ void store16(float* p, const float* a) {
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(a[0]), "f"(a[1]), "f"(a[2]), "f"(a[3])
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a[0]), "f"(a[1]), "f"(a[2]), "f"(a[3])
                  : "memory");
 }
 __device__ __forceinline__ void store16(int* p, const int* a) {
-    asm volatile("st.global.v4.s32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])
+    asm volatile("st.global.v4.s32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])
                  : "memory");
 }
 __device__ __forceinline__ void store16(double* p, const double* a) {
-    asm volatile("st.global.v2.f64 [%0], {%1, %2};" :: "l"(p), "d"(a[0]), "d"(a[1]) : "memory");
+    asm volatile("st.global.v2.f64 [%0], {%1, %2};" ::"l"(p), "d"(a[0]), "d"(a[1]) : "memory");
 }
 __device__ __forceinline__ void store16(long long* p, const long long* a) {
-    asm volatile("st.global.v2.s64 [%0], {%1, %2};" :: "l"(p), "l"(a[0]), "l"(a[1]) : "memory");
+    asm volatile("st.global.v2.s64 [%0], {%1, %2};" ::"l"(p), "l"(a[0]), "l"(a[1]) : "memory");
 }
 
 // store_results: out[0..W) = acc[0..W) / divisor (no division for a sum), as 16-byte stores where out is 16-byte
@@ -393,8 +396,10 @@ __global__ void sum_cols(Acc* __restrict__ out, Acc* __restrict__ partial, const
         for (; j + 3 * RB < j1; j += 4 * RB, p += 4 * step) {
             const V a = __ldg(reinterpret_cast<const V*>(p)), b = __ldg(reinterpret_cast<const V*>(p + step));
             const V e = __ldg(reinterpret_cast<const V*>(p + 2 * step)), f = __ldg(reinterpret_cast<const V*>(p + 3 * step));
-            const T* ta = reinterpret_cast<const T*>(&a); const T* tb = reinterpret_cast<const T*>(&b);
-            const T* te = reinterpret_cast<const T*>(&e); const T* tf = reinterpret_cast<const T*>(&f);
+            const T* ta = reinterpret_cast<const T*>(&a);
+            const T* tb = reinterpret_cast<const T*>(&b);
+            const T* te = reinterpret_cast<const T*>(&e);
+            const T* tf = reinterpret_cast<const T*>(&f);
 #pragma unroll
             for (int k = 0; k < W; ++k) acc[k] += ((Acc)ta[k] + (Acc)tb[k]) + ((Acc)te[k] + (Acc)tf[k]);
         }
@@ -445,8 +450,10 @@ __global__ void sum_cols_thread(Acc* __restrict__ out, const T* __restrict__ in,
         V v[4];
 #pragma unroll
         for (int r = 0; r < 4; ++r) v[r] = j + r < n ? __ldg(reinterpret_cast<const V*>(p + r * inner)) : zero;
-        const T* a = reinterpret_cast<const T*>(&v[0]); const T* b = reinterpret_cast<const T*>(&v[1]);
-        const T* e = reinterpret_cast<const T*>(&v[2]); const T* f = reinterpret_cast<const T*>(&v[3]);
+        const T* a = reinterpret_cast<const T*>(&v[0]);
+        const T* b = reinterpret_cast<const T*>(&v[1]);
+        const T* e = reinterpret_cast<const T*>(&v[2]);
+        const T* f = reinterpret_cast<const T*>(&v[3]);
 #pragma unroll
         for (int k = 0; k < W; ++k) acc[k] += ((Acc)a[k] + (Acc)b[k]) + ((Acc)e[k] + (Acc)f[k]);
     }

@@ -4,19 +4,33 @@
 // against. Coordinates are float2 (x = row, y = col); a sample's position in pixels is
 // p = coordinate * scale + offset, pixel centers at integers (the convention of scipy's map_coordinates).
 
-enum Address { CLAMP = 0, WRAP = 1, MIRROR = 2, BORDER = 3 };
+enum Address {
+    CLAMP = 0,
+    WRAP = 1,
+    MIRROR = 2,
+    BORDER = 3
+};
 
 // Where the exact (software-weighted) kernels read the 2x2 texels of a sample: plain or read-only-cache (__ldg)
 // loads of single floats, __ldg of the aligned float4 holding (c, c + 1) of each row, or a texture object over a
 // CUDA array (block-linear layout: a 32-byte sector holds a 4 x 2 texel tile): four point fetches at texel
 // centers, or one tex2Dgather of the whole 2x2 footprint. Texels are selected in software either way (exact).
-enum Source { GLOBAL = 0, LDG = 1, ROW4 = 2, TEX_POINTS = 3, TEX_GATHER = 4 };
+enum Source {
+    GLOBAL = 0,
+    LDG = 1,
+    ROW4 = 2,
+    TEX_POINTS = 3,
+    TEX_GATHER = 4
+};
 
 // address<ADDR>: the texel an out-of-range index reads (-1: the border, which reads 0)
 template <int ADDR>
 __device__ __forceinline__ int address(int i, int size) {
     if (ADDR == CLAMP) return min(max(i, 0), size - 1);
-    if (ADDR == WRAP) { i %= size; return i < 0 ? i + size : i; }
+    if (ADDR == WRAP) {
+        i %= size;
+        return i < 0 ? i + size : i;
+    }
     if (ADDR == MIRROR) {  // half-sample symmetric: ... b a | a b c | c b ...
         const int period = 2 * size;
         int m = i % period;
@@ -72,7 +86,7 @@ __device__ __forceinline__ float2 row_pair(const float* img, long long pitch, in
 // (gr + 1, gc), (gr + 1, gc + 1), (gr, gc + 1), (gr, gc); zero for a border texel
 __device__ __forceinline__ float pick(float4 g, int dr, int dc, bool border) {
     const float top = dc ? g.z : g.w, bottom = dc ? g.y : g.x;
-    return border ? 0.0f : dr ? bottom : top;
+    return border ? 0.0f : (dr ? bottom : top);
 }
 
 // The 2x2 texels (r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1) from SRC.
@@ -287,7 +301,8 @@ __global__ void sample_exact(float* __restrict__ out, const float* img, long lon
                              unsigned* seen) {
     sample_points<VEC, UNROLL>(out, coords, n, width, tiles,
                                ExactFetch<ADDR, LINEAR, SRC, FP32>{img, pitch, tex, h, w, row_scale, row_offset,
-                                                                   col_scale, col_offset}, seen);
+                                                                   col_scale, col_offset},
+                               seen);
 }
 
 // ---------------- the other texture types (seed 001, "Two CUDA Texture Types", "CUDA Texturing Steps")

@@ -68,9 +68,15 @@ __global__ void transpose_tiled(T* __restrict__ out, const T* __restrict__ in, i
 }
 
 template <typename V, typename T> struct Pack;
-template <> struct Pack<float4, float> { static __device__ __forceinline__ float4 make(const float* e) { return make_float4(e[0], e[1], e[2], e[3]); } };
-template <> struct Pack<int4, int> { static __device__ __forceinline__ int4 make(const int* e) { return make_int4(e[0], e[1], e[2], e[3]); } };
-template <> struct Pack<double2, double> { static __device__ __forceinline__ double2 make(const double* e) { return make_double2(e[0], e[1]); } };
+template <> struct Pack<float4, float> {
+    static __device__ __forceinline__ float4 make(const float* e) { return make_float4(e[0], e[1], e[2], e[3]); }
+};
+template <> struct Pack<int4, int> {
+    static __device__ __forceinline__ int4 make(const int* e) { return make_int4(e[0], e[1], e[2], e[3]); }
+};
+template <> struct Pack<double2, double> {
+    static __device__ __forceinline__ double2 make(const double* e) { return make_double2(e[0], e[1]); }
+};
 
 // transpose_vec: TILE x TILE tile, 256 threads, 16-byte global loads AND stores (float4 / int4 / double2), each
 // thread with TILE*TILE/(256*W) loads in flight; shared tile XOR-swizzled on 16-byte chunks (chunk ^ (row/W)%8)
@@ -248,21 +254,25 @@ __global__ void __launch_bounds__(256) transpose_thin(T* __restrict__ out, const
 // stride out_sb. Loads run along b, stores along a: both coalesced. Up to 4 batch axes (innermost first: sizes
 // n0..n3, input strides i0..i3, output strides o0..o3), a tile row per blockIdx.y and a batch entry per blockIdx.z,
 // both grid-strided past the 65535 limit. Block: (TILE, BLOCK_ROWS).
+// clang-format off: it takes TILE * BLOCK_ROWS for a pointer declaration (TILE* BLOCK_ROWS)
 template <typename T, int TILE, int BLOCK_ROWS>
 __global__ void __launch_bounds__(TILE * BLOCK_ROWS) transpose_strided(
     T* __restrict__ out, const T* __restrict__ in, int na, int nb, long long in_sa, long long in_sb,
     long long out_sb, long long nbatch, long long n0, long long n1, long long n2, long long i0, long long i1,
     long long i2, long long i3, long long o0, long long o1, long long o2, long long o3) {
+    // clang-format on
     constexpr int PAD = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);  // a tile row of an odd number of 4-byte banks
     __shared__ T tile[TILE][TILE + PAD];
     const int tiles_b = (nb + TILE - 1) / TILE;
     const int a0 = blockIdx.x * TILE;
     for (long long z = blockIdx.z; z < nbatch; z += gridDim.z) {
         long long r = z, q;
+        // clang-format off: one line per dimension of the batch index's mixed-radix split
         q = r / n0; long long in_z = (r - q * n0) * i0, out_z = (r - q * n0) * o0; r = q;
         q = r / n1; in_z += (r - q * n1) * i1; out_z += (r - q * n1) * o1; r = q;
         q = r / n2; in_z += (r - q * n2) * i2; out_z += (r - q * n2) * o2; r = q;
         in_z += r * i3; out_z += r * o3;
+        // clang-format on
         for (int by = blockIdx.y; by < tiles_b; by += gridDim.y) {
             const int b0 = by * TILE;
             const int b = b0 + threadIdx.x;
