@@ -174,3 +174,25 @@ def test_historical_rules_name_each_warp_and_its_verdict():
 def test_large_integers_in_the_environment_keep_their_values():
     assert expr.value_of([-1, 2**63], 2).v.tolist() == [-1, 2**63]
     assert expr.value_of(np.array([2**62]), 1).v.tolist() == [2**62]
+
+
+def test_cc_1_1_judges_each_warp_by_its_own_rule_not_by_sectors():
+    # neighbours swapped (lane t reads float t ^ 1): the fewest sectors, but 1.0/1.1 need lane k at word k
+    warp = analyze("a[threadIdx.x ^ 1]", "float a[]", block=32, cc=(1, 1))["per_warp"][0]
+    assert (warp["sectors"], warp["min_sectors"], warp["verdict"]) == (4, 4, "uncoalesced")
+    assert warp["transactions"] == [32] * 32  # one 32-byte transaction per lane
+
+
+def test_reversed_and_misaligned_lanes_are_scattered_not_strided():
+    # lane t reads float 31 - t, 4 bytes past a sector: 5 sectors; successive lanes step back one float, no stride
+    assert explanation("a[31 - threadIdx.x]", "float a[]", offset=4) == (
+        "The lanes of warp 0 read scattered floats: 5 sectors where 4 would hold the data (80.0% of the moved bytes "
+        "used). Fix: make consecutive threads read consecutive elements, or load a tile coalesced into shared memory "
+        "and read the strided pattern from there.")
+
+
+def test_a_row_read_that_starts_inside_the_row_moves_only_the_last_index():
+    # a[0][2t + 1], t < 32: columns 1..63 of row 0 (not a column of the array): the fix is the stride
+    assert explanation("a[0][threadIdx.x * 2 + 1]", "float a[4][64]").endswith(
+        "Fix: make consecutive threads read consecutive elements, or load a tile coalesced into shared memory and read "
+        "the strided pattern from there.")
