@@ -28,7 +28,8 @@ def a_run() -> RunResults:
                                     set_by=dict(experiment="scan", variant="warp", params=dict(n=4)))},
         results=[rec("offset_copy", "naive", 2e-3),
                  rec("offset_copy", "vec4", 1e-3, speedup_vs_naive=2.0, flags=["noisy"],
-                     baselines={"cudaMemcpy": dict(median_s=0.9e-3, ratio=0.9)}),
+                     baselines={"cudaMemcpy": dict(median_s=0.9e-3, ratio=0.9),
+                                "cupy": dict(median_s=1e-3, ratio=1.1)}),
                  rec("scan", "warp", 5e-6, params={}, gbps=None, gflops=12.5, pct_of_ceiling=None, ceiling=None,
                      verified=False, model=dict(wavefronts=2, ways=2))],
         experiments={"offset_copy": dict(title="Device copy", findings=["vec4 is 2x naive"], wall_s=3.2,
@@ -81,7 +82,8 @@ of the median; 'throttled' - NVML saw the clocks held down (power or thermal) wh
 | variant | params | median | min | max | samples | GB/s | GFLOP/s | speedup | vs baseline |
 |---|---|---|---|---|---|---|---|---|---|
 | naive | n=1048576, stride=2 | 2.000 ms | 1.800 ms | 2.400 ms | 50 | 4,194.3 | - | - | - |
-| vec4 | n=1048576, stride=2 | 1.000 ms | 900.0 us | 1.200 ms | 50 | 4,194.3 | - | 2.00x | cudaMemcpy: 0.90x |
+| vec4 | n=1048576, stride=2 | 1.000 ms | 900.0 us | 1.200 ms | 50 | 4,194.3 | - | 2.00x | cudaMemcpy: 0.90x; \
+cupy: 1.10x |
 
 ![offset_copy](copy.png)
 
@@ -118,3 +120,21 @@ def test_report_md_of_a_run_that_recorded_nothing():
     assert text.endswith("| experiment | variant | params | median | GB/s | GFLOP/s | % ceiling | speedup | model | ok "
                          "| flags |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     assert "## Ceilings" not in text and "## Errors" not in text
+
+
+def test_sections_without_a_title_after_an_experiment_that_recorded_nothing():
+    # a baseline entry without a ratio (attach_baseline leaves it out when our time is 0) still renders
+    recs = [rec("coalescing_patterns", "coalesced", 1e-3, params=dict(n=1 << 20), baselines={"cuBLAS": {}})]
+    res = RunResults(meta={}, device=dict(name="H100"), ceilings={}, results=recs,
+                     experiments={"hist": dict(title="failed before a record"), "coalescing_patterns": {},
+                                  "p2p": dict(skipped="needs two GPUs")})
+    text = markdown.render(res)
+    hardware = seed_hardware_line("coalescing_patterns", res.device, {}, recs)
+    assert hardware != seed_hardware_line("coalescing_patterns", res.device, {}, [])  # the records' sizes count
+    assert "## hist" not in text and "| cuBLAS: " in text
+    assert f"## coalescing_patterns: \n\n- Seed: \n- The seed reported: \n- {hardware}\n\n| variant |" in text
+    assert text.endswith("## p2p: \n\n- Not run on this GPU: needs two GPUs\n")
+
+
+def test_a_cell_s_bar_is_escaped_so_the_row_keeps_its_columns():
+    assert markdown._table(("a", "b"), [("x|y", 2)]) == "| a | b |\n|---|---|\n| x\\|y | 2 |"
