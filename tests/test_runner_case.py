@@ -17,8 +17,8 @@ class Session:
 
 
 def experiment(**kw) -> Experiment:
-    return Experiment(name="copy", title="Copy", claims=(Claim("none", outside("a test")),), cases=lambda s, p: [],
-                      **kw)
+    return Experiment(**{**dict(name="copy", title="Copy", claims=(Claim("none", outside("a test")),),
+                                cases=lambda s, p: []), **kw})
 
 
 def test_measure_case_passes_every_field_of_the_case_to_the_session():
@@ -39,3 +39,73 @@ def test_group_key_names_each_group_by_parameter_even_when_absent():
     exp = experiment(group_by=("n", "dtype"))
     assert runner.group_key(exp, dict(n=4, stride=2)) == (("n", "4"), ("dtype", "None"))
     assert runner.group_key(exp, dict(n=4, dtype="float32")) == (("n", "4"), ("dtype", "'float32'"))
+
+
+class GroupSession:
+    """Times every case by its variant and parameters from ``times``; head-to-heads are recorded, not timed."""
+
+    def __init__(self, times: dict):
+        from contextlib import nullcontext
+
+        self.stream, self.times, self.duels = nullcontext(), times, []
+
+    def measure(self, *, experiment, variant, params, kind, **_):
+        from gpumemlab.bench.records import Record
+
+        return Record(experiment, variant, params, None, None, {"median": self.times[variant, params["n"]]}, None,
+                      None, None, None, True, kind=kind)
+
+    def head_to_head(self, ours, baseline, *, cold_l2, timer):
+        self.duels.append((ours, baseline, cold_l2, timer))
+        return dict(speedup=1.25)
+
+
+def test_a_run_groups_cases_by_their_parameters_for_baselines_speedups_and_head_to_heads():
+    from gpumemlab.experiments._declare import Case
+
+    runs = {name: (lambda: None) for name in ("naive", "fast", "lib")}
+    timer = object()
+
+    def cases(session, params):
+        for n in (1, 2):  # n = 1: naive, fast (against lib, warm L2), lib; n = 2: naive, fast
+            yield Case("naive", runs["naive"], None, params=dict(n=n))
+            yield Case("fast", runs["fast"], None, params=dict(n=n), versus=("lib",) if n == 1 else (),
+                       cold_l2=False, timer=timer)
+            if n == 1:
+                yield Case("lib", runs["lib"], None, params=dict(n=n), kind="baseline")
+
+    derived = []
+    exp = experiment(cases=cases, group_by=("n",), naive="naive",
+                     derive=lambda records, session: derived.append((len(records), session)))
+    session = GroupSession({("naive", 1): 4.0, ("fast", 1): 1.0, ("lib", 1): 2.0, ("naive", 2): 8.0,
+                            ("fast", 2): 2.0})
+    naive1, fast1, lib1, naive2, fast2 = runner.run_experiment(session, exp, {})
+    assert [r.speedup_vs_naive for r in (naive1, fast1, lib1, naive2, fast2)] == [1.0, 4.0, 2.0, 1.0, 4.0]
+    # the baseline of group n = 1 sits next to its kernels only (ratio: its time over ours)
+    assert fast1.baselines == {"lib": dict(median_s=2.0, gbps=None, gflops=None, ratio=2.0)}
+    assert naive1.baselines["lib"]["ratio"] == 0.5 and lib1.baselines == {} and fast2.baselines == {}
+    assert session.duels == [(runs["fast"], runs["lib"], False, timer)]
+    assert fast1.extra == {"head_to_head": {"lib": dict(speedup=1.25)}} and fast2.extra == {}
+    assert derived == [(5, session)]
+
+
+def test_a_head_to_head_outside_the_group_and_two_references_in_one_group_are_refused():
+    import pytest
+
+    from gpumemlab.experiments._declare import Case
+
+    def cases(session, params):
+        yield Case("fast", lambda: None, None, params=dict(n=1), versus=("lib",))
+        yield Case("lib", lambda: None, None, params=dict(n=2), kind="baseline")
+    session = GroupSession({("fast", 1): 1.0, ("lib", 2): 2.0})
+    with pytest.raises(ValueError, match=r"^copy: fast asks for a head-to-head with 'lib', which is not a case of "
+                                         r"its group$"):
+        runner.run_experiment(session, experiment(cases=cases, group_by=("n",)), {})
+
+    def twins(session, params):
+        yield Case("a", lambda: None, None, params=dict(n=1), naive=True)
+        yield Case("b", lambda: None, None, params=dict(n=1), naive=True)
+    session = GroupSession({("a", 1): 1.0, ("b", 1): 2.0})
+    with pytest.raises(ValueError, match=r"^speedups: several 'b' records share the group \(\('n', '1'\),\); name "
+                                         r"the keys$"):
+        runner.run_experiment(session, experiment(cases=twins, group_by=("n",)), {})
