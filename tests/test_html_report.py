@@ -4,9 +4,10 @@ records they name, the plot embedded, a skipped experiment and the errors."""
 
 from __future__ import annotations
 
+from gpumemlab.bench.records import RunResults
 from gpumemlab.report import html
 from gpumemlab.report.format import seed_hardware_line
-from test_markdown_report import a_run
+from test_markdown_report import a_run, rec
 
 BODY = """\
 <h1>gpumemlab report</h1>
@@ -92,3 +93,42 @@ def test_report_html_of_a_run_with_every_kind_of_section(tmp_path):
         f"<li>{html._text(hardware)}</li><li class=\"finding\">Measured here: vec4 is 2x naive (<a "
         f"href=\"#records-offset_copy\">records</a>, <a href=\"#rec-offset_copy-0\">naive</a>, <a "
         f"href=\"#rec-offset_copy-1\">vec4</a>)</li><li>Why it differs on modern GPUs: caches differ</li></ul>")
+
+
+def test_report_html_of_a_run_that_recorded_nothing_names_what_it_lacks():
+    page = html.render(RunResults(meta={}, device={}, ceilings={}, results=[]))
+    assert "<title>gpumemlab report: ?</title>" in page
+    assert ("<li>Command: <code>?</code></li>\n<li>Date: ?; gpumemlab ?; wall time - s</li>\n</ul>\n"
+            "<nav><p></p></nav>\n<h2 id=\"summary\">Summary</h2>") in page
+    assert 'id="ceilings"' not in page and 'id="errors"' not in page
+
+
+def test_untitled_sections_code_spans_and_escaped_merged_runs():
+    recs = [rec("coalescing_patterns", "coalesced", 1e-3, params=dict(n=1 << 20))]
+    res = RunResults(meta=dict(merged_runs=[dict(experiments=["a<b"], command="run & co", date="d")]),
+                     device=dict(name="H100"), ceilings={}, results=recs,
+                     experiments={"hist": dict(title="failed before a record"), "p2p": dict(skipped="needs two GPUs"),
+                                  "coalescing_patterns": dict(findings=["`coalesced` beats <naive>"])})
+    page = html.render(res)
+    assert "<li>Merged from another run of this GPU model: a&lt;b: from <code>run &amp; co</code> (d)</li>" in page
+    hardware = seed_hardware_line("coalescing_patterns", res.device, {}, recs)
+    assert hardware != seed_hardware_line("coalescing_patterns", res.device, {}, [])  # the records' sizes count
+    assert ('<section class="experiment" id="exp-coalescing_patterns">\n<h2>coalescing_patterns: </h2>\n'
+            f"<ul><li>Seed: </li><li>The seed reported: </li><li>{html._text(hardware)}</li>"
+            '<li class="finding">Measured here: <code>coalesced</code> beats &lt;naive&gt; (<a '
+            'href="#records-coalescing_patterns">records</a>, <a href="#rec-coalescing_patterns-0">coalesced</a>)'
+            "</li></ul>") in page
+    assert 'id="exp-hist"' not in page
+    assert '<section class="experiment" id="exp-p2p">\n<h2>p2p: </h2>\n<ul><li>Not run on this GPU: needs two ' \
+           "GPUs</li></ul></section>" in page
+
+
+def test_write_html_makes_the_folder_and_draws_the_plots_it_embeds(tmp_path):
+    res = a_run()
+    res.experiments["offset_copy"]["plot"] = dict(x="n", y="gbps", series="variant", logx=False, title="copy")
+    out = tmp_path / "new" / "report"
+    path = html.write_html(res, out)
+    assert path == out / "report.html" and (out / "offset_copy.png").is_file()
+    page = path.read_text(encoding="utf-8")
+    assert f'<img alt="offset_copy plot" src="{html._data_uri(out / "offset_copy.png")}">' in page
+    assert "2.000 ms ±2%" in page  # written as UTF-8
