@@ -3,6 +3,10 @@ group a record belongs to is named by the experiment's group_by parameters."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+from gpumemlab.errors import VerificationError
 from gpumemlab.experiments._declare import Case, Claim, Experiment, outside
 from gpumemlab.suite import runner
 
@@ -61,8 +65,6 @@ class GroupSession:
 
 
 def test_a_run_groups_cases_by_their_parameters_for_baselines_speedups_and_head_to_heads():
-    from gpumemlab.experiments._declare import Case
-
     runs = {name: (lambda: None) for name in ("naive", "fast", "lib")}
     timer = object()
 
@@ -90,10 +92,6 @@ def test_a_run_groups_cases_by_their_parameters_for_baselines_speedups_and_head_
 
 
 def test_a_head_to_head_outside_the_group_and_two_references_in_one_group_are_refused():
-    import pytest
-
-    from gpumemlab.experiments._declare import Case
-
     def cases(session, params):
         yield Case("fast", lambda: None, None, params=dict(n=1), versus=("lib",))
         yield Case("lib", lambda: None, None, params=dict(n=2), kind="baseline")
@@ -109,3 +107,49 @@ def test_a_head_to_head_outside_the_group_and_two_references_in_one_group_are_re
     with pytest.raises(ValueError, match=r"^speedups: several 'b' records share the group \(\('n', '1'\),\); name "
                                          r"the keys$"):
         runner.run_experiment(session, experiment(cases=twins, group_by=("n",)), {})
+
+
+class DeviceArray:
+    """Stands for a CuPy array: on the device (it has __cuda_array_interface__), copied to the host by get()."""
+
+    __cuda_array_interface__ = {}
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def get(self):
+        return self.values
+
+
+def verify(out, expected, **tolerance):
+    from gpumemlab.experiments._declare import Check
+
+    runner.verifier(Case("vec4", lambda: None, Check(out=out, expected=expected, **tolerance)))()
+
+
+def test_checks_compare_exactly_on_the_device_else_on_the_host_within_the_tolerance(monkeypatch):
+    compared = []
+    monkeypatch.setattr(runner, "check_equal_device", lambda got, want, *, what: compared.append((got, want, what)))
+    got, want = DeviceArray([1.0, 2.0]), DeviceArray([1.0, 2.0])
+    verify(lambda: got, lambda: want)  # rtol = atol = 0, both on the device: compared there
+    assert compared == [(got, want, "vec4")]
+    verify(lambda: got, lambda: DeviceArray([1.0, 2.0 + 1e-7]), rtol=1e-6)  # a tolerance: on the host
+    verify(lambda: got, lambda: DeviceArray([1.0, 2.0 + 1e-7]), atol=1e-6)
+    verify(lambda: got, np.array([1.0, 2.0]))  # exact, but the reference is on the host
+    assert len(compared) == 1
+    with pytest.raises(VerificationError, match=r"^vec4: 1 of 2 elements wrong; first at \(1,\)"):
+        verify(lambda: got, lambda: DeviceArray([1.0, 2.1]), rtol=1e-6)
+
+
+def test_a_run_hands_the_session_and_parameters_to_the_cases_and_finishes_its_last_group():
+    session = GroupSession({("fast", 3): 1.0, ("lib", 3): 2.0})
+    fast, lib = (lambda: None), (lambda: None)
+
+    def cases(given, params):
+        assert given is session
+        yield Case("fast", fast, None, params=dict(n=params["n"]), versus=("lib",))
+        yield Case("lib", lib, None, params=dict(n=params["n"]), kind="baseline")
+
+    records = runner.run_experiment(session, experiment(cases=cases, group_by=("n",)), dict(n=3))
+    assert [(r.variant, r.params) for r in records] == [("fast", dict(n=3)), ("lib", dict(n=3))]
+    assert session.duels == [(fast, lib, True, None)]
