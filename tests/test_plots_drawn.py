@@ -49,12 +49,32 @@ def test_lines_per_series_from_zero_with_the_ceiling_inside(drawn, tmp_path):
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["vec4", "naive", "ceiling: copy_gbps"]
     assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("n", "GB/s (read + write)", "Copy")
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
-    bottom, top = ax.get_ylim()
-    assert bottom == 0 and top >= 105.0  # the ceiling stays inside the axes
+    assert ax.get_ylim() == (0, 105.0)  # the ceiling stays inside the axes, 5% below the top
+    assert (vec4.get_marker(), ceiling.get_linestyle(), ceiling.get_color()) == ("o", "--", "grey")
+
+
+def test_a_derived_field_against_the_most_used_ceiling_from_zero(drawn, tmp_path):
+    recs = [rec("scan", "warp", 1, 10.0), rec("scan", "block", 1, 12.0), rec("scan", "lib", 1, 30.0)]
+    for r, ratio, ceiling in zip(recs, (2.0, 3.0, 1.0), ("read_gbps", "read_gbps", "copy_gbps")):
+        r.extra["ratio"], r.ceiling = ratio, ceiling
+    plot = dict(x="n", y="ratio", series="variant", logx=False, title="Scan speed")
+    rates = [Record("rate", r.variant, r.params, None, None, {"median": 1.0}, r.gbps, None, None, r.ceiling, True)
+             for r in recs]
+    res = RunResults(meta={}, device={}, ceilings={"copy_gbps": dict(value=100.0, unit="GB/s"),
+                                                   "read_gbps": dict(value=50.0, unit="GB/s")}, results=recs + rates,
+                     experiments={"scan": dict(title="Scan", plot=plot), "rate": dict(title="Rate", plot=dict(
+                         plot, y="gbps", title=""))})
+    assert plots.write_plots(res, tmp_path) == {"scan": "scan.png", "rate": "rate.png"}
+    ax, = drawn["scan.png"].axes
+    assert [list(line.get_ydata()) for line in ax.get_lines()] == [[2.0], [3.0], [1.0]]  # from extra
+    assert (ax.get_ylabel(), ax.get_title(), ax.get_ylim()[0]) == ("ratio", "Scan speed", 0)
+    rate, = drawn["rate.png"].axes
+    assert rate.get_lines()[-1].get_label() == "ceiling: read_gbps"  # two of the three records' ceiling
+    assert rate.get_title() == "Rate"
 
 
 def test_a_bar_per_record_by_its_variant_and_parameters(drawn, tmp_path):
-    recs = [rec("mm", "tiled", 64, gflops=50.0, tile=16), rec("mm", "cuBLAS", 64, gflops=70.0, kind="baseline"),
+    recs = [rec("mm", "tiled", 64, gflops=50.0, tile=16, vec=4), rec("mm", "cuBLAS", 64, gflops=70.0, kind="baseline"),
             rec("mm", "naive", 64, gflops=None, mib=4)]
     res = RunResults(meta={}, device={}, ceilings={}, results=recs, experiments={"mm": dict(title="Matmul")})
     assert plots.write_plots(res, tmp_path) == {"mm": "mm.png"}
@@ -62,7 +82,7 @@ def test_a_bar_per_record_by_its_variant_and_parameters(drawn, tmp_path):
     bars = ax.patches
     assert [b.get_width() for b in bars] == [50.0, 70.0, 0]
     assert [b.get_facecolor() for b in bars] == [to_rgba("#3366aa"), to_rgba("#999999"), to_rgba("#3366aa")]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["tiled\ntile=16", "cuBLAS\n", "naive\n"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["tiled\ntile=16,vec=4", "cuBLAS\n", "naive\n"]
     assert ax.yaxis_inverted() and ax.get_xlabel() == "GFLOP/s" and ax.get_title() == "Matmul"
 
 
@@ -71,7 +91,9 @@ def test_no_picture_for_nothing_to_draw(drawn, tmp_path):
                      experiments={"none": dict(title="no records"),
                                   "old": dict(title="a field plotted since", plot=dict(x="n", y="us_per_call",
                                                                                         series="variant")),
-                                  "rate": dict(title="no rate")})
+                                  "rate": dict(title="no rate"), "drawn": {}})
+    res.results.append(rec("drawn", "v", 1, 5.0))
     steps = Steps()
-    assert plots.write_plots(res, tmp_path, steps) == {} and drawn == {}
-    assert steps.steps == ["plot of none", "plot of old", "plot of rate"]
+    assert plots.write_plots(res, tmp_path, steps) == {"drawn": "drawn.png"} and list(drawn) == ["drawn.png"]
+    assert steps.steps == ["plot of none", "plot of old", "plot of rate", "plot of drawn"]
+    assert drawn["drawn.png"].axes[0].get_title() == "drawn"  # no title: the experiment's name

@@ -96,3 +96,32 @@ def test_short_paths_are_whole_up_to_120_characters_and_quoted_when_unprintable(
     assert write._short(Path("a" * 120)) == "a" * 120
     assert write._short(Path("a" * 60 + "b" * 61)) == "a" * 60 + "..." + "b" * 40 + " (121 characters)"
     assert write._short(Path("new\nline.json")) == "'new\\nline.json'"
+
+
+def test_the_output_folder_is_made_with_its_parents_or_refused_in_one_line(tmp_path):
+    out = tmp_path / "a" / "b" / "run"
+    assert write.prepare_out(out) == out and out.is_dir() and os.listdir(out) == []  # the probe file is gone
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError) as err:
+        write.prepare_out(tmp_path / "file")
+    assert str(err.value) == f"--out {tmp_path / 'file'}: is a file, not a folder"
+    with pytest.raises(UsageError) as err:
+        write.prepare_out(tmp_path / "file" / "run", "--report")
+    assert str(err.value) == f"--report {tmp_path / 'file' / 'run'}: cannot write there (Not a directory)"
+
+
+def test_a_plot_is_saved_as_a_palette_png_at_110_dpi(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from gpumemlab.report.png import save_png
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot([0, 1], [0, 1])
+    save_png(fig, tmp_path / "p.png")
+    plt.close(fig)
+    with Image.open(tmp_path / "p.png") as img:
+        assert (img.format, img.mode, img.size) == ("PNG", "P", (770, 440))
