@@ -147,3 +147,21 @@ def test_the_fixture_runs_ceilings_are_plausible(run):
     doc = json.loads((Path(__file__).parent / "data" / "runs" / run / "results.json").read_text())
     assert any("measured_as" in c for c in doc["ceilings"].values())
     assert implausible_ceilings(doc["ceilings"]) == []
+
+
+def test_a_gflops_ceiling_is_raised_by_gflops_only_and_a_tie_raises_nothing():
+    c = ceilings()
+    fast_bytes = rec("mm", gbps=5000.0, gflops=50.0, ceiling="sgemm_cublas_gflops")  # equal: not above
+    assert raise_ceilings(c, [fast_bytes]) is False
+    assert c == ceilings() and fast_bytes.pct_of_ceiling == 100.0
+    faster = rec("mm2", gbps=1.0, gflops=60.0, ceiling="sgemm_cublas_gflops")
+    assert raise_ceilings(c, [fast_bytes, faster]) is True
+    assert c["sgemm_cublas_gflops"]["value"] == 60.0 and c["sgemm_cublas_gflops"]["set_by"]["variant"] == "mm2"
+    assert fast_bytes.pct_of_ceiling == pytest.approx(50 / 0.6)
+
+
+def test_a_record_without_a_rate_never_raises_even_a_ceiling_below_one():
+    c = {"pcie_gbps": dict(value=0.5, unit="GB/s", how="pageable")}
+    untimed = rec("x", ceiling="pcie_gbps")
+    assert raise_ceilings(c, [untimed]) is False
+    assert c == {"pcie_gbps": dict(value=0.5, unit="GB/s", how="pageable")} and untimed.pct_of_ceiling is None

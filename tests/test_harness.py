@@ -139,9 +139,11 @@ class FakeStream:
 class FakeFlusher:
     def __init__(self):
         self.flushes = 0
+        self.streams = set()
 
     def flush(self, stream):
         self.flushes += 1
+        self.streams.add(stream)  # the flush must be ordered on the stream that is timed
 
 
 def test_time_gpu_batches_short_kernels_and_reports_per_call_time():
@@ -176,7 +178,7 @@ def test_time_gpu_with_a_flusher_times_one_call_per_sample_and_flushes_before_ea
     cfg = TimerConfig(warmup=1, min_samples=10, min_time_s=0.0, batch=10)
     t = time_gpu(s.kernel("k", 0.05), stream=s, flusher=f, cfg=cfg)
     assert t.inner == 1 and t.cold_l2 and t.stats.n == 10
-    assert f.flushes == 3 + 10  # the three probe samples and every timed sample
+    assert f.flushes == 3 + 10 and f.streams == {s}  # the three probe samples and every timed sample
     assert t.stats.min == pytest.approx(5e-5, rel=1e-9) and t.stats.max == pytest.approx(5e-5, rel=1e-9)
 
 
@@ -203,7 +205,34 @@ def test_time_interleaved_flushes_before_every_timed_call():
     s, f = FakeStream(), FakeFlusher()
     cfg = TimerConfig(warmup=0, min_samples=6, min_time_s=0.0, batch=3)
     stats = time_interleaved({"a": s.kernel("a", 1.0), "b": s.kernel("b", 3.0)}, stream=s, flusher=f, cfg=cfg)
-    assert f.flushes == 2 * 6 and stats["b"].median == pytest.approx(3e-3, rel=1e-12)
+    assert f.flushes == 2 * 6 and f.streams == {s} and stats["b"].median == pytest.approx(3e-3, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel_ms, target_s, inner", [
+    (0.05, 2.2e-4, 5),              # 4.4 calls reach the target: 5
+    (0.2 / 4.0000001, 2e-4, 4),     # 4.0000001 calls: float noise of 4, not a fifth call
+    (0.00004, 2e-4, 1000),          # 5000 calls would: at most 1000
+    (0.0, 2e-4, 1),                 # an empty kernel the events time at 0: one call per sample
+])
+def test_time_gpu_calls_per_sample(kernel_ms, target_s, inner):
+    s = FakeStream()
+    cfg = TimerConfig(warmup=0, min_samples=10, min_time_s=0.0, target_sample_s=target_s, batch=10)
+    assert time_gpu(s.kernel("k", kernel_ms), stream=s, cfg=cfg).inner == inner
+
+
+def test_time_interleaved_stops_at_the_time_limit_of_all_sides_together():
+    s = FakeStream()
+    cfg = TimerConfig(warmup=0, min_samples=2, max_samples=100, min_time_s=0.0, max_time_s=0.0095, batch=1,
+                      max_rel_spread=0.0)
+    order = []
+
+    def kernel(name):
+        run = noisy_kernel(s, [1.0, 3.0])
+        return lambda: (order.append(name), run())
+    # rounds of a and b at 1, 3, 1 ms each: 2, 8, then 10 ms timed in all, past the 9.5 ms limit in round 3
+    stats = time_interleaved({"a": kernel("a"), "b": kernel("b")}, stream=s, cfg=cfg)
+    assert stats["a"].n == stats["b"].n == 3
+    assert order == ["a", "b", "b", "a", "a", "b"]  # one round per batch, the order alternating round by round
 
 
 def test_timer_module_reads_events_in_milliseconds():

@@ -126,6 +126,55 @@ def test_timeline_bars_and_plot(tmp_path):
     assert not (tmp_path / "none.png").exists()
 
 
+def _drawn_timeline(monkeypatch, info: dict, timeline: list[dict], **params):
+    """The figure write_timeline draws for a record of ``timeline`` (captured instead of written)."""
+    from gpumemlab.bench.records import Record
+    from gpumemlab.report import timeline as tl_module
+
+    drawn = []
+    monkeypatch.setattr(tl_module, "save_png", lambda fig, path: drawn.append((fig, path)))
+    rec = Record("stream_overlap", "copy + kernel", params, None, None, {"median": 1.0}, None, None, None, None, True,
+                 extra=dict(timeline=timeline))
+    assert tl_module.write_timeline("stream_overlap", info, [rec], "t.png")
+    (fig, path), = drawn
+    assert path == "t.png"
+    return fig
+
+
+def test_timeline_draws_each_op_at_its_time_on_its_stream_s_row(monkeypatch):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from gpumemlab.report.timeline import COLORS
+
+    open_before = plt.get_fignums()
+    tl = [_seg(1, "H2D", 0.5, 1.0), _seg(0, "kernel", 0.5, 2.0), _seg(0, "H2D", 0.0, 0.5), _seg(2, "memset", 1.0, 1.25)]
+    fig = _drawn_timeline(monkeypatch, {"title": "Overlap", "plot": {"title": "Copy and execute"}}, tl,
+                          n_streams=3, cost=4, iters=2, n=1024)
+    assert plt.get_fignums() == open_before  # the figure is closed once written
+    ax, = fig.axes
+    drawn = [(*(round(v, 9) for v in (p.get_x(), p.get_width(), p.get_y() + p.get_height() / 2, p.get_height())),
+              p.get_facecolor()) for p in ax.patches]  # left, width, row centre, height, colour
+    assert drawn == [(0.0, 0.5, 0, 0.6, to_rgba(COLORS["H2D"])), (0.5, 1.5, 0, 0.6, to_rgba(COLORS["kernel"])),
+                     (0.5, 0.5, 1, 0.6, to_rgba(COLORS["H2D"])), (1.0, 0.25, 2, 0.6, to_rgba("#888888"))]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["H2D", "kernel", "memset"]  # each op once
+    assert list(ax.get_yticks()) == [0, 1, 2] and ax.yaxis_inverted()  # stream 0 on top
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["stream 0", "stream 1", "stream 2"]
+    assert ax.get_xlabel() == "ms from the first event"
+    assert ax.get_title() == "Copy and execute\ncopy + kernel (n_streams=3, cost=4, iters=2)"
+    assert all(g.get_visible() for g in ax.xaxis.get_gridlines())
+    assert not any(g.get_visible() for g in ax.yaxis.get_gridlines())
+    one_row = _drawn_timeline(monkeypatch, {}, tl[1:2])
+    assert fig.get_size_inches()[1] - one_row.get_size_inches()[1] == pytest.approx(2 * 0.45)  # a row per stream
+    assert one_row.axes[0].get_title() == "stream_overlap\ncopy + kernel ()"
+
+
+def test_timeline_title_falls_back_to_the_experiment_s_title(monkeypatch):
+    fig = _drawn_timeline(monkeypatch, {"title": "Overlap", "plot": {"title": ""}}, [_seg(0, "H2D", 0.0, 1.0)],
+                          cost=1)
+    assert fig.axes[0].get_title() == "Overlap\ncopy + kernel (cost=1)"
+
+
 def test_timeline_hook_in_write_plots(tmp_path):
     from gpumemlab.bench.records import Record, RunResults
     from gpumemlab.report.plots import write_plots

@@ -91,16 +91,18 @@ def test_resume_skips_finished_experiments_and_reruns_failed_ones(run_cli, fakes
     assert set(d["experiments"]) == {"ok1", "slow", "boom", "bad", "ok2", "ok3"}
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--resume"], "--resume: no results.json in"),
-    (["--resume", "--quick"], "measured without --quick"),
+@pytest.mark.parametrize("first, argv, message", [
+    (None, ["--resume"], None),
+    ([], ["--resume", "--quick"], "--resume: the results were measured without --quick; pass the same options"),
+    (["--quick"], ["--resume"], "--resume: the results were measured with --quick; pass the same options"),
 ])
-def test_resume_refuses_what_it_cannot_continue(run_cli, fakes, tmp_path, argv, words):
+def test_resume_refuses_what_it_cannot_continue(run_cli, fakes, tmp_path, first, argv, message):
     out = tmp_path / "out"
-    if "--quick" in argv:
-        assert run_cli("bench", "--out", str(out), "--only", "ok1")[0] == 0
+    if first is not None:
+        assert run_cli("bench", "--out", str(out), "--only", "ok1", *first)[0] == 0
     code, _, err = run_cli("bench", "--out", str(out), *argv)
-    assert code == 2 and words in err and err.count("\n") == 1
+    assert code == 2 and err.count("\n") == 1
+    assert err.strip() == f"gpumemlab bench: {message}" if message else "--resume: no results.json in" in err
 
 
 def test_resume_on_another_gpu_is_refused(run_cli, fakes, monkeypatch, tmp_path):
