@@ -145,7 +145,7 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
         if name in plots and plot_dir is not None:
             out.append(f'<img alt="{name} plot" src="{_data_uri(Path(plot_dir) / plots[name])}">')
         rows = [summary_row(r)[1:] + (fmt_time(r.time_s.get("min")), fmt_time(r.time_s.get("max")),
-                                      len(r.time_s.get("samples") or ())) for r in recs]
+                                      r.time_s.get("n", len(r.time_s.get("samples") or ()))) for r in recs]
         values = [[r.median_s if j == MEDIAN_COL - 1 else None for j in range(len(RECORD_COLUMNS) - 3)]
                   + [r.time_s.get("min"), r.time_s.get("max"), None] for r in recs]
         out += [_table(RECORD_COLUMNS, rows, f"records-{name}", [f"rec-{name}-{i}" for i in range(len(recs))],

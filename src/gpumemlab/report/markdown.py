@@ -62,7 +62,8 @@ def render(res: RunResults, plots: dict[str, str] | None = None) -> str:
                  fmt_time(r.time_s.get("min")), fmt_time(r.time_s.get("max")), r.time_s.get("n"),
                  fmt_num(r.gbps), fmt_num(r.gflops, 0),
                  f"{r.speedup_vs_naive:.2f}x" if r.speedup_vs_naive else "-",
-                 "; ".join(f"{b}: {v.get('ratio', 0):.2f}x" for b, v in r.baselines.items()) or "-")
+                 "; ".join(f"{b}: " + (f"{v['ratio']:.2f}x" if v.get("ratio") is not None else "-")
+                           for b, v in r.baselines.items()) or "-")
                 for r in recs]
         lines += [_table(("variant", "params", "median", "min", "max", "samples", "GB/s", "GFLOP/s",
                           "speedup", "vs baseline"), rows), ""]
