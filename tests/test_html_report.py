@@ -133,3 +133,14 @@ def test_write_html_makes_the_folder_and_draws_the_plots_it_embeds(tmp_path):
     page = path.read_text(encoding="utf-8")
     assert f'<img alt="offset_copy plot" src="{html._data_uri(out / "offset_copy.png")}">' in page
     assert "2.000 ms ±2%" in page  # written as UTF-8
+
+
+def test_report_html_names_each_claim_with_its_source_as_report_md_does():
+    res = a_run()
+    res.experiments["offset_copy"]["claims"] = [
+        dict(text="offset 1 halves bandwidth", source="seed 003, Best Practices 9.2.1.3", seed="003"),
+        dict(text="L2 absorbs it", source="Jia et al., Dissecting Volta")]
+    page = html.render(res, None, {})
+    assert ("<li>The seed reported (seed 003, Best Practices 9.2.1.3): offset 1 halves bandwidth</li>"
+            "<li>Outside reference (Jia et al., Dissecting Volta): L2 absorbs it</li>") in page
+    assert "<li>Seed: " not in page.split('id="exp-offset_copy"')[1].split("</section>")[0]

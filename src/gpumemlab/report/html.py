@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..bench.records import RunResults
-from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, ceiling_how, fmt_num, fmt_time, merged_lines, seed_hardware_line,
+from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, ceiling_how, claim_lines, fmt_num, fmt_time, merged_lines, seed_hardware_line,
                      summary_row)
 from .markdown import device_line
 
@@ -132,8 +132,7 @@ def render(res: RunResults, plot_dir: Path | None = None, plots: dict[str, str] 
         first_row: dict[str, int] = {}
         for i, r in enumerate(recs):
             first_row.setdefault(r.variant, i)
-        items = [f"<li>Seed: {_text(info.get('seed', ''))}</li>",
-                 f"<li>The seed reported: {_text(info.get('seed_claim', ''))}</li>"]
+        items = [f"<li>{_text(line)}</li>" for line in claim_lines(info)]
         hardware = seed_hardware_line(name, dev, res.ceilings, recs)
         if hardware:
             items.append(f"<li>{_text(hardware)}</li>")
