@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from ..bench.records import RunResults
-from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, ceiling_how, claim_lines, fmt_num, fmt_time, merged_lines, seed_hardware_line,
-                     summary_row)
+from .format import (FLAGS_NOTE, SUMMARY_COLUMNS, ceiling_how, claim_lines, fmt_num, fmt_time, merged_lines,
+                     seed_hardware_line, summary_row)
 from .markdown import device_line
 
 RECORD_COLUMNS = SUMMARY_COLUMNS[1:] + ("min", "max", "samples")
