@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,24 @@ def probe_gpu() -> tuple[str, object]:
     return "ok", None
 
 
+def pytest_addoption(parser):
+    parser.addoption("--rest-after", metavar="LOG", help="run only the tests without an outcome in LOG, the -v log "
+                     "of an earlier run of the same tests that was cut off (a device call's time limit)")
+
+
+def finished_tests(log_text: str) -> set[str]:
+    """Node IDs that have an outcome in a ``pytest -v`` log."""
+    outcome = re.compile(r"^(\S+::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", re.MULTILINE)
+    return {m.group(1) for m in outcome.finditer(log_text)}
+
+
 def pytest_collection_modifyitems(config, items):
+    log = config.getoption("--rest-after")
+    if log:
+        done = finished_tests(Path(log).read_text(encoding="utf-8", errors="replace"))
+        keep = [item for item in items if item.nodeid not in done]
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
+        items[:] = keep
     if any(item.get_closest_marker("gpu") for item in items):
         config.stash[_PROBE] = probe_gpu()
 

@@ -254,3 +254,30 @@ def test_a_run_of_files_a_given_n_a_worker_or_a_gpu_machine_stays_as_it_is(sprea
     monkeypatch.delenv("PYTEST_XDIST_WORKER")
     monkeypatch.setattr(os.path, "exists", lambda p: p == "/dev/nvidiactl")
     assert spread(str(here)) == (None, "no")
+
+
+def test_rest_after_runs_only_the_tests_a_cut_off_log_has_no_outcome_for(pytester, monkeypatch):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_cut="""
+import pytest
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_a(n):
+    pass
+
+def test_b():
+    pass
+
+def test_c():
+    assert False
+""")
+    # a -v log cut off while test_b ran: test_a[1] passed, test_c failed earlier in another order, test_a[2] started
+    log = pytester.path / "cut.log"
+    log.write_text("test_cut.py::test_a[1] PASSED                 [ 25%]\n"
+                   "test_cut.py::test_c FAILED                    [ 50%]\n"
+                   "test_cut.py::test_a[2] \n")
+    monkeypatch.delenv("GPUMEMLAB_REQUIRE_GPU", raising=False)
+    result = pytester.runpytest_inprocess(*INNER, "-v", "--rest-after", str(log))
+    result.assert_outcomes(passed=2, deselected=2)
+    result.stdout.fnmatch_lines(["*test_cut.py::test_a[[]2[]] PASSED*", "*test_cut.py::test_b PASSED*"])
+    assert "::test_a[1]" not in result.stdout.str() and "::test_c" not in result.stdout.str()

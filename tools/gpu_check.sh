@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: environment, kernel report, GPU tests, compute-sanitizer, tuning, benchmark.
 # Usage: tools/gpu_check.sh [STAGE ...]   (default: env kernels tests sanitize bench)
-#   env kernels tests bench quick      as named (tests: TESTS_K filters, TESTS_ARGS adds; bench/quick: BENCH_ARGS)
+#   env kernels tests bench quick      as named (tests: TESTS picks paths, TESTS_K filters, TESTS_ARGS adds;
+#                                      bench/quick: BENCH_ARGS)
+#   tests-rest:LOG                     the tests that have no outcome in LOG ($OUT/tests.log of a call cut off by its
+#                                      time limit), as tests-rest.log
 #   bench:EXP,EXP...                   gpumemlab bench --only EXP... as bench-EXP-EXP (e.g. bench:reduce,transpose)
 #   bench-skip:EXP,EXP...              gpumemlab bench --skip EXP... as rest-EXP-EXP (the rest of a split run)
 #   tune:FAMILY                        gpumemlab tune FAMILY --install (a family the library reads, e.g. matmul): this
@@ -46,7 +49,9 @@ for s in "${stages[@]}"; do
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu --format=csv
       $PY -c "import cupy, cuda.core, numpy, sys; print(sys.version.split()[0], 'cupy', cupy.__version__, 'cuda.core', cuda.core.__version__, 'numpy', numpy.__version__)" ;;
     kernels) stage kernels; run_logged kernels $PY -m gpumemlab kernels ;;
-    tests) stage tests; run_logged tests $PY -m pytest -q --maxfail=20 -p no:cacheprovider tests ${TESTS_ARGS:-} ${TESTS_K:+-k "$TESTS_K"} ;;
+    tests|tests-rest:*) stage "$s"; rest=${s#tests-rest:}; [ "$s" = tests ] && rest=
+      run_logged "${s%%:*}" $PY -m pytest -v --maxfail=20 -p no:cacheprovider ${TESTS:-tests} ${rest:+--rest-after "$rest"} \
+        ${TESTS_ARGS:-} ${TESTS_K:+-k "$TESTS_K"} ;;
     limit:*) limit=${s#limit:} ;;
     sanitize) stage sanitize
       for tool in memcheck racecheck synccheck; do
