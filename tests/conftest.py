@@ -52,10 +52,15 @@ def pytest_addoption(parser):
                      "of an earlier run of the same tests that was cut off (a device call's time limit)")
 
 
+_OUTCOME = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
+# "tests/x.py::t[1] PASSED  [ 5%]" in one process; "[gw2] [  5%] PASSED tests/x.py::t[1]" from pytest-xdist workers
+_FINISHED = re.compile(rf"^(?:(?P<id>\S+::.+?) (?:{_OUTCOME})\b|\[gw\d+\] \[\s*\d+%\] (?:{_OUTCOME}) (?P<wid>\S+::.*?)\s*$)",
+                       re.MULTILINE)
+
+
 def finished_tests(log_text: str) -> set[str]:
-    """Node IDs that have an outcome in a ``pytest -v`` log."""
-    outcome = re.compile(r"^(\S+::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", re.MULTILINE)
-    return {m.group(1) for m in outcome.finditer(log_text)}
+    """Node IDs that have an outcome in a ``pytest -v`` log (one process or pytest-xdist workers)."""
+    return {m.group("id") or m.group("wid") for m in _FINISHED.finditer(log_text)}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -274,7 +274,7 @@ def test_c():
     # a -v log cut off while test_b ran: test_a[1] passed, test_c failed earlier in another order, test_a[2] started
     log = pytester.path / "cut.log"
     log.write_text("test_cut.py::test_a[1] PASSED                 [ 25%]\n"
-                   "test_cut.py::test_c FAILED                    [ 50%]\n"
+                   "[gw1] [ 50%] FAILED test_cut.py::test_c \n"  # as pytest-xdist's workers report
                    "test_cut.py::test_a[2] \n")
     monkeypatch.delenv("GPUMEMLAB_REQUIRE_GPU", raising=False)
     result = pytester.runpytest_inprocess(*INNER, "-v", "--rest-after", str(log))
