@@ -90,11 +90,11 @@ def test_wave_choice_scales_split_and_unsplit_evidence_apart():
     assert alone == ops.Choice(SKINNY, 3) and ops.Choice(SKINNY, 1) not in predicted
 
 
-def test_wave_choice_picks_the_split_factor_of_the_nearest_tiles_without_the_margin():
+def test_wave_choice_keeps_the_nearest_tiles_unsplit_unless_a_split_is_clearly_faster():
     """777 x 1001 x 513 on the H100 (its 2026-11-26 sweep): the nearest winner, 768^3 at 4 splits, rescaled to 3
     splits (38.4 us predicted) against the same tiles unsplit (36.4 us): 5% apart, inside the 10% margin that guards
-    a switch of configuration. Between split factors of the nearest winner's own tiles the prediction decides: the
-    sweep measured unsplit 42.1 us, 3 splits 48.5 us."""
+    a switch of configuration, and of split-K on the same tiles: the sweep measured unsplit 42.1 us, 3 splits 48.5
+    us."""
     winners = {"768x768x768": (SKINNY.name, 4), "999x1001x1003": (SKINNY.name, 1)}
     times = {"768x768x768": 41.9e-6, "999x1001x1003": 69.6e-6}
     got, predicted = ops.wave_choice(777, 1001, 513, winners, times, 132)
@@ -110,3 +110,18 @@ def test_wave_choice_picks_the_split_factor_of_the_nearest_tiles_without_the_mar
     times_near = dict(times, **{"1024x1280x640": unsplit * 0.95 * 640 / 520})
     got, predicted = ops.wave_choice(777, 1001, 513, near, times_near, 132)
     assert min(predicted, key=predicted.get).config == MID and got == ops.Choice(SKINNY, 1)
+
+
+def test_a_split_predicted_within_the_margin_of_the_unsplit_launch_is_not_taken():
+    """777 x 1001 x 513 on an H200 (its 2026-11-28 tune): the evidence predicts 3 splits 3% faster than the same tiles
+    unsplit; the same run measured the library unsplit at 36.3 us and with 3 splits at 41.6 us (the split launch
+    also zeroes C and adds its partial tiles atomically, which the model does not count)."""
+    winners = {"768x768x768": (SKINNY.name, 6), "999x1001x1003": (SKINNY.name, 1)}
+    times = {"768x768x768": 33.312e-6, "999x1001x1003": 64.288e-6}
+    got, predicted = ops.wave_choice(777, 1001, 513, winners, times, 132)
+    unsplit, split3 = predicted[ops.Choice(SKINNY, 1)], predicted[ops.Choice(SKINNY, 3)]
+    assert split3 == pytest.approx(33.312e-6 * (5 * 176) / (7 * 128)) and unsplit * 0.9 < split3 < unsplit
+    assert min(predicted, key=predicted.get) == ops.Choice(SKINNY, 3) and got == ops.Choice(SKINNY, 1)
+    # a split predicted more than the margin faster is still taken (a quarter of the unsplit evidence's time)
+    got, _ = ops.wave_choice(777, 1001, 513, winners, dict(times, **{"768x768x768": 33.312e-6 / 4}), 132)
+    assert got.config == SKINNY and got.splits > 1

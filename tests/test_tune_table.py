@@ -57,7 +57,12 @@ def test_the_merged_table_routes_every_shape_as_the_two_tables_did(dev):
         shape, alignment = key.split("/")
         r = C.route(*table.parse_mnk(shape), alignment == "aligned", entry, device["sm_count"])
         got = [r.kind, r.choice.config.name if r.choice else None, r.choice.splits if r.choice else None]
-        assert got == [kind, config, splits], (dev, key)
+        assert got == ROUTED_SINCE.get((dev, key), [kind, config, splits]), (dev, key)
+
+
+# routes the wave model changed after the tables merged: a split factor predicted less than WAVE_MARGIN faster than
+# the same tiles unsplit is not taken (tests/test_matmul_unaligned.py, docs/notes/tuning.md)
+ROUTED_SINCE = {("NVIDIA H200", "3000x1000x20000/unaligned"): ["scalar", "64x128x8_w32x64_i2_t4x4_s3_a0_b3_o2_p1", 1]}
 
 
 def test_a_gpu_of_the_same_chip_borrows_an_entry_and_another_chip_gets_none():

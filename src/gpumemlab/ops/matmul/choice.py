@@ -133,8 +133,9 @@ def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, ma
     keeps the evidence's slice depth and, where the evidence split K, one more and one fewer. A configuration has
     two: the nearest shape it won split and the nearest it won unsplit, because the multiply-add count scales time
     only between launches with the same fixed costs (a split launch also zeroes C and adds its partial tiles
-    atomically; docs/notes/matmul.md, unaligned shapes). An exactly measured shape keeps its winner. None without a
-    usable winner."""
+    atomically; docs/notes/matmul.md, unaligned shapes). For the same reason the nearest winner's tiles are split
+    only where a split factor is predicted ``margin`` faster than their unsplit launch (where one is predicted). An
+    exactly measured shape keeps its winner. None without a usable winner."""
     known = {c.name: c for c in K.CANDIDATES}
     rows = []
     for shape, (name, splits) in sorted(winners.items()):  # ties: the first shape name
@@ -163,9 +164,13 @@ def wave_choice(m: int, n: int, k: int, winners: dict, times: dict, sms: int, ma
             if c not in predicted or (same and not kind[c]):  # evidence of the same kind (split or not) wins
                 predicted[c], kind[c] = t * busiest_sm_work(cfg, m, n, k, x, sms) / base, same
     # the nearest winner's tiles at their best predicted split factor: its own split factor, rescaled to this K, is
-    # a model output too, so the prediction alone decides between split factors; another configuration (tiles
-    # differ in speed per multiply-add, which the model does not count) must be predicted ``margin`` faster
+    # a model output too, so the prediction decides between split factors; splitting at all, and another
+    # configuration (tiles differ in speed per multiply-add, which the model does not count), must be predicted
+    # ``margin`` faster
     mine = min((c for c in predicted if c.config == cfg0), key=predicted.get, default=plain)
+    unsplit = Choice(cfg0, 1)
+    if mine.splits > 1 and unsplit in predicted and predicted[mine] > predicted[unsplit] * (1.0 - margin):
+        mine = unsplit
     best = min(predicted, key=predicted.get)
     if best.config != cfg0 and predicted[best] < predicted[mine] * (1.0 - margin):
         return best, predicted
