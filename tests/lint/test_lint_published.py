@@ -132,6 +132,16 @@ RUNS = [
     ("constants_atomics.cu", "block_sum_shared_atomic", dict(block=(256,), lets={"n": 1 << 20})),
     ("constants_atomics.cu", "histogram_bins", dict(block=(256,), lets={"n": 1 << 20})),
     ("constants_atomics.cu", "max_cas", dict(block=(256,), lets={"n": 1 << 20})),
+    ("modern_idioms.cu", "vec_scale", dict(block=(256,), lets={"n": (1 << 20) + 3})),
+    ("modern_idioms.cu", "block_reduce_sum", dict(block=(256,), lets={"n": 1 << 20}, templates={"BLOCK": "256"})),
+    ("modern_idioms.cu", "rmsnorm_forward", dict(block=(256,), lets={"C": 768})),
+    ("modern_idioms.cu", "softmax_online", dict(block=(256,), lets={"N": 4096, "C": 1000})),
+    ("modern_idioms.cu", "stencil7_3d", dict(block=(32, 8), lets={"nx": 256, "ny": 256, "nz": 64})),
+    ("modern_idioms.cu", "sgemm_double_buffer", dict(block=(16, 16), lets={"M": 1024, "N": 1024, "K": 1024})),
+    ("modern_idioms.cu", "box_filter_ldg", dict(block=(256,), lets={"n": 1 << 20}, templates={"R": "2"})),
+    ("modern_idioms.cu", "resample_tex", dict(block=(32, 8), lets={"width": 1024, "height": 1024})),
+    ("modern_idioms.cu", "bias_gelu_lambda", dict(block=(256,), grid=(1, 4, 1), lets={"cols": 1024})),
+    ("modern_idioms.cu", "copy_vec4_while", dict(block=(256,), lets={"n": (1 << 20) + 2})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -611,6 +621,82 @@ EXPECTED = [
         (),
         (1.0, 1.0, "same address"),
     ),
+    (56, "vec_scale", "23:15", "reinterpret_cast<const V *>(in)[i]", "load", (), (16.0, 16.0, "coalesced")),
+    (56, "vec_scale", "27:9", "reinterpret_cast<V *>(out)[i]", "store", (), (16.0, 16.0, "coalesced")),
+    (56, "vec_scale", "30:9", "out[i]", "store", (), (1.0, 1.0, "coalesced")),
+    (56, "vec_scale", "30:26", "in[i]", "load", (), (1.0, 1.0, "coalesced")),
+    (57, "block_reduce_sum", "50:14", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (57, "block_reduce_sum", "53:9", "warp_sums[warp]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (57, "block_reduce_sum", "56:33", "warp_sums[lane]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (57, "block_reduce_sum", "59:13", "out[blockIdx.x]", "store", (), (1.0, 1.0, "coalesced")),
+    (58, "rmsnorm_forward", "74:25", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (58, "rmsnorm_forward", "79:9", "s_warp[threadIdx.x >> 5]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (58, "rmsnorm_forward", "84:18", "s_warp[w]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (58, "rmsnorm_forward", "85:9", "s_rstd", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (58, "rmsnorm_forward", "88:21", "s_rstd", "load", (), (1.0, 1.0, 1, "broadcast")),
+    (58, "rmsnorm_forward", "90:9", "y[c]", "store", (), (4.0, 4.0, "coalesced")),
+    (58, "rmsnorm_forward", "90:16", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (58, "rmsnorm_forward", "90:27", "weight[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (59, "softmax_online", "103:25", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (59, "softmax_online", "117:9", "y[c]", "store", (), (4.0, 4.0, "coalesced")),
+    (59, "softmax_online", "117:21", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "139:19", "in[p - plane]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "139:40", "in[p]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "141:29", "in[p + plane]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "142:9", "tile[ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "144:13", "tile[ty][0]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "144:27", "in[p - 1]", "load", (), (1.0, 1.0, "coalesced")),
+    (60, "stencil7_3d", "146:13", "tile[ty][SX + 1]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "146:32", "in[p + 1]", "load", (), (1.0, 1.0, "coalesced")),
+    (60, "stencil7_3d", "148:13", "tile[0][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "148:27", "in[p - nx]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "150:13", "tile[SY + 1][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "150:32", "in[p + nx]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "153:13", "out[p]", "store", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "153:39", "tile[ty][tx - 1]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "153:58", "tile[ty][tx + 1]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "153:77", "tile[ty - 1][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "153:96", "tile[ty + 1][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "175:5", "As[0][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "175:21", "A[row * K + tx]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "176:5", "Bs[0][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "176:21", "B[ty * N + col]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "180:9", "As[buf ^ 1][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "180:31", "A[row * K + t + tx]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "181:9", "Bs[buf ^ 1][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "181:31", "B[(t + ty) * N + col]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "184:20", "As[buf][ty][k]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "184:37", "Bs[buf][k][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "190:16", "As[buf][ty][k]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "190:33", "Bs[buf][k][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "191:5", "C[row * N + col]", "store", (), (4.0, 4.0, "coalesced")),
+    (62, "box_filter_ldg", "204:14", "__ldg(&in[i + k])", "load", (), (5.0, 4.0, "offset")),
+    (62, "box_filter_ldg", "205:5", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (63, "resample_tex", "216:5", "out[y * width + x]", "store", (), (4.0, 4.0, "coalesced")),
+    (
+        63,
+        "resample_tex",
+        "216:26",
+        "tex2D<float>(tex, u + 0.5f, v + 0.5f)",
+        "texture",
+        (),
+        ("unknown", "tex2D: texture fetches go through the texture path"),
+    ),
+    (64, "bias_gelu_lambda", "226:37", "row_in[c]", "load", (229,), (4.0, 4.0, "coalesced")),
+    (64, "bias_gelu_lambda", "226:49", "bias[c]", "load", (229,), (4.0, 4.0, "coalesced")),
+    (64, "bias_gelu_lambda", "227:40", "row_out[c]", "store", (230,), (4.0, 4.0, "coalesced")),
+    (65, "copy_vec4_while", "242:9", "reinterpret_cast<float4 *>(out)[i / 4]", "store", (), (16.0, 16.0, "coalesced")),
+    (
+        65,
+        "copy_vec4_while",
+        "242:50",
+        "reinterpret_cast<const float4 *>(in)[i / 4]",
+        "load",
+        (),
+        (16.0, 16.0, "coalesced"),
+    ),
+    (65, "copy_vec4_while", "246:9", "out[i]", "store", (), (1.0, 1.0, "coalesced")),
+    (65, "copy_vec4_while", "246:18", "in[i]", "load", (), (1.0, 1.0, "coalesced")),
 ]
 
 
@@ -727,6 +813,54 @@ def test_variables_only_a_long_loops_step_changes_are_known_after_it(tmp_path):
     assert got[(7, "load")].unknown_reason == "p after the loop at line 6"
 
 
+BODY_STEPS = """
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float buf2[2][64];
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    const int step = gridDim.x * blockDim.x * 4;
+    int b = 0;
+    while (i + 3 < n) {
+        buf2[b][threadIdx.x] = in[i];
+        b ^= 1;
+        i += step;
+    }
+    for (; i < n; ++i) out[i] = in[i];
+    out[threadIdx.x] = buf2[b][(threadIdx.x * 2) % 64];
+}
+"""
+
+
+def test_a_long_loops_own_step_statements_are_run_to_its_end(tmp_path):
+    # n = 255 * 4096 + 2, 4 x 256 threads, step 4096: every thread runs 255 iterations; thread 0 leaves the while
+    # loop at i = 255 * 4096 (i + 3 >= n), the others past n: the tail is lane 0 alone, 1 sector. b toggled 255 times
+    # -> 1: buf2[1][2t % 64], words 64 + 0, 2, .., 62 -> two words per even bank, 2-way
+    got = _lint(tmp_path, BODY_STEPS, block=(256,), lets={"n": 255 * 4096 + 2})
+    f = got[(12, "store")]
+    assert (f.sectors_per_request, f.active_lanes, f.verdict) == (1.0, 1, "coalesced")
+    f = got[(13, "load")]
+    assert (f.wavefronts_per_request, f.conflict_ways) == (2.0, 2)
+    # a body statement that reads what the body computes is no step: i unknown after the loop
+    got = _lint(tmp_path, BODY_STEPS.replace("i += step;", "i += step + (int)in[i];"), block=(256,),
+                lets={"n": 255 * 4096 + 2})
+    assert got[(12, "store")].unknown_reason == "index 'i': i after the loop at line 7"
+
+
+def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):
+    got = _lint_all(
+        tmp_path,
+        "__global__ void k(float* out, const int* sel) {\n"
+        "    __shared__ float t[2][4][32];\n"
+        "    out[threadIdx.x] = t[sel[0]][1][threadIdx.x];\n}\n",
+        block=(32,),
+    )
+    # one unknown load (the element), not one per subscript
+    assert [(f.text, f.access, f.verdict) for (line, _), f in got if line == 3] == [
+        ("out[threadIdx.x]", "store", "coalesced"),
+        ("t[sel[0]][1][threadIdx.x]", "load", "unknown"),
+        ("sel[0]", "load", "broadcast"),
+    ]
+
+
 def test_scalar_device_and_shared_variables_are_memory(tmp_path):
     got = _lint(
         tmp_path,
@@ -777,20 +911,42 @@ def test_what_a_helper_does_to_a_reference_parameter_the_caller_sees(tmp_path):
     assert (got[(13, "store")].sectors_per_request, got[(13, "store")].verdict) == (4.0, "coalesced")
 
 
-def test_a_lambda_runs_at_its_call_and_its_captures_stay_unknown(tmp_path):
-    got = _lint(
-        tmp_path,
-        "__global__ void k(float* out, int s) {\n"
-        "    int t = threadIdx.x;\n"
-        "    auto twice = [](int i) { return 2 * i; };\n"
-        "    out[twice(t)] = 0.0f;\n"
-        "    auto f = [=](int i) { return i * s; };\n"
-        "    out[f(t)] = 1.0f;\n}\n",
-        block=(32,),
-        lets={"s": 2},
-    )
-    assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (8.0, "strided")
-    assert got[(6, "store")].unknown_reason == "index 'f(t)': s not known"  # a capture: its value is not followed
+LAMBDAS = """
+template <class F> __device__ void each(F f, int i) { f(i); }
+__global__ void k(float* out, int s) {
+    int t = threadIdx.x;
+    auto twice = [](int i) { return 2 * i; };
+    out[twice(t)] = 0.0f;
+    int stride = 2;
+    auto by_ref = [&](int i) { return i * stride; };
+    auto by_copy = [=](int i) { return i * stride; };
+    stride = 3;
+    out[by_ref(t)] = 1.0f;
+    out[by_copy(t)] = 2.0f;
+    int count = 0;
+    auto bump = [&count]() { count += 32; };
+    bump();
+    out[count + t] = 3.0f;
+    [&](int i) { out[s * i] = 4.0f; }(t);
+    each([=](int i) { out[i + 1] = 5.0f; }, t);
+    auto init = [m = 2 * s](int i) { return m * i; };
+    out[init(t)] = 6.0f;
+}
+"""
+
+
+def test_a_lambda_runs_at_its_call_with_its_captures(tmp_path):
+    got = _lint(tmp_path, LAMBDAS, block=(32,), lets={"s": 2})
+    # no captures: out[2 t], 8 sectors (ideal 4)
+    assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (8.0, "strided")
+    # [&] reads stride at the call (3): 12 sectors; [=] copied it when made (2): 8
+    assert (got[(11, "store")].sectors_per_request, got[(12, "store")].sectors_per_request) == (12.0, 8.0)
+    # [&count]: the lambda's += 32 is the caller's: floats 32..63, 128-byte aligned -> 4 sectors
+    assert (got[(16, "store")].sectors_per_request, got[(16, "store")].verdict) == (4.0, "coalesced")
+    # called where it is made, s = 2: 8 sectors; passed to a helper and called there: floats 1..32 -> 5, offset
+    assert (got[(17, "store")].sectors_per_request, got[(17, "store")].call_lines) == (8.0, [17])
+    assert (got[(18, "store")].sectors_per_request, got[(18, "store")].verdict) == (5.0, "offset")
+    assert got[(20, "store")].unknown_reason == "index 'init(t)': m: a lambda's init-capture (not followed)"
 
 
 SHUFFLES = """

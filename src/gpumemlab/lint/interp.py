@@ -42,6 +42,17 @@ class Unknown:
     buf: object = None  # the memory an unknown address points into, when that much is known
 
 
+@dataclass(frozen=True, eq=False)
+class Closure(Unknown):
+    """A lambda (an unknown value everywhere but at its call): the values it captured by copy when it was made, and
+    the frame whose variables it captured by reference (``refs``: names; ``all_refs``: a ``[&]`` default)."""
+
+    frame: object = None
+    values: dict = field(default_factory=dict)
+    refs: frozenset = frozenset()
+    all_refs: bool = False
+
+
 @dataclass
 class Buffer:
     """Memory an access goes through: a pointer parameter, a __shared__ array or a global __device__ array."""
@@ -517,8 +528,7 @@ class Interpreter:
                 n = self._sizeof(c)
             return self.const(n, expr.ULONG) if n is not None else Unknown(f"{self.text(c)!r} not known")
         if k == K.LAMBDA_EXPR:
-            self.note(c, "lambda expression: not analyzed")
-            return Unknown("lambda expression (not analyzed)")
+            return self._closure(c)
         if k in (K.INIT_LIST_EXPR,):
             for ch in kids:
                 self.value(ch, live)
@@ -530,6 +540,62 @@ class Interpreter:
             if ch.kind.is_expression():
                 self.value(ch, live)
         return Unknown(f"{self.text(c)[:40]!r} ({k.name.lower().replace('_', ' ')}) not analyzed")
+
+    def _closure(self, c):
+        """A lambda's captures from its capture list: ``[=]``/``[x]`` copy the values now, ``[&]``/``[&x]`` refer to
+        this frame's variables; an init-capture (``[n = 2 * k]``) is unknown inside the lambda."""
+        toks = self.tokens(c)
+        depth, items, cur = 0, [], []
+        for t in toks[1:]:
+            if t in ("[", "(", "{"):
+                depth += 1
+            elif t in ("]", ")", "}"):
+                if depth == 0:
+                    break
+                depth -= 1
+            if t == "," and depth == 0:
+                items.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        items.append(cur)
+        env = self.frame.env if self.frame is not None else {}
+        values, refs, all_refs = {}, set(), False
+        for it in items:
+            if it == ["="]:
+                values.update((n, v) for n, v in env.items() if n != "this")
+            elif it == ["&"]:
+                all_refs = True
+            elif "=" in it:  # an init-capture: a new variable, its value not followed
+                name = it[it.index("=") - 1]
+                values[name] = Unknown(f"{name}: a lambda's init-capture (not followed)")
+            elif it[:1] == ["&"] and len(it) == 2:
+                refs.add(it[1])
+            elif len(it) == 1 and it[0] in env:
+                values[it[0]] = env[it[0]]
+        for n in refs:
+            values.pop(n, None)
+        return Closure("a lambda (its value is known only at its call)", None, self.frame, values, frozenset(refs),
+                       all_refs)
+
+    def _captured(self, closure) -> tuple[dict, dict, set]:
+        """A lambda's variables at its call: (values, declared types, names captured by reference). Variables in
+        shared or global memory need no capture."""
+        fr = closure.frame
+        if fr is None:
+            return {}, {}, set()
+        env, refs = {}, set()
+        for n, v in fr.env.items():
+            if n in closure.values:
+                env[n] = closure.values[n]
+            elif n != "this" and (n in closure.refs or (closure.all_refs and n not in closure.values)):
+                env[n] = v
+                refs.add(n)
+            elif isinstance(v, MemVar) or (isinstance(v, PtrV) and v.buf.space == "shared" and
+                                           isinstance(fr.types.get(n), Array)):
+                env[n] = v
+        env.update((n, v) for n, v in closure.values.items() if n not in env)
+        return env, {n: fr.types[n] for n in env if n in fr.types}, refs
 
     def _element(self, c, kids, live):
         """``t.sizes[d]`` of a struct parameter's integer array member: the element's value per lane (None: not
@@ -902,8 +968,8 @@ class Interpreter:
             if lv.buf.space == "constant":
                 return self._constant_value(lv, live)
             return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
-        if isinstance(lv, Unknown) and self._touches_memory(c):
-            self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)
+        if isinstance(lv, Unknown) and self._touches_memory(c) and not self._is_array_var(c):
+            self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)  # a row (a[i] of a[i][j]) is no access
         return lv if isinstance(lv, Unknown) else Unknown("not a value")
 
     def _constant_value(self, place, live):
@@ -1199,6 +1265,8 @@ class Interpreter:
                 return "same"
             obj = objs[0]
         o = self.strip(obj)
+        if o.kind == self.K.LAMBDA_EXPR:  # [&](int i) { ... }(i): called where it is made
+            return self.value(o, live)
         if o.kind == self.K.CXX_THIS_EXPR or (o.kind == self.K.UNARY_OPERATOR and fe.unary_op(o) == "*" and
                                                self.strip(self.children(o)[0]).kind == self.K.CXX_THIS_EXPR):
             return "same"
@@ -1375,6 +1443,12 @@ class Interpreter:
                 v = self.convert(v, t, live)
             env[p.spelling] = v
             types[p.spelling] = t
+        closure = self._read_var(this.name) if isinstance(this, VarRef) else this
+        lam_refs = set()
+        if isinstance(closure, Closure):  # a lambda's body: its captures, then its parameters
+            captured, ctypes, lam_refs = self._captured(closure)
+            env, types, this = {**captured, **env}, {**ctypes, **types}, None
+            lam_refs -= {p.spelling for p in params}
         frame = Frame(env, name)
         frame.types.update(types)
         frame.returns_ref = defn.result_type.kind == self.ci.TypeKind.LVALUEREFERENCE
@@ -1397,7 +1471,18 @@ class Interpreter:
             self.tenv, self._types, self._cursor_types = saved_t
         for param, local in refs.items():  # what the helper did to a reference parameter, the caller's local sees
             self.assign_var(local, frame.env.get(param, Unknown(f"{param} not known")), live)
+        if lam_refs:  # what a lambda did to the variables it captured by reference, its maker's frame sees
+            self._write_captures(closure.frame, {n: frame.env[n] for n in lam_refs
+                                                 if frame.env.get(n) is not closure.frame.env.get(n)}, live)
         return frame.ret if frame.ret is not None else Unknown(f"result of {name}")
+
+    def _write_captures(self, fr, changed: dict, live) -> None:
+        saved, self.frame = self.frame, fr
+        try:
+            for n, v in changed.items():
+                self.assign_var(n, v, live)
+        finally:
+            self.frame = saved
 
     def note(self, c, text):
         msg = f"{c.location.line}:{c.location.column}: {text}"
@@ -1842,9 +1927,11 @@ class Interpreter:
                 pushed.pop()
         stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
         body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
-        if stepped and inc_c is not None and cond_c is not None and not loop.complete and \
-                (self._assigned_names(inc_c) or set()) & (set(env_before) - declared):  # outlives the loop
-            body_only = self._fast_forward(s, cond_c, inc_c, body, cur)
+        steps = self._body_steps(body) if stepped and cond_c is not None and not loop.complete else None
+        step_names = set() if steps is None else \
+            steps[1] | ((self._assigned_names(inc_c) or set()) if inc_c is not None else set())
+        if step_names & (set(env_before) - declared):  # the stepped variables outlive the loop
+            body_only = self._fast_forward(s, cond_c, inc_c, body, cur, steps)
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
             if k in env_before and not loop.complete and (body_only is None or k in body_only):
@@ -1855,18 +1942,19 @@ class Interpreter:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
 
-    def _fast_forward(self, s, cond_c, inc_c, body, cur) -> set | None:
+    def _fast_forward(self, s, cond_c, inc_c, body, cur, steps) -> set | None:
         """A loop stopped early (too long to run its body): run only its condition and step on to its end, so that
-        the variables the step alone changes (``j += 4 * RB, p += 4 * step``) are known after it. Returns the names
-        the body assigns (unknown after the loop), or None where the body may change the step's variables or leave
-        the loop early, or the end is not reached within FAST_FORWARD iterations."""
-        assigned = self._assigned_names(body)
-        if assigned is None:
-            return None
+        the variables the step alone changes (``j += 4 * RB, p += 4 * step``) are known after it. ``steps``: the
+        body's own step statements and the names they alone assign (a while loop's ``i += stride``, a double
+        buffer's ``buf ^= 1``), run with the step. Returns the names the rest of the body assigns (unknown after the
+        loop), or None where the body may change the step's variables or leave the loop early, or the end is not
+        reached within FAST_FORWARD iterations."""
+        body_steps, stepped = steps
+        assigned = self._assigned_names(body) - stepped
         env = self.frame.env
         for k in assigned & set(env):
             env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
-        if self._closed_form(cond_c, inc_c, cur):
+        if not body_steps and self._closed_form(cond_c, inc_c, cur):
             return assigned
         for _ in range(FAST_FORWARD):
             cv = self.value(cond_c, cur, probe=True)
@@ -1875,8 +1963,53 @@ class Interpreter:
             cur = cur & self._truth(cv)
             if not cur.any():
                 return assigned
-            self.value(inc_c, cur, probe=True)
+            for st in body_steps:
+                self.value(st, cur, probe=True)
+            if inc_c is not None:
+                self.value(inc_c, cur, probe=True)
         return None
+
+    STEP_OPS = ("=", "+=", "-=", "*=", "<<=", ">>=", "&=", "^=", "|=")
+    STEP_LEAVES = ("DECL_REF_EXPR", "INTEGER_LITERAL", "UNEXPOSED_EXPR", "PAREN_EXPR", "BINARY_OPERATOR",
+                   "UNARY_OPERATOR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CONDITIONAL_OPERATOR")
+
+    def _body_steps(self, body) -> tuple[list, set] | None:
+        """The statements of a loop body that step a local scalar on its own: top-level assignments (``i +=
+        stride;``, ``buf ^= 1;``, ``k = k + 2;``) of a variable nothing else in the body assigns, from integer
+        arithmetic on variables the rest of the body neither assigns nor declares. ([statements], their names);
+        None where the body may leave the loop early or write through a reference."""
+        assigned = self._assigned_names(body)
+        if assigned is None:
+            return None
+        top = self.children(body) if body.kind == self.K.COMPOUND_STMT else [body]
+        declared = {d.spelling for d in body.walk_preorder() if d.kind == self.K.VAR_DECL}
+        cands = {}
+        for st in top:
+            c = self.strip(st)
+            op = fe.binary_op(c) if c.kind in (self.K.BINARY_OPERATOR, self.K.COMPOUND_ASSIGNMENT_OPERATOR) else \
+                fe.unary_op(c) if c.kind == self.K.UNARY_OPERATOR else None
+            kids = self.children(c)
+            target = self.strip(kids[0]) if kids else None
+            if op not in self.STEP_OPS + ("pre++", "pre--", "post++", "post--") or target is None or \
+                    target.kind != self.K.DECL_REF_EXPR or target.spelling in declared or \
+                    not isinstance(self.ltype(target.type), Int):
+                continue
+            reads = [d for k in kids[1:] for d in k.walk_preorder()]
+            if all(d.kind.name in self.STEP_LEAVES for d in reads) and \
+                    all(d.kind != self.K.UNARY_OPERATOR or fe.unary_op(d) in ("-", "~", "!", "+") for d in reads):
+                cands[st] = (target.spelling, {d.spelling for d in reads if d.kind == self.K.DECL_REF_EXPR})
+        while True:  # a candidate whose variable another statement assigns, or that reads one, is not a step
+            others = set()
+            for st in top:
+                if st not in cands:
+                    others |= self._assigned_names(st) or set()
+            drop = [st for st, (name, reads) in cands.items() if name in others or (reads - {name}) & (others | declared)
+                    or sum(n == name for n, _ in cands.values()) > 1]
+            if not drop:
+                break
+            for st in drop:
+                cands.pop(st)
+        return [st for st in top if st in cands], {name for name, _ in cands.values()}
 
     def _closed_form(self, cond_c, inc_c, cur) -> bool:
         """``for (...; i < bound; i += d, p += e)`` with a loop-invariant bound and constant steps: every variable the
