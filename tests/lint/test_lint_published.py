@@ -763,6 +763,9 @@ __global__ void k(const float* in, float* out) {
     asm volatile("ld.global.nc.v2.f32 {%0, %1}, [%2+8];" : "=f"(a), "=f"(b) : "l"(in + 4 * threadIdx.x));
     asm volatile("ld.shared.f32 %0, [%1];" : "=f"(a) : "l"(in + threadIdx.x));
     asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(threadIdx.x * 16), "l"(in + 4 * threadIdx.x));
+    asm volatile("{\\n\\t.reg .f32 t;\\n\\tld.global.f32 t, [%1];\\n\\t@%2 st.global.f32 [%0+4], t;\\n\\t}"
+                 :: "l"(out + threadIdx.x), "l"(in + 2 * threadIdx.x), "r"(1));
+    asm volatile("{ .reg .u64 p; add.u64 p, %0, 4; st.global.f32 [p], %1; }" :: "l"(out), "f"(a));
     out[threadIdx.x] = a + b;
 }
 """
@@ -774,8 +777,19 @@ def test_ptx_loads_are_modeled_where_the_instruction_says_what_it_reads(tmp_path
     f = got[(4, "load")]
     assert (f.element_bytes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) == (8, 16.0, 8.0, "strided")
     # ld.shared through a global pointer, cp.async: not what lint models; the instruction is named
-    assert got[(5, "load")].unknown_reason.startswith("inline PTX `ld.shared.f32`: lint does not model")
+    assert got[(5, "load")].unknown_reason == (
+        "inline PTX `ld.shared.f32`: its state space is not the pointer's (global); lint does not model memory "
+        "accesses written in PTX"
+    )
     assert got[(6, "load")].unknown_reason.startswith("inline PTX `cp.async.ca.shared.global`: lint does not model")
+    # two instructions in one statement (a register block, a predicate): each is its access; out + t + 1 float ->
+    # bytes 4..131, 5 sectors (offset); in + 2 t -> 8 sectors (strided)
+    assert (got[(8, "store")].sectors_per_request, got[(8, "store")].verdict) == (5.0, "offset")
+    assert (got[(8, "load")].sectors_per_request, got[(8, "load")].verdict) == (8.0, "strided")
+    # an address the PTX computes from a pointer operand: unknown, and the reason says so
+    assert got[(9, "store")].unknown_reason == (
+        "inline PTX `st.global.f32`: its address is computed in the PTX (not modeled)"
+    )
 
 
 def test_a_locals_address_is_not_a_memory_access(tmp_path):

@@ -1142,8 +1142,9 @@ class Interpreter:
 
     MEMORY_INTRINSICS = ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
     STORE_INTRINSICS = ("__stcg", "__stcs", "__stwb", "__stwt")
-    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered",
-                "surf2Dread", "surf2Dwrite")
+    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLod", "tex3DLod",
+                "tex1DLayered", "tex2DLayered", "tex2DGrad", "surf1Dread", "surf2Dread", "surf3Dread", "surf1Dwrite",
+                "surf2Dwrite", "surf3Dwrite")
 
     def _call(self, c, kids, live, want_place=False):
         """A call's value (a helper's body run at the call site); ``want_place``: the place a function returning a
@@ -1200,8 +1201,9 @@ class Interpreter:
         if name in self.TEXTURES:
             for a in args:
                 self.value(a, live)
-            self.record(c, "texture", None, live, unknown=f"{name}: texture fetches go through the texture "
-                                                           f"path, not modeled")
+            what = "surface stores" if "write" in name else "surface loads" if name.startswith("surf") else \
+                "texture fetches"
+            self.record(c, "texture", None, live, unknown=f"{name}: {what} go through the texture path, not modeled")
             return Unknown(f"texture fetch ({name})")
         if name in self.SHUFFLES and len(args) >= (3 if name.endswith("_sync") else 2):
             return self._shuffle(name, args, live)
@@ -1574,46 +1576,66 @@ class Interpreter:
     _PTX_WIDTH_TYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 
     def _asm_accesses(self, s, live):
-        """Inline PTX that loads or stores through a pointer operand. A statement with one ``ld``/``st`` whose
-        address is an operand (``st.global.v4.f32 [%0], {...}``) is that access, its width from the vector and type
-        qualifiers; any other pointer operand of a memory instruction is an access, unknown with the instruction
-        named. True when the statement's memory access was modeled."""
-        template = "".join(t[1:-1] for t in self.tokens(s) if t.startswith('"'))
-        ops = self._PTX_MEMORY.findall(template)
-        if not ops:
+        """Inline PTX that loads or stores through a pointer operand. Each ``ld``/``st`` whose address is an operand
+        (``st.global.v4.f32 [%0], {...}``, ``ld.global.nc.f32 %0, [%1+8]``) is that access, its width from the vector
+        and type qualifiers, however many instructions the statement holds; any other pointer operand of a memory
+        instruction is an access, unknown with the instruction named (and why). True when every memory instruction
+        of the statement was modeled."""
+        template = "".join(self._c_string(t) for t in self.tokens(s) if t.startswith('"'))
+        pieces = (re.sub(r"^@!?%?\w+\s+", "", i.strip(" \t{}")) for i in re.split(r"[;\n]", template))
+        instructions = [(m.group(1), m.group(2), m.string) for m in map(self._PTX_MEMORY.match, pieces) if m]
+        if not instructions:
             return False
-        op, quals = ops[0]
-        kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
         operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
-        modeled = self._ptx_access(template, ops, operands, live) if len(ops) == 1 and op in ("ld", "st") else None
-        for i, ch in enumerate(operands):
-            v = self.value(ch, live, probe=True)
-            if modeled is not None and i == modeled[0]:
-                place = Place(v.buf, v.off + modeled[1], modeled[2])
-                self.record(ch, kind, place, live)
-            elif isinstance(v, PtrV):
-                self.record(ch, kind, None, live, unknown=f"inline PTX `{op}{quals}`: lint does not model memory "
-                                                          f"accesses written in PTX", buf=v.buf)
-        return modeled is not None
+        values = [self.value(ch, live, probe=True) for ch in operands]
+        done, all_modeled = set(), True
+        for op, quals, text in instructions:
+            kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
+            addrs = [(int(n), int(off or 0)) for n, off in re.findall(r"\[\s*%(\d+)\s*(?:\+\s*(-?\d+)\s*)?\]", text)]
+            addrs = [(n, off) for n, off in addrs if n < len(operands)]
+            if not addrs:  # the address is a PTX register: computed in the asm from the operands
+                all_modeled = False
+                continue
+            for n, off in addrs:
+                done.add(n)
+                v, why = values[n], None
+                t = self._ptx_width(op, quals) if op in ("ld", "st") and len(addrs) == 1 else None
+                space = next((w.split("::")[0] for w in quals.strip(".").split(".")
+                              if w.split("::")[0] in ("global", "shared", "local", "const")), None)
+                if not isinstance(v, PtrV):
+                    all_modeled = False
+                    continue
+                if t is None:
+                    why = "lint does not model memory accesses written in PTX"
+                elif space is not None and space != v.buf.space:
+                    why = f"its state space is not the pointer's ({v.buf.space}); lint does not model memory " \
+                          f"accesses written in PTX"
+                if why is None:
+                    self.record(operands[n], kind, Place(v.buf, v.off + off, t), live)
+                else:
+                    all_modeled = False
+                    self.record(operands[n], kind, None, live, unknown=f"inline PTX `{op}{quals}`: {why}", buf=v.buf)
+        op, quals, _ = next((i for i in instructions if not re.search(r"\[\s*%\d", i[2])), instructions[0])
+        for n, (ch, v) in enumerate(zip(operands, values)):  # a pointer the PTX may turn into an address itself
+            if n not in done and isinstance(v, PtrV) and not all_modeled:
+                self.record(ch, {"st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load"), None, live,
+                            unknown=f"inline PTX `{op}{quals}`: its address is computed in the PTX (not modeled)",
+                            buf=v.buf)
+        return all_modeled
 
-    def _ptx_access(self, template, ops, operands, live):
-        """(operand index, byte offset, lint type of the width) of a PTX ``ld``/``st`` through ``[%N]`` or
-        ``[%N+imm]`` of a pointer in the state space it names; None where lint cannot tell."""
-        op, quals = ops[0]
-        addr = re.search(r"\[\s*%(\d+)\s*(?:\+\s*(-?\d+)\s*)?\]", template)
+    @staticmethod
+    def _c_string(tok: str) -> str:
+        """A C string literal token's characters (``"a\\n\\t"`` -> a, newline, tab; other escapes kept)."""
+        return tok[1:-1].replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"')
+
+    def _ptx_width(self, op, quals):
+        """The lint type of the bytes one ``ld``/``st`` moves, from its vector and type qualifiers (None: not one)."""
         words = quals.strip(".").split(".")
         sizes = [self._PTX_TYPE_BYTES.get(w[1:]) for w in words if w[:1] in "bsuf" and w[1:].isdigit()]
         vec = next((int(w[1:]) for w in words if w in ("v2", "v4", "v8")), 1)
-        if addr is None or len(sizes) != 1 or sizes[0] is None or int(addr.group(1)) >= len(operands):
+        if len(sizes) != 1 or sizes[0] is None:
             return None
-        width = vec * sizes[0]
-        t = by_name(self._PTX_WIDTH_TYPE.get(width, ""))
-        p = self.value(operands[int(addr.group(1))], live, probe=True)
-        space = next((w.split("::")[0] for w in words if w.split("::")[0] in ("global", "shared", "local", "const")),
-                     None)
-        if t is None or not isinstance(p, PtrV) or (space is not None and space != p.buf.space):
-            return None
-        return int(addr.group(1)), int(addr.group(2) or 0), t
+        return by_name(self._PTX_WIDTH_TYPE.get(vec * sizes[0], ""))
 
     def declare(self, d, live):
         K = self.K
