@@ -859,6 +859,50 @@ def test_a_long_loops_own_step_statements_are_run_to_its_end(tmp_path):
     assert got[(12, "store")].unknown_reason == "index 'i': i after the loop at line 7"
 
 
+def test_do_while_loops_and_comma_steps_are_run_to_their_end(tmp_path):
+    src = (
+        "__global__ void k(float* a, int n) {\n"
+        "    int i = threadIdx.x, j = 0, m = threadIdx.x;\n"
+        "    do { a[i] = 0; i += 32; } while (i < n);\n"
+        "    a[i] = 1;\n"
+        "    while (m < n) { a[m] = 2; m += 64, j++; }\n"
+        "    a[j + threadIdx.x] = 3;\n}\n"
+    )
+    got = _lint(tmp_path, src, block=(32,), lets={"n": 4000})
+    # lane t leaves the do-while at the first t + 32 k >= 4000: floats 4000..4031, 128-byte aligned -> 4 sectors
+    assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (4.0, "coalesced")
+    # m += 64, j++: ceil((4000 - t) / 64) = 63 iterations for every lane: a[63 + t], bytes 252..379 -> 5 sectors
+    assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (5.0, "offset")
+
+
+def test_a_methods_lambda_reaches_its_object(tmp_path):
+    got = _lint_all(
+        tmp_path,
+        "struct S { float* p; int s;\n"
+        "  __device__ void run() { auto f = [this](int i) { p[s * i] = 0; }; f(threadIdx.x); }\n"
+        "  __device__ void run2() { auto f = [=](int i) { p[i] = 0; }; f(threadIdx.x); } };\n"
+        "__global__ void k(S o) { o.run(); o.run2(); }\n",
+        block=(32,),
+        lets={"o.s": 2},
+    )
+    # [this]: p[2 t] -> 8 sectors, strided; [=] captures this too: p[t] -> 4
+    assert [(line, f.sectors_per_request, f.verdict) for (line, _), f in got] == [(2, 8.0, "strided"), (3, 4.0, "coalesced")]
+
+
+def test_an_argument_left_out_takes_the_parameters_default(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__device__ int idx(int i, int m = 2) { return i * m; }\n"
+        "__global__ void k(float* a) {\n"
+        "    a[idx(threadIdx.x)] = 0;\n"
+        "    auto f = [](int i, int m = 3) { return i * m; };\n"
+        "    a[f(threadIdx.x)] = 1;\n}\n",
+        block=(32,),
+    )
+    # a[2 t]: 8 sectors (ideal 4); a[3 t]: 12
+    assert (got[(3, "store")].sectors_per_request, got[(5, "store")].sectors_per_request) == (8.0, 12.0)
+
+
 def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):
     got = _lint_all(
         tmp_path,

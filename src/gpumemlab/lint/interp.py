@@ -51,6 +51,7 @@ class Closure(Unknown):
     values: dict = field(default_factory=dict)
     refs: frozenset = frozenset()
     all_refs: bool = False
+    this: str | None = None  # the maker's object: "ref" ([this], [=], [&] in a method), "copy" ([*this]), None
 
 
 @dataclass
@@ -560,8 +561,10 @@ class Interpreter:
                 cur.append(t)
         items.append(cur)
         env = self.frame.env if self.frame is not None else {}
-        values, refs, all_refs = {}, set(), False
+        values, refs, all_refs, this = {}, set(), False, None
         for it in items:
+            if it in (["this"], ["="], ["&"]) or it == ["*", "this"]:
+                this = "copy" if it[0] == "*" else "ref"
             if it == ["="]:
                 values.update((n, v) for n, v in env.items() if n != "this")
             elif it == ["&"]:
@@ -576,7 +579,7 @@ class Interpreter:
         for n in refs:
             values.pop(n, None)
         return Closure("a lambda (its value is known only at its call)", None, self.frame, values, frozenset(refs),
-                       all_refs)
+                       all_refs, this)
 
     def _captured(self, closure) -> tuple[dict, dict, set]:
         """A lambda's variables at its call: (values, declared types, names captured by reference). Variables in
@@ -1420,6 +1423,9 @@ class Interpreter:
         params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
         vals, refs = [], {}  # refs: a reference parameter bound to a caller's local -> that local (written back)
         for i, a in enumerate(args):
+            if i < len(params) and a.kind == self.K.UNEXPOSED_EXPR and not self.children(a) and not self.text(a):
+                default = [ch for ch in self.children(params[i]) if ch.kind.is_expression()]
+                a = default[-1] if default else a  # an argument left out: the parameter's default
             if i < len(params) and self._mutable_ref(params[i]):
                 lv = self.lvalue(a, live)
                 if isinstance(lv, VarRef):
@@ -1451,9 +1457,18 @@ class Interpreter:
             captured, ctypes, lam_refs = self._captured(closure)
             env, types, this = {**captured, **env}, {**ctypes, **types}, None
             lam_refs -= {p.spelling for p in params}
+            maker = closure.frame.this if closure.frame is not None and closure.this else None
+            if isinstance(maker, Place):  # a method's lambda: its object's members
+                this = maker
+            elif maker == "this" and isinstance(closure.frame.env.get("this"), dict):
+                env["this"] = closure.frame.env["this"]
+                if closure.this == "ref":
+                    lam_refs.add("this")
         frame = Frame(env, name)
         frame.types.update(types)
         frame.returns_ref = defn.result_type.kind == self.ci.TypeKind.LVALUEREFERENCE
+        if "this" in env and this is None:  # a lambda's copy of its maker's object
+            frame.this = "this"
         if this == "same" and self.frame is not None:
             this = self.frame.this if isinstance(self.frame.this, Place) else \
                 VarRef("this") if self.frame.this == "this" else None
@@ -1949,11 +1964,12 @@ class Interpreter:
                 pushed.pop()
         stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
         body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
+        cond_c = cond_c if cond_c is not None else post_cond  # a do-while loop: its condition after the body
         steps = self._body_steps(body) if stepped and cond_c is not None and not loop.complete else None
         step_names = set() if steps is None else \
             steps[1] | ((self._assigned_names(inc_c) or set()) if inc_c is not None else set())
         if step_names & (set(env_before) - declared):  # the stepped variables outlive the loop
-            body_only = self._fast_forward(s, cond_c, inc_c, body, cur, steps)
+            body_only = self._fast_forward(s, cond_c, inc_c, body, cur, steps, post_cond is not None)
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
             if k in env_before and not loop.complete and (body_only is None or k in body_only):
@@ -1964,28 +1980,31 @@ class Interpreter:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
 
-    def _fast_forward(self, s, cond_c, inc_c, body, cur, steps) -> set | None:
+    def _fast_forward(self, s, cond_c, inc_c, body, cur, steps, post=False) -> set | None:
         """A loop stopped early (too long to run its body): run only its condition and step on to its end, so that
         the variables the step alone changes (``j += 4 * RB, p += 4 * step``) are known after it. ``steps``: the
         body's own step statements and the names they alone assign (a while loop's ``i += stride``, a double
         buffer's ``buf ^= 1``), run with the step. Returns the names the rest of the body assigns (unknown after the
         loop), or None where the body may change the step's variables or leave the loop early, or the end is not
-        reached within FAST_FORWARD iterations."""
+        reached within FAST_FORWARD iterations. ``post``: a do-while loop (its steps, then its condition)."""
         body_steps, stepped = steps
         assigned = self._assigned_names(body) - stepped
         env = self.frame.env
         for k in assigned & set(env):
             env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
-        if not body_steps and self._closed_form(cond_c, inc_c, cur):
+        if not body_steps and not post and self._closed_form(cond_c, inc_c, cur):
             return assigned
         for _ in range(FAST_FORWARD):
+            if post:
+                for st in body_steps:
+                    self.value(st, cur, probe=True)
             cv = self.value(cond_c, cur, probe=True)
             if not isinstance(cv, expr.Value):
                 return None
             cur = cur & self._truth(cv)
             if not cur.any():
                 return assigned
-            for st in body_steps:
+            for st in body_steps if not post else ():
                 self.value(st, cur, probe=True)
             if inc_c is not None:
                 self.value(inc_c, cur, probe=True)
@@ -2004,6 +2023,9 @@ class Interpreter:
         if assigned is None:
             return None
         top = self.children(body) if body.kind == self.K.COMPOUND_STMT else [body]
+        while any(self.strip(st).kind == self.K.BINARY_OPERATOR and fe.binary_op(self.strip(st)) == "," for st in top):
+            top = [p for st in top for p in (self.children(self.strip(st)) if self.strip(st).kind ==
+                                             self.K.BINARY_OPERATOR and fe.binary_op(self.strip(st)) == "," else [st])]
         declared = {d.spelling for d in body.walk_preorder() if d.kind == self.K.VAR_DECL}
         cands = {}
         for st in top:
