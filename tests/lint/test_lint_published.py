@@ -903,6 +903,32 @@ def test_an_argument_left_out_takes_the_parameters_default(tmp_path):
     assert (got[(3, "store")].sectors_per_request, got[(5, "store")].sectors_per_request) == (8.0, 12.0)
 
 
+CONSTRUCTORS = """
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+struct P { unsigned x, y; __device__ P(unsigned a, unsigned b = 1) : x(a), y(b * 2) { x += 1; } };
+__global__ void k(float* o) {
+    P p(threadIdx.x);
+    o[p.x] = 0;
+    P q = P(threadIdx.x, 3);
+    o[q.y * threadIdx.x] = 1;
+    dim3 d(threadIdx.x, 2);
+    o[d.x * d.y] = 2;
+    cg::thread_block b = cg::this_thread_block();
+    o[b.group_index().x * 32 + b.thread_rank()] = 3;
+}
+"""
+
+
+def test_a_constructor_of_the_file_builds_the_struct(tmp_path):
+    got = _lint(tmp_path, CONSTRUCTORS, block=(32,), grid=(1, 1, 1))
+    # p.x = t + 1 (initializer, then the body): bytes 4..131 -> 5 sectors, offset; q.y = 6: o[6 t] -> 24 sectors
+    assert (got[(7, "store")].sectors_per_request, got[(7, "store")].verdict) == (5.0, "offset")
+    assert (got[(9, "store")].sectors_per_request, got[(9, "store")].verdict) == (24.0, "strided")
+    # dim3(t, 2): o[2 t] -> 8; a member of a struct a call returns (group_index().x = blockIdx.x = 0): o[t] -> 4
+    assert (got[(11, "store")].sectors_per_request, got[(13, "store")].sectors_per_request) == (8.0, 4.0)
+
+
 def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):
     got = _lint_all(
         tmp_path,

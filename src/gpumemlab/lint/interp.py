@@ -677,6 +677,12 @@ class Interpreter:
                 bv = self._declref(b, live)
                 if isinstance(bv, dict):
                     return bv.get(c.spelling, Unknown(f"no member .{c.spelling}"))
+            fn = b.referenced if b.kind == self.K.CALL_EXPR else None
+            if fn is not None and fn.kind in (self.K.FUNCTION_DECL, self.K.CXX_METHOD, self.K.FUNCTION_TEMPLATE) and \
+                    fn.result_type.get_canonical().kind == self.ci.TypeKind.RECORD or (fn is not None and fn.kind == self.K.CONSTRUCTOR):
+                bv = self.value(b, live)  # a struct returned by value: g.group_index().x
+                return bv.get(c.spelling, Unknown(f"no member .{c.spelling}")) if isinstance(bv, dict) else \
+                    (bv if isinstance(bv, Unknown) else Unknown(f"member .{c.spelling} of {self.text(b)[:40]!r}"))
         return self.load(c, live)
 
     def _binary(self, c, kids, live):
@@ -1165,14 +1171,16 @@ class Interpreter:
         if callee is None and not name and kids:  # a call in template code, resolved only at instantiation
             name, candidates, explicit = self._unresolved_callee(kids[0])
             args = [a for a in kids[1:] if a.kind.is_expression()]
-        if callee is not None and callee.kind == self.K.CONSTRUCTOR and not args:  # T x; a default-built struct
-            t = self.ltype(c.type)
-            if isinstance(t, Record):
-                return {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
         if callee is not None and callee.kind == self.K.CONSTRUCTOR and len(args) == 1 and \
                 self._same_record(args[0].type, c.type):  # a struct copied (passed or returned by value)
             v = self.value(args[0], live)
             return dict(v) if isinstance(v, dict) else v
+        if callee is not None and callee.kind == self.K.CONSTRUCTOR:
+            t = self.ltype(c.type)
+            if isinstance(t, Record):  # T x; a default-built struct, or one a constructor of the file builds
+                obj = {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
+                ctor = callee.get_definition()
+                return self._construct(c, ctor, args, obj, live) if ctor is not None and self._has_body(ctor) else obj
         if name == "operator=" and len(args) == 2:  # struct assignment (out[i] = make_float4(...)): a store
             rhs = self.value(args[1], live)
             self.store(args[0], self.lvalue(args[0], live), rhs, live)
@@ -1254,6 +1262,17 @@ class Interpreter:
         for a in args:  # the arguments' own accesses
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _construct(self, c, ctor, args, obj, live):
+        """The members a constructor gives a new struct: its initializer list (``: x(a), y(b * 2)``), then its body,
+        run with the new object as ``this``."""
+        tmp = f"(new {c.spelling} at {c.location.line}:{c.location.column})"
+        self.frame.env[tmp] = obj
+        try:
+            self._inline(c, ctor, args, live, this=VarRef(tmp))
+            return self.frame.env.get(tmp, obj)
+        finally:
+            self.frame.env.pop(tmp, None)
 
     def _this_of(self, callee, kids, live, obj=None):
         """The object a method is called on: a Place (in memory, or through a pointer), a VarRef (a local or
@@ -1481,6 +1500,11 @@ class Interpreter:
         self.frame = frame
         try:
             body = [ch for ch in self.children(defn) if ch.kind == self.K.COMPOUND_STMT][0]
+            if defn.kind == self.K.CONSTRUCTOR and frame.this == "this":  # its member initializers first
+                kids = self.children(defn)
+                for m, e in zip(kids, kids[1:]):
+                    if m.kind == self.K.MEMBER_REF and e.kind.is_expression() and m.spelling in env["this"]:
+                        self.assign_var("this." + m.spelling, self.value(e, live), live)
             self.run_body(body, live)
         finally:
             self.frame = saved
