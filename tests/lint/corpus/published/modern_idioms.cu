@@ -2,7 +2,10 @@
 // with its scalar tail, a block reduction (warp shuffles, then one partial per warp in shared memory), an RMSNorm row
 // per block, a warp-per-row online softmax, a 3-D 7-point stencil marching in z over a shared 2-D tile, a tiled GEMM
 // with two shared buffers toggled by buf ^= 1, a radius-R box filter through __ldg, a texture object sampled by
-// tex2D, lambdas with captures, and a float4 copy whose while loop leaves the index to a scalar tail.
+// tex2D, lambdas with captures, a float4 copy whose while loop leaves the index to a scalar tail, a cooperative-groups
+// block reduction, a __half2 elementwise add, and a warp-ballot stream compaction.
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
 #include <float.h>
 #include <math.h>
 
@@ -244,4 +247,55 @@ __global__ void copy_vec4_while(const float *__restrict__ in, float *__restrict_
     }
     for (; i < n; ++i)
         out[i] = in[i];
+}
+
+namespace cg = cooperative_groups;
+
+// Block 256, n = 2^20, through cooperative groups: in[i] (i = 256 blockIdx.x + rank): 4 sectors (ideal 4).
+// smem[warp.meta_group_rank()] by lane 0 of each warp: 1 wavefront. Warp 0 reads smem[thread_rank] for the 8 lanes
+// below meta_group_size() = 8: words 0..7, 1 wavefront. out[group_index().x] by lane 0: 1 sector (ideal 1).
+__global__ void cg_block_reduce(const float *__restrict__ in, float *__restrict__ out, int n) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    extern __shared__ float smem[];
+    float v = 0.f;
+    for (int i = block.group_index().x * block.size() + block.thread_rank(); i < n; i += block.size() * gridDim.x)
+        v += in[i];
+    for (int o = warp.size() / 2; o > 0; o /= 2)
+        v += warp.shfl_down(v, o);
+    if (warp.thread_rank() == 0)
+        smem[warp.meta_group_rank()] = v;
+    block.sync();
+    if (warp.meta_group_rank() == 0) {
+        v = warp.thread_rank() < warp.meta_group_size() ? smem[warp.thread_rank()] : 0.f;
+        v = cg::reduce(warp, v, cg::plus<float>());
+        if (warp.thread_rank() == 0)
+            out[block.group_index().x] = v;
+    }
+}
+
+// n = 2^20 halves, block 256: one __half2 (4 bytes) per lane -> 128 bytes, 4 sectors (ideal 4) each.
+__global__ void half2_add(const __half *__restrict__ a, const __half *__restrict__ b, __half *__restrict__ c,
+                          long long n) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (2 * i + 1 < n) {
+        const __half2 x = reinterpret_cast<const __half2 *>(a)[i];
+        const __half2 y = reinterpret_cast<const __half2 *>(b)[i];
+        reinterpret_cast<__half2 *>(c)[i] = __hadd2(x, y);
+    }
+}
+
+// n = 2^20, block 256. in[i] for the keep test: 4 sectors. Lane 0's atomicAdd on count: one address, 1 sector. The
+// output slot comes from the atomic's result and the kept lanes from the data: both unknown.
+__global__ void ballot_compact(const int *__restrict__ in, int *__restrict__ out, int *count, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
+    const bool keep = i < n && in[i] > 0;
+    const unsigned mask = __ballot_sync(0xffffffffu, keep);
+    int base = 0;
+    if (lane == 0)
+        base = atomicAdd(count, __popc(mask));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (keep)
+        out[base + __popc(mask & ((1u << lane) - 1))] = in[i];
 }
