@@ -54,7 +54,7 @@ CASES = [
                                            '"l"(a));'), [], 0, "its address is computed in the PTX"),
     ("surface", "__global__ void k(cudaSurfaceObject_t s) { surf2Dwrite(1.0f, s, threadIdx.x * 4, 0); }", [], 0,
      "surface stores go through the texture path"),
-    ("inline-ptx", K.format(body='int v; asm("mov.u32 %0, %%laneid;" : "=r"(v)); a[v] = 0;'), [], 0,
+    ("inline-ptx", K.format(body='int v; asm("mov.u32 %0, %%smid;" : "=r"(v)); a[v] = 0;'), [], 0,
      "written by inline PTX"),
     ("recursion", "__device__ int f(int n) { return n ? f(n - 1) : 0; }\n" + K.format(body="a[f(threadIdx.x)] = 0;"),
      [], 0, "recursive call to f"),

@@ -951,6 +951,22 @@ def test_a_constructor_of_the_file_builds_the_struct(tmp_path):
     assert (got[(11, "store")].sectors_per_request, got[(13, "store")].sectors_per_request) == (8.0, 4.0)
 
 
+def test_special_registers_read_by_inline_ptx_have_their_values(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__device__ unsigned lane_id() { unsigned r; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n"
+        "__global__ void k(float* out, const float* in) {\n"
+        "    unsigned lt, tx;\n"
+        "    asm(\"mov.u32 %0, %%lanemask_lt;\" : \"=r\"(lt));\n"
+        "    asm(\"mov.u32 %0, %%tid.x;\" : \"=r\"(tx));\n"
+        "    out[(threadIdx.x / 32) * 64 + 2 * lane_id()] = in[__popc(lt) + tx];\n}\n",
+        block=(64,),
+    )
+    # lane id: out[2 lane] of warp 0 -> 8 sectors (ideal 4); __popc(lanemask_lt) = lane, + tid.x: in[2 t] -> 8
+    assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (8.0, "strided")
+    assert (got[(6, "load")].sectors_per_request, got[(6, "load")].verdict) == (8.0, "strided")
+
+
 def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):
     got = _lint_all(
         tmp_path,

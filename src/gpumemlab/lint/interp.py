@@ -1228,6 +1228,13 @@ class Interpreter:
             t = expr.UINT if name == "__umul24" else expr.INT
             a, b = (expr.Value(v.v, t) for v in vals)  # in range: the conversion keeps every value
             return self.arith(expr.Binary("*", expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
+        if name in self.BIT_INTRINSICS and len(args) == 1:  # __popc(mask & lanemask_lt): a lane's rank
+            v = self.value(args[0], live)
+            if not isinstance(v, expr.Value):
+                return v if isinstance(v, Unknown) else Unknown(f"{name} of a non-integer")
+            bits = 64 if name.endswith("ll") else 32
+            f = self.BIT_INTRINSICS[name]
+            return expr.Value(_objs([f(int(x) & ((1 << bits) - 1), bits) for x in v.v]), expr.INT)
         if name in ("min", "max", "abs") and len(args) == len({"abs": 1}.get(name, 2) * [0]):
             vals = [self.value(a, live) for a in args]
             if all(isinstance(v, expr.Value) for v in vals):
@@ -1387,6 +1394,10 @@ class Interpreter:
                     out[words[0]] = t
                     types.discard(words[0])
         return out
+
+    BIT_INTRINSICS = {"__popc": lambda x, b: bin(x).count("1"), "__popcll": lambda x, b: bin(x).count("1"),
+                      "__clz": lambda x, b: b - x.bit_length(), "__clzll": lambda x, b: b - x.bit_length(),
+                      "__ffs": lambda x, b: (x & -x).bit_length(), "__ffsll": lambda x, b: (x & -x).bit_length()}
 
     SHUFFLES = {"__shfl_sync": "idx", "__shfl_down_sync": "down", "__shfl_up_sync": "up", "__shfl_xor_sync": "xor",
                 "__shfl": "idx", "__shfl_down": "down", "__shfl_up": "up", "__shfl_xor": "xor"}
@@ -1576,9 +1587,15 @@ class Interpreter:
             toks = self.tokens(s)  # each operand is "constraint"(expression); outputs' constraints start = or +
             constraints = [t for t, nxt in zip(toks, toks[1:]) if t.startswith('"') and nxt == "("]
             operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
-            for con, ch in zip(constraints, operands):
+            special = self._ptx_special(s)
+            for i, (con, ch) in enumerate(zip(constraints, operands)):
                 if con[1:2] not in ("=", "+"):
                     continue
+                if special is not None and special[0] == i:  # mov.u32 %0, %laneid: the register's value
+                    lv = self.lvalue(ch, live)
+                    if isinstance(lv, VarRef):
+                        self.assign_var(lv.name, special[1], live)
+                        continue
                 for d in ch.walk_preorder():
                     if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
                         self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
@@ -1623,10 +1640,10 @@ class Interpreter:
         template = "".join(self._c_string(t) for t in self.tokens(s) if t.startswith('"'))
         pieces = (re.sub(r"^@!?%?\w+\s+", "", i.strip(" \t{}")) for i in re.split(r"[;\n]", template))
         instructions = [(m.group(1), m.group(2), m.string) for m in map(self._PTX_MEMORY.match, pieces) if m]
-        if not instructions:
-            return False
         operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
         values = [self.value(ch, live, probe=True) for ch in operands]
+        if not instructions:  # no memory instruction lint knows: nothing to analyze unless a pointer goes in
+            return not any(isinstance(v, PtrV) for v in values)
         done, all_modeled = set(), True
         for op, quals, text in instructions:
             kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
@@ -1661,6 +1678,27 @@ class Interpreter:
                             unknown=f"inline PTX `{op}{quals}`: its address is computed in the PTX (not modeled)",
                             buf=v.buf)
         return all_modeled
+
+    _PTX_SPECIAL = re.compile(r"\s*mov\.[bu]32\s+%(\d+)\s*,\s*%%(laneid|tid|ntid|ctaid|nctaid|lanemask_(?:lt|le|eq|ge|gt))"
+                              r"(?:\.([xyz]))?\s*;?\s*$")
+
+    def _ptx_special(self, s):
+        """(output operand, value) of ``asm("mov.u32 %0, %%laneid;" : "=r"(lane))`` and the other special registers
+        whose value lint knows (tid, ntid, ctaid, nctaid, the lane masks); None for any other asm."""
+        template = "".join(self._c_string(t) for t in self.tokens(s) if t.startswith('"') and "%" in t)
+        m = self._PTX_SPECIAL.match(template)
+        if m is None:
+            return None
+        reg, axis = m.group(2), m.group(3) or "x"
+        name = {"tid": "threadIdx", "ntid": "blockDim", "ctaid": "blockIdx", "nctaid": "gridDim"}.get(reg)
+        if name is not None:
+            v = self.env0.get(name, {}).get(axis) if isinstance(self.env0.get(name), dict) else None
+            return (int(m.group(1)), v) if isinstance(v, expr.Value) else None
+        lane = np.arange(self.n, dtype=np.int64) % 32
+        bits = {"laneid": lane, "lanemask_eq": 1 << lane, "lanemask_lt": (1 << lane) - 1,
+                "lanemask_le": (2 << lane) - 1, "lanemask_gt": 0xFFFFFFFF ^ ((2 << lane) - 1),
+                "lanemask_ge": 0xFFFFFFFF ^ ((1 << lane) - 1)}[reg]
+        return int(m.group(1)), expr.Value(_objs([int(b) for b in bits]), expr.UINT)
 
     @staticmethod
     def _c_string(tok: str) -> str:
