@@ -967,6 +967,24 @@ def test_special_registers_read_by_inline_ptx_have_their_values(tmp_path):
     assert (got[(6, "load")].sectors_per_request, got[(6, "load")].verdict) == (8.0, "strided")
 
 
+def test_warp_votes_of_known_predicates_are_bit_masks(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__global__ void k(float* out, int n) {\n"
+        "    const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;\n"
+        "    const unsigned m = __ballot_sync(0xffffffffu, (lane & 1) == 0);\n"
+        "    if (lane % 2 == 0) out[__popc(m & ((1u << lane) - 1))] = 1.0f;\n"
+        "    if (i < n) out[64 + __popc(__activemask() & ((1u << lane) - 1))] = 2.0f;\n"
+        "    out[128 + __all_sync(0xffffffffu, i < n) + lane] = 3.0f;\n"
+        "    out[256 + __any_sync(0xffffffffu, i < n) + lane] = 4.0f;\n}\n",
+        block=(32,),
+        lets={"n": 20},
+    )
+    # the even lanes' ranks among them: out[0..15], 64 bytes -> 2 sectors; lanes 0..19 active: out[64..83] -> 3;
+    # not all lanes below n: out[128 + lane] -> 4 sectors; some are: out[257 + lane] -> 5
+    assert [got[(line, "store")].sectors_per_request for line in (4, 5, 6, 7)] == [2.0, 3.0, 4.0, 5.0]
+
+
 def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):
     got = _lint_all(
         tmp_path,

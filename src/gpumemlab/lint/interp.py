@@ -1228,6 +1228,18 @@ class Interpreter:
             t = expr.UINT if name == "__umul24" else expr.INT
             a, b = (expr.Value(v.v, t) for v in vals)  # in range: the conversion keeps every value
             return self.arith(expr.Binary("*", expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
+        if name in self.VOTES:  # the warp's lanes that vote: a bit mask, or whether all / any of them do
+            vals = [self.value(a, live) for a in args]
+            pred = vals[-1] if name != "__activemask" else self.const(1)
+            if not isinstance(pred, expr.Value):
+                return pred if isinstance(pred, Unknown) else Unknown(f"{name} of a non-integer")
+            votes = live & self._truth(pred)
+            out = np.zeros(self.n, dtype=object)
+            for w in range(0, self.n, 32):
+                mask = sum(1 << lane for lane, v in enumerate(votes[w:w + 32]) if v)
+                every = sum(1 << lane for lane, v in enumerate(live[w:w + 32]) if v)
+                out[w:w + 32] = {"all": int(mask == every), "any": int(mask != 0)}.get(self.VOTES[name], mask)
+            return expr.Value(out, expr.UINT if self.VOTES[name] == "mask" else expr.INT)
         if name in self.BIT_INTRINSICS and len(args) == 1:  # __popc(mask & lanemask_lt): a lane's rank
             v = self.value(args[0], live)
             if not isinstance(v, expr.Value):
@@ -1394,6 +1406,9 @@ class Interpreter:
                     out[words[0]] = t
                     types.discard(words[0])
         return out
+
+    VOTES = {"__ballot_sync": "mask", "__ballot": "mask", "__activemask": "mask", "__all_sync": "all", "__all": "all",
+             "__any_sync": "any", "__any": "any"}
 
     BIT_INTRINSICS = {"__popc": lambda x, b: bin(x).count("1"), "__popcll": lambda x, b: bin(x).count("1"),
                       "__clz": lambda x, b: b - x.bit_length(), "__clzll": lambda x, b: b - x.bit_length(),
