@@ -879,6 +879,10 @@ def test_a_long_loops_own_step_statements_are_run_to_its_end(tmp_path):
     got = _lint(tmp_path, BODY_STEPS.replace("i += step;", "i += step + (int)in[i];"), block=(256,),
                 lets={"n": 255 * 4096 + 2})
     assert got[(12, "store")].unknown_reason == "index 'i': i after the loop at line 7"
+    # an iteration that may `continue` past the toggle: b is not a step, unknown after the loop
+    got = _lint(tmp_path, BODY_STEPS.replace("b ^= 1;", "if (i == 8) continue; b ^= 1;"), block=(256,),
+                lets={"n": 255 * 4096 + 2})
+    assert got[(13, "load")].unknown_reason.startswith("index 'b': b after the loop at line 7")
 
 
 def test_do_while_loops_and_comma_steps_are_run_to_their_end(tmp_path):

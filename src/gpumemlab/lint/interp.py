@@ -2099,6 +2099,8 @@ class Interpreter:
         assigned = self._assigned_names(body)
         if assigned is None:
             return None
+        if any(d.kind == self.K.CONTINUE_STMT for d in body.walk_preorder()):
+            return [], set()  # an iteration may skip them: only the loop's own step is run on
         top = self.children(body) if body.kind == self.K.COMPOUND_STMT else [body]
         while any(self.strip(st).kind == self.K.BINARY_OPERATOR and fe.binary_op(self.strip(st)) == "," for st in top):
             top = [p for st in top for p in (self.children(self.strip(st)) if self.strip(st).kind ==
