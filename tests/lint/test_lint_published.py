@@ -1,6 +1,7 @@
 """lint on tests/lint/corpus/published/*.cu - kernels in the styles published in textbooks and public repositories
 that the other corpora do not cover (halo stencils, im2col, CSR SpMV, n-body, block scans with conflict-free padding,
-row softmax/layernorm, structs by value, templates with value parameters, helpers templated on a value) - against
+row softmax/layernorm, structs by value, templates with value parameters, helpers templated on a value, lambdas with
+captures, double buffers, while loops with tails, cooperative groups) - against
 per-access values derived by hand (the arithmetic is in each kernel's comment)."""
 
 from pathlib import Path
@@ -987,6 +988,21 @@ def test_warp_votes_of_known_predicates_are_bit_masks(tmp_path):
     # the even lanes' ranks among them: out[0..15], 64 bytes -> 2 sectors; lanes 0..19 active: out[64..83] -> 3;
     # not all lanes below n: out[128 + lane] -> 4 sectors; some are: out[257 + lane] -> 5
     assert [got[(line, "store")].sectors_per_request for line in (4, 5, 6, 7)] == [2.0, 3.0, 4.0, 5.0]
+
+
+def test_member_initializers_and_brace_lists_give_a_structs_members(tmp_path):
+    got = _lint(
+        tmp_path,
+        "struct Cfg { int stride = 2; int off = 1; float scale = 0.5f; };\n"
+        "__global__ void k(float* o) {\n"
+        "    Cfg c;\n"
+        "    o[c.stride * threadIdx.x + c.off] = c.scale;\n"
+        "    Cfg d{4};\n"
+        "    o[d.stride * threadIdx.x + d.off] = 2;\n}\n",
+        block=(32,),
+    )
+    # o[2 t + 1]: bytes 4..255 -> 8 sectors; d{4}: stride 4, off from its initializer: o[4 t + 1] -> 16
+    assert (got[(4, "store")].sectors_per_request, got[(6, "store")].sectors_per_request) == (8.0, 16.0)
 
 
 def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):

@@ -531,8 +531,12 @@ class Interpreter:
         if k == K.LAMBDA_EXPR:
             return self._closure(c)
         if k in (K.INIT_LIST_EXPR,):
-            for ch in kids:
-                self.value(ch, live)
+            vals = [self.value(ch, live) for ch in kids]
+            t = self.ltype(c.type)
+            if isinstance(t, Record) and len(vals) <= len(t.fields):  # Cfg d{4, 0}: members in order, then defaults
+                obj = dict(zip([f for f, _, _ in t.fields], vals))
+                rest = self._default_members(c.type, set(obj), live)
+                return {f: obj[f] if f in obj else rest.get(f, self.const(0)) for f, _, _ in t.fields}
             return Unknown("initializer list")
         if k == K.CXX_NULL_PTR_LITERAL_EXPR or k == K.GNU_NULL_EXPR:
             return Unknown("null pointer")
@@ -1179,6 +1183,7 @@ class Interpreter:
             t = self.ltype(c.type)
             if isinstance(t, Record):  # T x; a default-built struct, or one a constructor of the file builds
                 obj = {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
+                obj.update(self._default_members(c.type, set(), live))
                 ctor = callee.get_definition()
                 return self._construct(c, ctor, args, obj, live) if ctor is not None and self._has_body(ctor) else obj
         if name == "operator=" and len(args) == 2:  # struct assignment (out[i] = make_float4(...)): a store
@@ -1281,6 +1286,16 @@ class Interpreter:
         for a in args:  # the arguments' own accesses
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
+
+    def _default_members(self, ctype, given: set, live) -> dict:
+        """The struct's members with an initializer in its declaration (``int stride = 2;``), but those ``given``."""
+        out = {}
+        for fd in self.children(ctype.get_canonical().get_declaration()):
+            if fd.kind == self.K.FIELD_DECL and fd.spelling not in given:
+                init = [ch for ch in self.children(fd) if ch.kind.is_expression()]
+                if init:
+                    out[fd.spelling] = self.value(init[-1], live)
+        return out
 
     def _construct(self, c, ctor, args, obj, live):
         """The members a constructor gives a new struct: its initializer list (``: x(a), y(b * 2)``), then its body,
