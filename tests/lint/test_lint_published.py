@@ -902,6 +902,19 @@ def test_do_while_loops_and_comma_steps_are_run_to_their_end(tmp_path):
     assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (5.0, "offset")
 
 
+def test_what_a_lambda_assigns_in_a_long_loop_is_not_run_on_as_its_step(tmp_path):
+    src = (
+        "__global__ void k(float* a, int n) {\n"
+        "    int i = threadIdx.x;\n"
+        "    auto skip = [&]() { i += 32; };\n"
+        "    for (; i < n; i += 32) { a[i] = 0; skip(); }\n"
+        "    a[i] = 1;\n}\n"
+    )
+    # the lambda steps i too: running on the loop's own step alone would put i at the wrong end
+    got = _lint(tmp_path, src, block=(32,), lets={"n": 4000})
+    assert got[(5, "store")].unknown_reason == "index 'i': i after the loop at line 4"
+
+
 def test_a_methods_lambda_reaches_its_object(tmp_path):
     got = _lint_all(
         tmp_path,

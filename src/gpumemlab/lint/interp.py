@@ -2221,6 +2221,12 @@ class Interpreter:
                 target = self.children(d)[0]
             elif k == K.UNARY_OPERATOR and fe.unary_op(d) in ("pre++", "pre--", "post++", "post--", "&"):
                 target = self.children(d)[0]
+            elif k == K.CALL_EXPR and d.spelling == "operator()" and d.referenced is not None and \
+                    self._lambda_class(d.referenced):  # a lambda assigns what it captured by reference
+                inner = self._assigned_names(d.referenced) if self._has_body(d.referenced) else None
+                if inner is None:
+                    break
+                names |= inner
             elif k == K.CALL_EXPR and d.referenced is not None and any(
                     p.kind == K.PARM_DECL and p.type.kind == self.ci.TypeKind.LVALUEREFERENCE and
                     not p.type.get_pointee().is_const_qualified() for p in self.children(d.referenced)):
@@ -2236,6 +2242,11 @@ class Interpreter:
             out = names
         self._nodes[key] = out
         return out
+
+    def _lambda_class(self, method) -> bool:
+        """``operator()`` of a lambda's closure type (clang names the class ``(lambda at FILE:L:C)`` or not at all)."""
+        parent = method.semantic_parent
+        return parent is not None and (not parent.spelling or parent.spelling.startswith("(lambda"))
 
     def _arrow(self, member) -> bool:
         kids = self.children(member)
