@@ -44,8 +44,17 @@ CASES = [
     ("undefined-macro-in-if", "#if UNDEFINED_MACRO > 3\n#define S 2\n#else\n#define S 1\n#endif\n" +
      K.format(body="a[S * threadIdx.x] = 0;"), [], 0, "coalesced"),
     # unsupported constructs: an unknown with its reason
-    ("lambda", K.format(body="auto f = [](int x) { return x; }; a[f(threadIdx.x)] = 0;"), [], 0, "lambda"),
-    ("inline-ptx", K.format(body='int v; asm("mov.u32 %0, %%laneid;" : "=r"(v)); a[v] = 0;'), [], 0,
+    ("lambda-init-capture", K.format(body="auto f = [m = n](int x) { return m * x; }; a[f(threadIdx.x)] = 0;"), [], 0,
+     "m: a lambda's init-capture (not followed)"),
+    ("lambda-returned", K.format(body="auto f = [&]() { return [&](int x) { return x + n; }; }; a[f()(threadIdx.x)] = 0;"),
+     [], 0, "unknown"),
+    ("ptx-two-instructions", K.format(body='asm("ld.global.f32 %0, [%1]; st.global.f32 [%2], %0;" : "=f"(a[0]) : '
+                                           '"l"(a), "l"(a + threadIdx.x));'), [], 0, "coalesced"),
+    ("ptx-register-address", K.format(body='asm("{ .reg .u64 p; mov.u64 p, %0; st.global.f32 [p], 1.0; }" :: '
+                                           '"l"(a));'), [], 0, "its address is computed in the PTX"),
+    ("surface", "__global__ void k(cudaSurfaceObject_t s) { surf2Dwrite(1.0f, s, threadIdx.x * 4, 0); }", [], 0,
+     "surface stores go through the texture path"),
+    ("inline-ptx", K.format(body='int v; asm("mov.u32 %0, %%smid;" : "=r"(v)); a[v] = 0;'), [], 0,
      "written by inline PTX"),
     ("recursion", "__device__ int f(int n) { return n ? f(n - 1) : 0; }\n" + K.format(body="a[f(threadIdx.x)] = 0;"),
      [], 0, "recursive call to f"),

@@ -1,6 +1,7 @@
 """lint on tests/lint/corpus/published/*.cu - kernels in the styles published in textbooks and public repositories
 that the other corpora do not cover (halo stencils, im2col, CSR SpMV, n-body, block scans with conflict-free padding,
-row softmax/layernorm, structs by value, templates with value parameters, helpers templated on a value) - against
+row softmax/layernorm, structs by value, templates with value parameters, helpers templated on a value, lambdas with
+captures, double buffers, while loops with tails, cooperative groups) - against
 per-access values derived by hand (the arithmetic is in each kernel's comment)."""
 
 from pathlib import Path
@@ -132,6 +133,19 @@ RUNS = [
     ("constants_atomics.cu", "block_sum_shared_atomic", dict(block=(256,), lets={"n": 1 << 20})),
     ("constants_atomics.cu", "histogram_bins", dict(block=(256,), lets={"n": 1 << 20})),
     ("constants_atomics.cu", "max_cas", dict(block=(256,), lets={"n": 1 << 20})),
+    ("modern_idioms.cu", "vec_scale", dict(block=(256,), lets={"n": (1 << 20) + 3})),
+    ("modern_idioms.cu", "block_reduce_sum", dict(block=(256,), lets={"n": 1 << 20}, templates={"BLOCK": "256"})),
+    ("modern_idioms.cu", "rmsnorm_forward", dict(block=(256,), lets={"C": 768})),
+    ("modern_idioms.cu", "softmax_online", dict(block=(256,), lets={"N": 4096, "C": 1000})),
+    ("modern_idioms.cu", "stencil7_3d", dict(block=(32, 8), lets={"nx": 256, "ny": 256, "nz": 64})),
+    ("modern_idioms.cu", "sgemm_double_buffer", dict(block=(16, 16), lets={"M": 1024, "N": 1024, "K": 1024})),
+    ("modern_idioms.cu", "box_filter_ldg", dict(block=(256,), lets={"n": 1 << 20}, templates={"R": "2"})),
+    ("modern_idioms.cu", "resample_tex", dict(block=(32, 8), lets={"width": 1024, "height": 1024})),
+    ("modern_idioms.cu", "bias_gelu_lambda", dict(block=(256,), grid=(1, 4, 1), lets={"cols": 1024})),
+    ("modern_idioms.cu", "copy_vec4_while", dict(block=(256,), lets={"n": (1 << 20) + 2})),
+    ("modern_idioms.cu", "cg_block_reduce", dict(block=(256,), lets={"n": 1 << 20})),
+    ("modern_idioms.cu", "half2_add", dict(block=(256,), lets={"n": 1 << 20})),
+    ("modern_idioms.cu", "ballot_compact", dict(block=(256,), lets={"n": 1 << 20})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -611,6 +625,101 @@ EXPECTED = [
         (),
         (1.0, 1.0, "same address"),
     ),
+    (56, "vec_scale", "26:15", "reinterpret_cast<const V *>(in)[i]", "load", (), (16.0, 16.0, "coalesced")),
+    (56, "vec_scale", "30:9", "reinterpret_cast<V *>(out)[i]", "store", (), (16.0, 16.0, "coalesced")),
+    (56, "vec_scale", "33:9", "out[i]", "store", (), (1.0, 1.0, "coalesced")),
+    (56, "vec_scale", "33:26", "in[i]", "load", (), (1.0, 1.0, "coalesced")),
+    (57, "block_reduce_sum", "53:14", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (57, "block_reduce_sum", "56:9", "warp_sums[warp]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (57, "block_reduce_sum", "59:33", "warp_sums[lane]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (57, "block_reduce_sum", "62:13", "out[blockIdx.x]", "store", (), (1.0, 1.0, "coalesced")),
+    (58, "rmsnorm_forward", "77:25", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (58, "rmsnorm_forward", "82:9", "s_warp[threadIdx.x >> 5]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (58, "rmsnorm_forward", "87:18", "s_warp[w]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (58, "rmsnorm_forward", "88:9", "s_rstd", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (58, "rmsnorm_forward", "91:21", "s_rstd", "load", (), (1.0, 1.0, 1, "broadcast")),
+    (58, "rmsnorm_forward", "93:9", "y[c]", "store", (), (4.0, 4.0, "coalesced")),
+    (58, "rmsnorm_forward", "93:16", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (58, "rmsnorm_forward", "93:27", "weight[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (59, "softmax_online", "106:25", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (59, "softmax_online", "120:9", "y[c]", "store", (), (4.0, 4.0, "coalesced")),
+    (59, "softmax_online", "120:21", "x[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "142:19", "in[p - plane]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "142:40", "in[p]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "144:29", "in[p + plane]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "145:9", "tile[ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "147:13", "tile[ty][0]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "147:27", "in[p - 1]", "load", (), (1.0, 1.0, "coalesced")),
+    (60, "stencil7_3d", "149:13", "tile[ty][SX + 1]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "149:32", "in[p + 1]", "load", (), (1.0, 1.0, "coalesced")),
+    (60, "stencil7_3d", "151:13", "tile[0][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "151:27", "in[p - nx]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "153:13", "tile[SY + 1][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "153:32", "in[p + nx]", "load", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "156:13", "out[p]", "store", (), (4.0, 4.0, "coalesced")),
+    (60, "stencil7_3d", "156:39", "tile[ty][tx - 1]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "156:58", "tile[ty][tx + 1]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "156:77", "tile[ty - 1][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (60, "stencil7_3d", "156:96", "tile[ty + 1][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "178:5", "As[0][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "178:21", "A[row * K + tx]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "179:5", "Bs[0][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "179:21", "B[ty * N + col]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "183:9", "As[buf ^ 1][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "183:31", "A[row * K + t + tx]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "184:9", "Bs[buf ^ 1][ty][tx]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "184:31", "B[(t + ty) * N + col]", "load", (), (4.0, 4.0, "coalesced")),
+    (61, "sgemm_double_buffer", "187:20", "As[buf][ty][k]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "187:37", "Bs[buf][k][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "193:16", "As[buf][ty][k]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "193:33", "Bs[buf][k][tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (61, "sgemm_double_buffer", "194:5", "C[row * N + col]", "store", (), (4.0, 4.0, "coalesced")),
+    (62, "box_filter_ldg", "207:14", "__ldg(&in[i + k])", "load", (), (5.0, 4.0, "offset")),
+    (62, "box_filter_ldg", "208:5", "out[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (63, "resample_tex", "219:5", "out[y * width + x]", "store", (), (4.0, 4.0, "coalesced")),
+    (
+        63,
+        "resample_tex",
+        "219:26",
+        "tex2D<float>(tex, u + 0.5f, v + 0.5f)",
+        "texture",
+        (),
+        ("unknown", "tex2D: texture fetches go through the texture path"),
+    ),
+    (64, "bias_gelu_lambda", "229:37", "row_in[c]", "load", (232,), (4.0, 4.0, "coalesced")),
+    (64, "bias_gelu_lambda", "229:49", "bias[c]", "load", (232,), (4.0, 4.0, "coalesced")),
+    (64, "bias_gelu_lambda", "230:40", "row_out[c]", "store", (233,), (4.0, 4.0, "coalesced")),
+    (65, "copy_vec4_while", "245:9", "reinterpret_cast<float4 *>(out)[i / 4]", "store", (), (16.0, 16.0, "coalesced")),
+    (
+        65,
+        "copy_vec4_while",
+        "245:50",
+        "reinterpret_cast<const float4 *>(in)[i / 4]",
+        "load",
+        (),
+        (16.0, 16.0, "coalesced"),
+    ),
+    (65, "copy_vec4_while", "249:9", "out[i]", "store", (), (1.0, 1.0, "coalesced")),
+    (65, "copy_vec4_while", "249:18", "in[i]", "load", (), (1.0, 1.0, "coalesced")),
+    (66, "cg_block_reduce", "263:14", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (66, "cg_block_reduce", "267:9", "smem[warp.meta_group_rank()]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (66, "cg_block_reduce", "270:59", "smem[warp.thread_rank()]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (66, "cg_block_reduce", "273:13", "out[block.group_index().x]", "store", (), (1.0, 1.0, "coalesced")),
+    (67, "half2_add", "282:27", "reinterpret_cast<const __half2 *>(a)[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (67, "half2_add", "283:27", "reinterpret_cast<const __half2 *>(b)[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (67, "half2_add", "284:9", "reinterpret_cast<__half2 *>(c)[i]", "store", (), (4.0, 4.0, "coalesced")),
+    (68, "ballot_compact", "293:32", "in[i]", "load", (), (4.0, 4.0, "coalesced")),
+    (68, "ballot_compact", "297:16", "atomicAdd(count, __popc(mask))", "atomic", (), (1.0, 1.0, "coalesced")),
+    (
+        68,
+        "ballot_compact",
+        "300:9",
+        "out[base + __popc(mask & ((1u << lane) - 1))]",
+        "store",
+        (),
+        ("unknown", "index 'base + __popc(mask & ((1u << lane) - 1))': result of atomicAdd"),
+    ),
+    (68, "ballot_compact", "300:57", "in[i]", "load", (), ("unknown", "guard `keep` (line 299) not known: value loaded")),
 ]
 
 
@@ -677,6 +786,9 @@ __global__ void k(const float* in, float* out) {
     asm volatile("ld.global.nc.v2.f32 {%0, %1}, [%2+8];" : "=f"(a), "=f"(b) : "l"(in + 4 * threadIdx.x));
     asm volatile("ld.shared.f32 %0, [%1];" : "=f"(a) : "l"(in + threadIdx.x));
     asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(threadIdx.x * 16), "l"(in + 4 * threadIdx.x));
+    asm volatile("{\\n\\t.reg .f32 t;\\n\\tld.global.f32 t, [%1];\\n\\t@%2 st.global.f32 [%0+4], t;\\n\\t}"
+                 :: "l"(out + threadIdx.x), "l"(in + 2 * threadIdx.x), "r"(1));
+    asm volatile("{ .reg .u64 p; add.u64 p, %0, 4; st.global.f32 [p], %1; }" :: "l"(out), "f"(a));
     out[threadIdx.x] = a + b;
 }
 """
@@ -688,8 +800,19 @@ def test_ptx_loads_are_modeled_where_the_instruction_says_what_it_reads(tmp_path
     f = got[(4, "load")]
     assert (f.element_bytes, f.sectors_per_request, f.ideal_sectors_per_request, f.verdict) == (8, 16.0, 8.0, "strided")
     # ld.shared through a global pointer, cp.async: not what lint models; the instruction is named
-    assert got[(5, "load")].unknown_reason.startswith("inline PTX `ld.shared.f32`: lint does not model")
+    assert got[(5, "load")].unknown_reason == (
+        "inline PTX `ld.shared.f32`: its state space is not the pointer's (global); lint does not model memory "
+        "accesses written in PTX"
+    )
     assert got[(6, "load")].unknown_reason.startswith("inline PTX `cp.async.ca.shared.global`: lint does not model")
+    # two instructions in one statement (a register block, a predicate): each is its access; out + t + 1 float ->
+    # bytes 4..131, 5 sectors (offset); in + 2 t -> 8 sectors (strided)
+    assert (got[(8, "store")].sectors_per_request, got[(8, "store")].verdict) == (5.0, "offset")
+    assert (got[(8, "load")].sectors_per_request, got[(8, "load")].verdict) == (8.0, "strided")
+    # an address the PTX computes from a pointer operand: unknown, and the reason says so
+    assert got[(9, "store")].unknown_reason == (
+        "inline PTX `st.global.f32`: its address is computed in the PTX (not modeled)"
+    )
 
 
 def test_a_locals_address_is_not_a_memory_access(tmp_path):
@@ -725,6 +848,190 @@ def test_variables_only_a_long_loops_step_changes_are_known_after_it(tmp_path):
     # the body changes p too: p is not known after the loop
     got = _lint(tmp_path, TAIL.replace("acc += p[0];\n    for", "acc += *p++;\n    for"), block=(32,), lets={"n": 1002})
     assert got[(7, "load")].unknown_reason == "p after the loop at line 6"
+
+
+BODY_STEPS = """
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float buf2[2][64];
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    const int step = gridDim.x * blockDim.x * 4;
+    int b = 0;
+    while (i + 3 < n) {
+        buf2[b][threadIdx.x] = in[i];
+        b ^= 1;
+        i += step;
+    }
+    for (; i < n; ++i) out[i] = in[i];
+    out[threadIdx.x] = buf2[b][(threadIdx.x * 2) % 64];
+}
+"""
+
+
+def test_a_long_loops_own_step_statements_are_run_to_its_end(tmp_path):
+    # n = 255 * 4096 + 2, 4 x 256 threads, step 4096: every thread runs 255 iterations; thread 0 leaves the while
+    # loop at i = 255 * 4096 (i + 3 >= n), the others past n: the tail is lane 0 alone, 1 sector. b toggled 255 times
+    # -> 1: buf2[1][2t % 64], words 64 + 0, 2, .., 62 -> two words per even bank, 2-way
+    got = _lint(tmp_path, BODY_STEPS, block=(256,), lets={"n": 255 * 4096 + 2})
+    f = got[(12, "store")]
+    assert (f.sectors_per_request, f.active_lanes, f.verdict) == (1.0, 1, "coalesced")
+    f = got[(13, "load")]
+    assert (f.wavefronts_per_request, f.conflict_ways) == (2.0, 2)
+    # a body statement that reads what the body computes is no step: i unknown after the loop
+    got = _lint(tmp_path, BODY_STEPS.replace("i += step;", "i += step + (int)in[i];"), block=(256,),
+                lets={"n": 255 * 4096 + 2})
+    assert got[(12, "store")].unknown_reason == "index 'i': i after the loop at line 7"
+    # an iteration that may `continue` past the toggle: b is not a step, unknown after the loop
+    got = _lint(tmp_path, BODY_STEPS.replace("b ^= 1;", "if (i == 8) continue; b ^= 1;"), block=(256,),
+                lets={"n": 255 * 4096 + 2})
+    assert got[(13, "load")].unknown_reason.startswith("index 'b': b after the loop at line 7")
+
+
+def test_do_while_loops_and_comma_steps_are_run_to_their_end(tmp_path):
+    src = (
+        "__global__ void k(float* a, int n) {\n"
+        "    int i = threadIdx.x, j = 0, m = threadIdx.x;\n"
+        "    do { a[i] = 0; i += 32; } while (i < n);\n"
+        "    a[i] = 1;\n"
+        "    while (m < n) { a[m] = 2; m += 64, j++; }\n"
+        "    a[j + threadIdx.x] = 3;\n}\n"
+    )
+    got = _lint(tmp_path, src, block=(32,), lets={"n": 4000})
+    # lane t leaves the do-while at the first t + 32 k >= 4000: floats 4000..4031, 128-byte aligned -> 4 sectors
+    assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (4.0, "coalesced")
+    # m += 64, j++: ceil((4000 - t) / 64) = 63 iterations for every lane: a[63 + t], bytes 252..379 -> 5 sectors
+    assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (5.0, "offset")
+
+
+def test_what_a_lambda_assigns_in_a_long_loop_is_not_run_on_as_its_step(tmp_path):
+    src = (
+        "__global__ void k(float* a, int n) {\n"
+        "    int i = threadIdx.x;\n"
+        "    auto skip = [&]() { i += 32; };\n"
+        "    for (; i < n; i += 32) { a[i] = 0; skip(); }\n"
+        "    a[i] = 1;\n}\n"
+    )
+    # the lambda steps i too: running on the loop's own step alone would put i at the wrong end
+    got = _lint(tmp_path, src, block=(32,), lets={"n": 4000})
+    assert got[(5, "store")].unknown_reason == "index 'i': i after the loop at line 4"
+
+
+def test_a_methods_lambda_reaches_its_object(tmp_path):
+    got = _lint_all(
+        tmp_path,
+        "struct S { float* p; int s;\n"
+        "  __device__ void run() { auto f = [this](int i) { p[s * i] = 0; }; f(threadIdx.x); }\n"
+        "  __device__ void run2() { auto f = [=](int i) { p[i] = 0; }; f(threadIdx.x); } };\n"
+        "__global__ void k(S o) { o.run(); o.run2(); }\n",
+        block=(32,),
+        lets={"o.s": 2},
+    )
+    # [this]: p[2 t] -> 8 sectors, strided; [=] captures this too: p[t] -> 4
+    assert [(line, f.sectors_per_request, f.verdict) for (line, _), f in got] == [(2, 8.0, "strided"), (3, 4.0, "coalesced")]
+
+
+def test_an_argument_left_out_takes_the_parameters_default(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__device__ int idx(int i, int m = 2) { return i * m; }\n"
+        "__global__ void k(float* a) {\n"
+        "    a[idx(threadIdx.x)] = 0;\n"
+        "    auto f = [](int i, int m = 3) { return i * m; };\n"
+        "    a[f(threadIdx.x)] = 1;\n}\n",
+        block=(32,),
+    )
+    # a[2 t]: 8 sectors (ideal 4); a[3 t]: 12
+    assert (got[(3, "store")].sectors_per_request, got[(5, "store")].sectors_per_request) == (8.0, 12.0)
+
+
+CONSTRUCTORS = """
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+struct P { unsigned x, y; __device__ P(unsigned a, unsigned b = 1) : x(a), y(b * 2) { x += 1; } };
+__global__ void k(float* o) {
+    P p(threadIdx.x);
+    o[p.x] = 0;
+    P q = P(threadIdx.x, 3);
+    o[q.y * threadIdx.x] = 1;
+    dim3 d(threadIdx.x, 2);
+    o[d.x * d.y] = 2;
+    cg::thread_block b = cg::this_thread_block();
+    o[b.group_index().x * 32 + b.thread_rank()] = 3;
+}
+"""
+
+
+def test_a_constructor_of_the_file_builds_the_struct(tmp_path):
+    got = _lint(tmp_path, CONSTRUCTORS, block=(32,), grid=(1, 1, 1))
+    # p.x = t + 1 (initializer, then the body): bytes 4..131 -> 5 sectors, offset; q.y = 6: o[6 t] -> 24 sectors
+    assert (got[(7, "store")].sectors_per_request, got[(7, "store")].verdict) == (5.0, "offset")
+    assert (got[(9, "store")].sectors_per_request, got[(9, "store")].verdict) == (24.0, "strided")
+    # dim3(t, 2): o[2 t] -> 8; a member of a struct a call returns (group_index().x = blockIdx.x = 0): o[t] -> 4
+    assert (got[(11, "store")].sectors_per_request, got[(13, "store")].sectors_per_request) == (8.0, 4.0)
+
+
+def test_special_registers_read_by_inline_ptx_have_their_values(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__device__ unsigned lane_id() { unsigned r; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n"
+        "__global__ void k(float* out, const float* in) {\n"
+        "    unsigned lt, tx;\n"
+        "    asm(\"mov.u32 %0, %%lanemask_lt;\" : \"=r\"(lt));\n"
+        "    asm(\"mov.u32 %0, %%tid.x;\" : \"=r\"(tx));\n"
+        "    out[(threadIdx.x / 32) * 64 + 2 * lane_id()] = in[__popc(lt) + tx];\n}\n",
+        block=(64,),
+    )
+    # lane id: out[2 lane] of warp 0 -> 8 sectors (ideal 4); __popc(lanemask_lt) = lane, + tid.x: in[2 t] -> 8
+    assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (8.0, "strided")
+    assert (got[(6, "load")].sectors_per_request, got[(6, "load")].verdict) == (8.0, "strided")
+
+
+def test_warp_votes_of_known_predicates_are_bit_masks(tmp_path):
+    got = _lint(
+        tmp_path,
+        "__global__ void k(float* out, int n) {\n"
+        "    const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;\n"
+        "    const unsigned m = __ballot_sync(0xffffffffu, (lane & 1) == 0);\n"
+        "    if (lane % 2 == 0) out[__popc(m & ((1u << lane) - 1))] = 1.0f;\n"
+        "    if (i < n) out[64 + __popc(__activemask() & ((1u << lane) - 1))] = 2.0f;\n"
+        "    out[128 + __all_sync(0xffffffffu, i < n) + lane] = 3.0f;\n"
+        "    out[256 + __any_sync(0xffffffffu, i < n) + lane] = 4.0f;\n}\n",
+        block=(32,),
+        lets={"n": 20},
+    )
+    # the even lanes' ranks among them: out[0..15], 64 bytes -> 2 sectors; lanes 0..19 active: out[64..83] -> 3;
+    # not all lanes below n: out[128 + lane] -> 4 sectors; some are: out[257 + lane] -> 5
+    assert [got[(line, "store")].sectors_per_request for line in (4, 5, 6, 7)] == [2.0, 3.0, 4.0, 5.0]
+
+
+def test_member_initializers_and_brace_lists_give_a_structs_members(tmp_path):
+    got = _lint(
+        tmp_path,
+        "struct Cfg { int stride = 2; int off = 1; float scale = 0.5f; };\n"
+        "__global__ void k(float* o) {\n"
+        "    Cfg c;\n"
+        "    o[c.stride * threadIdx.x + c.off] = c.scale;\n"
+        "    Cfg d{4};\n"
+        "    o[d.stride * threadIdx.x + d.off] = 2;\n}\n",
+        block=(32,),
+    )
+    # o[2 t + 1]: bytes 4..255 -> 8 sectors; d{4}: stride 4, off from its initializer: o[4 t + 1] -> 16
+    assert (got[(4, "store")].sectors_per_request, got[(6, "store")].sectors_per_request) == (8.0, 16.0)
+
+
+def test_a_row_of_a_multidimensional_array_is_not_an_access(tmp_path):
+    got = _lint_all(
+        tmp_path,
+        "__global__ void k(float* out, const int* sel) {\n"
+        "    __shared__ float t[2][4][32];\n"
+        "    out[threadIdx.x] = t[sel[0]][1][threadIdx.x];\n}\n",
+        block=(32,),
+    )
+    # one unknown load (the element), not one per subscript
+    assert [(f.text, f.access, f.verdict) for (line, _), f in got if line == 3] == [
+        ("out[threadIdx.x]", "store", "coalesced"),
+        ("t[sel[0]][1][threadIdx.x]", "load", "unknown"),
+        ("sel[0]", "load", "broadcast"),
+    ]
 
 
 def test_scalar_device_and_shared_variables_are_memory(tmp_path):
@@ -777,20 +1084,42 @@ def test_what_a_helper_does_to_a_reference_parameter_the_caller_sees(tmp_path):
     assert (got[(13, "store")].sectors_per_request, got[(13, "store")].verdict) == (4.0, "coalesced")
 
 
-def test_a_lambda_runs_at_its_call_and_its_captures_stay_unknown(tmp_path):
-    got = _lint(
-        tmp_path,
-        "__global__ void k(float* out, int s) {\n"
-        "    int t = threadIdx.x;\n"
-        "    auto twice = [](int i) { return 2 * i; };\n"
-        "    out[twice(t)] = 0.0f;\n"
-        "    auto f = [=](int i) { return i * s; };\n"
-        "    out[f(t)] = 1.0f;\n}\n",
-        block=(32,),
-        lets={"s": 2},
-    )
-    assert (got[(4, "store")].sectors_per_request, got[(4, "store")].verdict) == (8.0, "strided")
-    assert got[(6, "store")].unknown_reason == "index 'f(t)': s not known"  # a capture: its value is not followed
+LAMBDAS = """
+template <class F> __device__ void each(F f, int i) { f(i); }
+__global__ void k(float* out, int s) {
+    int t = threadIdx.x;
+    auto twice = [](int i) { return 2 * i; };
+    out[twice(t)] = 0.0f;
+    int stride = 2;
+    auto by_ref = [&](int i) { return i * stride; };
+    auto by_copy = [=](int i) { return i * stride; };
+    stride = 3;
+    out[by_ref(t)] = 1.0f;
+    out[by_copy(t)] = 2.0f;
+    int count = 0;
+    auto bump = [&count]() { count += 32; };
+    bump();
+    out[count + t] = 3.0f;
+    [&](int i) { out[s * i] = 4.0f; }(t);
+    each([=](int i) { out[i + 1] = 5.0f; }, t);
+    auto init = [m = 2 * s](int i) { return m * i; };
+    out[init(t)] = 6.0f;
+}
+"""
+
+
+def test_a_lambda_runs_at_its_call_with_its_captures(tmp_path):
+    got = _lint(tmp_path, LAMBDAS, block=(32,), lets={"s": 2})
+    # no captures: out[2 t], 8 sectors (ideal 4)
+    assert (got[(6, "store")].sectors_per_request, got[(6, "store")].verdict) == (8.0, "strided")
+    # [&] reads stride at the call (3): 12 sectors; [=] copied it when made (2): 8
+    assert (got[(11, "store")].sectors_per_request, got[(12, "store")].sectors_per_request) == (12.0, 8.0)
+    # [&count]: the lambda's += 32 is the caller's: floats 32..63, 128-byte aligned -> 4 sectors
+    assert (got[(16, "store")].sectors_per_request, got[(16, "store")].verdict) == (4.0, "coalesced")
+    # called where it is made, s = 2: 8 sectors; passed to a helper and called there: floats 1..32 -> 5, offset
+    assert (got[(17, "store")].sectors_per_request, got[(17, "store")].call_lines) == (8.0, [17])
+    assert (got[(18, "store")].sectors_per_request, got[(18, "store")].verdict) == (5.0, "offset")
+    assert got[(20, "store")].unknown_reason == "index 'init(t)': m: a lambda's init-capture (not followed)"
 
 
 SHUFFLES = """

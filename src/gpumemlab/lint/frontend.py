@@ -140,6 +140,24 @@ template <class T> __device__ T tex2DLod(cudaTextureObject_t, float, float, floa
 template <class T, int D, int M> __device__ T tex1Dfetch(texture<T, D, M>, int);
 template <class T, int D, int M> __device__ T tex1D(texture<T, D, M>, float);
 template <class T, int D, int M> __device__ T tex2D(texture<T, D, M>, float, float);
+template <class T> __device__ T tex1DLod(cudaTextureObject_t, float, float);
+template <class T> __device__ T tex3DLod(cudaTextureObject_t, float, float, float, float);
+template <class T> __device__ T tex1DLayered(cudaTextureObject_t, float, int);
+template <class T> __device__ T tex2DLayered(cudaTextureObject_t, float, float, int);
+template <class T> __device__ T tex2DGrad(cudaTextureObject_t, float, float, float2, float2);
+enum cudaSurfaceBoundaryMode { cudaBoundaryModeZero, cudaBoundaryModeClamp, cudaBoundaryModeTrap };
+template <class T> __device__ void surf1Dwrite(T, cudaSurfaceObject_t, int, cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf2Dwrite(T, cudaSurfaceObject_t, int, int,
+                                               cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf3Dwrite(T, cudaSurfaceObject_t, int, int, int,
+                                               cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ T surf1Dread(cudaSurfaceObject_t, int, cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf1Dread(T*, cudaSurfaceObject_t, int, cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ T surf2Dread(cudaSurfaceObject_t, int, int, cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf2Dread(T*, cudaSurfaceObject_t, int, int,
+                                              cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ T surf3Dread(cudaSurfaceObject_t, int, int, int,
+                                           cudaSurfaceBoundaryMode = cudaBoundaryModeTrap);
 __device__ void __syncthreads(); __device__ int __syncthreads_or(int); __device__ int __syncthreads_and(int);
 __device__ int __syncthreads_count(int); __device__ void __syncwarp(unsigned int = 0xffffffff);
 __device__ void __threadfence(); __device__ void __threadfence_block(); __device__ void __threadfence_system();

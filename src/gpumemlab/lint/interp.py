@@ -42,6 +42,18 @@ class Unknown:
     buf: object = None  # the memory an unknown address points into, when that much is known
 
 
+@dataclass(frozen=True, eq=False)
+class Closure(Unknown):
+    """A lambda (an unknown value everywhere but at its call): the values it captured by copy when it was made, and
+    the frame whose variables it captured by reference (``refs``: names; ``all_refs``: a ``[&]`` default)."""
+
+    frame: object = None
+    values: dict = field(default_factory=dict)
+    refs: frozenset = frozenset()
+    all_refs: bool = False
+    this: str | None = None  # the maker's object: "ref" ([this], [=], [&] in a method), "copy" ([*this]), None
+
+
 @dataclass
 class Buffer:
     """Memory an access goes through: a pointer parameter, a __shared__ array or a global __device__ array."""
@@ -517,11 +529,14 @@ class Interpreter:
                 n = self._sizeof(c)
             return self.const(n, expr.ULONG) if n is not None else Unknown(f"{self.text(c)!r} not known")
         if k == K.LAMBDA_EXPR:
-            self.note(c, "lambda expression: not analyzed")
-            return Unknown("lambda expression (not analyzed)")
+            return self._closure(c)
         if k in (K.INIT_LIST_EXPR,):
-            for ch in kids:
-                self.value(ch, live)
+            vals = [self.value(ch, live) for ch in kids]
+            t = self.ltype(c.type)
+            if isinstance(t, Record) and len(vals) <= len(t.fields):  # Cfg d{4, 0}: members in order, then defaults
+                obj = dict(zip([f for f, _, _ in t.fields], vals))
+                rest = self._default_members(c.type, set(obj), live)
+                return {f: obj[f] if f in obj else rest.get(f, self.const(0)) for f, _, _ in t.fields}
             return Unknown("initializer list")
         if k == K.CXX_NULL_PTR_LITERAL_EXPR or k == K.GNU_NULL_EXPR:
             return Unknown("null pointer")
@@ -530,6 +545,64 @@ class Interpreter:
             if ch.kind.is_expression():
                 self.value(ch, live)
         return Unknown(f"{self.text(c)[:40]!r} ({k.name.lower().replace('_', ' ')}) not analyzed")
+
+    def _closure(self, c):
+        """A lambda's captures from its capture list: ``[=]``/``[x]`` copy the values now, ``[&]``/``[&x]`` refer to
+        this frame's variables; an init-capture (``[n = 2 * k]``) is unknown inside the lambda."""
+        toks = self.tokens(c)
+        depth, items, cur = 0, [], []
+        for t in toks[1:]:
+            if t in ("[", "(", "{"):
+                depth += 1
+            elif t in ("]", ")", "}"):
+                if depth == 0:
+                    break
+                depth -= 1
+            if t == "," and depth == 0:
+                items.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        items.append(cur)
+        env = self.frame.env if self.frame is not None else {}
+        values, refs, all_refs, this = {}, set(), False, None
+        for it in items:
+            if it in (["this"], ["="], ["&"]) or it == ["*", "this"]:
+                this = "copy" if it[0] == "*" else "ref"
+            if it == ["="]:
+                values.update((n, v) for n, v in env.items() if n != "this")
+            elif it == ["&"]:
+                all_refs = True
+            elif "=" in it:  # an init-capture: a new variable, its value not followed
+                name = it[it.index("=") - 1]
+                values[name] = Unknown(f"{name}: a lambda's init-capture (not followed)")
+            elif it[:1] == ["&"] and len(it) == 2:
+                refs.add(it[1])
+            elif len(it) == 1 and it[0] in env:
+                values[it[0]] = env[it[0]]
+        for n in refs:
+            values.pop(n, None)
+        return Closure("a lambda (its value is known only at its call)", None, self.frame, values, frozenset(refs),
+                       all_refs, this)
+
+    def _captured(self, closure) -> tuple[dict, dict, set]:
+        """A lambda's variables at its call: (values, declared types, names captured by reference). Variables in
+        shared or global memory need no capture."""
+        fr = closure.frame
+        if fr is None:
+            return {}, {}, set()
+        env, refs = {}, set()
+        for n, v in fr.env.items():
+            if n in closure.values:
+                env[n] = closure.values[n]
+            elif n != "this" and (n in closure.refs or (closure.all_refs and n not in closure.values)):
+                env[n] = v
+                refs.add(n)
+            elif isinstance(v, MemVar) or (isinstance(v, PtrV) and v.buf.space == "shared" and
+                                           isinstance(fr.types.get(n), Array)):
+                env[n] = v
+        env.update((n, v) for n, v in closure.values.items() if n not in env)
+        return env, {n: fr.types[n] for n in env if n in fr.types}, refs
 
     def _element(self, c, kids, live):
         """``t.sizes[d]`` of a struct parameter's integer array member: the element's value per lane (None: not
@@ -608,6 +681,12 @@ class Interpreter:
                 bv = self._declref(b, live)
                 if isinstance(bv, dict):
                     return bv.get(c.spelling, Unknown(f"no member .{c.spelling}"))
+            fn = b.referenced if b.kind == self.K.CALL_EXPR else None
+            if fn is not None and fn.kind in (self.K.FUNCTION_DECL, self.K.CXX_METHOD, self.K.FUNCTION_TEMPLATE) and \
+                    fn.result_type.get_canonical().kind == self.ci.TypeKind.RECORD or (fn is not None and fn.kind == self.K.CONSTRUCTOR):
+                bv = self.value(b, live)  # a struct returned by value: g.group_index().x
+                return bv.get(c.spelling, Unknown(f"no member .{c.spelling}")) if isinstance(bv, dict) else \
+                    (bv if isinstance(bv, Unknown) else Unknown(f"member .{c.spelling} of {self.text(b)[:40]!r}"))
         return self.load(c, live)
 
     def _binary(self, c, kids, live):
@@ -902,8 +981,8 @@ class Interpreter:
             if lv.buf.space == "constant":
                 return self._constant_value(lv, live)
             return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
-        if isinstance(lv, Unknown) and self._touches_memory(c):
-            self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)
+        if isinstance(lv, Unknown) and self._touches_memory(c) and not self._is_array_var(c):
+            self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)  # a row (a[i] of a[i][j]) is no access
         return lv if isinstance(lv, Unknown) else Unknown("not a value")
 
     def _constant_value(self, place, live):
@@ -1076,8 +1155,9 @@ class Interpreter:
 
     MEMORY_INTRINSICS = ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
     STORE_INTRINSICS = ("__stcg", "__stcs", "__stwb", "__stwt")
-    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLayered", "tex2DLayered",
-                "surf2Dread", "surf2Dwrite")
+    TEXTURES = ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex2Dgather", "tex2DLod", "tex1DLod", "tex3DLod",
+                "tex1DLayered", "tex2DLayered", "tex2DGrad", "surf1Dread", "surf2Dread", "surf3Dread", "surf1Dwrite",
+                "surf2Dwrite", "surf3Dwrite")
 
     def _call(self, c, kids, live, want_place=False):
         """A call's value (a helper's body run at the call site); ``want_place``: the place a function returning a
@@ -1095,14 +1175,17 @@ class Interpreter:
         if callee is None and not name and kids:  # a call in template code, resolved only at instantiation
             name, candidates, explicit = self._unresolved_callee(kids[0])
             args = [a for a in kids[1:] if a.kind.is_expression()]
-        if callee is not None and callee.kind == self.K.CONSTRUCTOR and not args:  # T x; a default-built struct
-            t = self.ltype(c.type)
-            if isinstance(t, Record):
-                return {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
         if callee is not None and callee.kind == self.K.CONSTRUCTOR and len(args) == 1 and \
                 self._same_record(args[0].type, c.type):  # a struct copied (passed or returned by value)
             v = self.value(args[0], live)
             return dict(v) if isinstance(v, dict) else v
+        if callee is not None and callee.kind == self.K.CONSTRUCTOR:
+            t = self.ltype(c.type)
+            if isinstance(t, Record):  # T x; a default-built struct, or one a constructor of the file builds
+                obj = {f: Unknown(f"member .{f} not initialized") for f, _, _ in t.fields}
+                obj.update(self._default_members(c.type, set(), live))
+                ctor = callee.get_definition()
+                return self._construct(c, ctor, args, obj, live) if ctor is not None and self._has_body(ctor) else obj
         if name == "operator=" and len(args) == 2:  # struct assignment (out[i] = make_float4(...)): a store
             rhs = self.value(args[1], live)
             self.store(args[0], self.lvalue(args[0], live), rhs, live)
@@ -1134,8 +1217,9 @@ class Interpreter:
         if name in self.TEXTURES:
             for a in args:
                 self.value(a, live)
-            self.record(c, "texture", None, live, unknown=f"{name}: texture fetches go through the texture "
-                                                           f"path, not modeled")
+            what = "surface stores" if "write" in name else "surface loads" if name.startswith("surf") else \
+                "texture fetches"
+            self.record(c, "texture", None, live, unknown=f"{name}: {what} go through the texture path, not modeled")
             return Unknown(f"texture fetch ({name})")
         if name in self.SHUFFLES and len(args) >= (3 if name.endswith("_sync") else 2):
             return self._shuffle(name, args, live)
@@ -1149,6 +1233,25 @@ class Interpreter:
             t = expr.UINT if name == "__umul24" else expr.INT
             a, b = (expr.Value(v.v, t) for v in vals)  # in range: the conversion keeps every value
             return self.arith(expr.Binary("*", expr.Name("a"), expr.Name("b")), {"a": a, "b": b}, live)
+        if name in self.VOTES:  # the warp's lanes that vote: a bit mask, or whether all / any of them do
+            vals = [self.value(a, live) for a in args]
+            pred = vals[-1] if name != "__activemask" else self.const(1)
+            if not isinstance(pred, expr.Value):
+                return pred if isinstance(pred, Unknown) else Unknown(f"{name} of a non-integer")
+            votes = live & self._truth(pred)
+            out = np.zeros(self.n, dtype=object)
+            for w in range(0, self.n, 32):
+                mask = sum(1 << lane for lane, v in enumerate(votes[w:w + 32]) if v)
+                every = sum(1 << lane for lane, v in enumerate(live[w:w + 32]) if v)
+                out[w:w + 32] = {"all": int(mask == every), "any": int(mask != 0)}.get(self.VOTES[name], mask)
+            return expr.Value(out, expr.UINT if self.VOTES[name] == "mask" else expr.INT)
+        if name in self.BIT_INTRINSICS and len(args) == 1:  # __popc(mask & lanemask_lt): a lane's rank
+            v = self.value(args[0], live)
+            if not isinstance(v, expr.Value):
+                return v if isinstance(v, Unknown) else Unknown(f"{name} of a non-integer")
+            bits = 64 if name.endswith("ll") else 32
+            f = self.BIT_INTRINSICS[name]
+            return expr.Value(_objs([f(int(x) & ((1 << bits) - 1), bits) for x in v.v]), expr.INT)
         if name in ("min", "max", "abs") and len(args) == len({"abs": 1}.get(name, 2) * [0]):
             vals = [self.value(a, live) for a in args]
             if all(isinstance(v, expr.Value) for v in vals):
@@ -1184,6 +1287,27 @@ class Interpreter:
             self.value(a, live)
         return Unknown(f"result of call to {name or 'an unknown function'}")
 
+    def _default_members(self, ctype, given: set, live) -> dict:
+        """The struct's members with an initializer in its declaration (``int stride = 2;``), but those ``given``."""
+        out = {}
+        for fd in self.children(ctype.get_canonical().get_declaration()):
+            if fd.kind == self.K.FIELD_DECL and fd.spelling not in given:
+                init = [ch for ch in self.children(fd) if ch.kind.is_expression()]
+                if init:
+                    out[fd.spelling] = self.value(init[-1], live)
+        return out
+
+    def _construct(self, c, ctor, args, obj, live):
+        """The members a constructor gives a new struct: its initializer list (``: x(a), y(b * 2)``), then its body,
+        run with the new object as ``this``."""
+        tmp = f"(new {c.spelling} at {c.location.line}:{c.location.column})"
+        self.frame.env[tmp] = obj
+        try:
+            self._inline(c, ctor, args, live, this=VarRef(tmp))
+            return self.frame.env.get(tmp, obj)
+        finally:
+            self.frame.env.pop(tmp, None)
+
     def _this_of(self, callee, kids, live, obj=None):
         """The object a method is called on: a Place (in memory, or through a pointer), a VarRef (a local or
         parameter struct), "same" (another method of the caller's object), or None (not a method call).
@@ -1199,6 +1323,8 @@ class Interpreter:
                 return "same"
             obj = objs[0]
         o = self.strip(obj)
+        if o.kind == self.K.LAMBDA_EXPR:  # [&](int i) { ... }(i): called where it is made
+            return self.value(o, live)
         if o.kind == self.K.CXX_THIS_EXPR or (o.kind == self.K.UNARY_OPERATOR and fe.unary_op(o) == "*" and
                                                self.strip(self.children(o)[0]).kind == self.K.CXX_THIS_EXPR):
             return "same"
@@ -1296,6 +1422,13 @@ class Interpreter:
                     types.discard(words[0])
         return out
 
+    VOTES = {"__ballot_sync": "mask", "__ballot": "mask", "__activemask": "mask", "__all_sync": "all", "__all": "all",
+             "__any_sync": "any", "__any": "any"}
+
+    BIT_INTRINSICS = {"__popc": lambda x, b: bin(x).count("1"), "__popcll": lambda x, b: bin(x).count("1"),
+                      "__clz": lambda x, b: b - x.bit_length(), "__clzll": lambda x, b: b - x.bit_length(),
+                      "__ffs": lambda x, b: (x & -x).bit_length(), "__ffsll": lambda x, b: (x & -x).bit_length()}
+
     SHUFFLES = {"__shfl_sync": "idx", "__shfl_down_sync": "down", "__shfl_up_sync": "up", "__shfl_xor_sync": "xor",
                 "__shfl": "idx", "__shfl_down": "down", "__shfl_up": "up", "__shfl_xor": "xor"}
 
@@ -1350,6 +1483,9 @@ class Interpreter:
         params = [p for p in self.children(defn) if p.kind == self.K.PARM_DECL]
         vals, refs = [], {}  # refs: a reference parameter bound to a caller's local -> that local (written back)
         for i, a in enumerate(args):
+            if i < len(params) and a.kind == self.K.UNEXPOSED_EXPR and not self.children(a) and not self.text(a):
+                default = [ch for ch in self.children(params[i]) if ch.kind.is_expression()]
+                a = default[-1] if default else a  # an argument left out: the parameter's default
             if i < len(params) and self._mutable_ref(params[i]):
                 lv = self.lvalue(a, live)
                 if isinstance(lv, VarRef):
@@ -1375,9 +1511,24 @@ class Interpreter:
                 v = self.convert(v, t, live)
             env[p.spelling] = v
             types[p.spelling] = t
+        closure = self._read_var(this.name) if isinstance(this, VarRef) else this
+        lam_refs = set()
+        if isinstance(closure, Closure):  # a lambda's body: its captures, then its parameters
+            captured, ctypes, lam_refs = self._captured(closure)
+            env, types, this = {**captured, **env}, {**ctypes, **types}, None
+            lam_refs -= {p.spelling for p in params}
+            maker = closure.frame.this if closure.frame is not None and closure.this else None
+            if isinstance(maker, Place):  # a method's lambda: its object's members
+                this = maker
+            elif maker == "this" and isinstance(closure.frame.env.get("this"), dict):
+                env["this"] = closure.frame.env["this"]
+                if closure.this == "ref":
+                    lam_refs.add("this")
         frame = Frame(env, name)
         frame.types.update(types)
         frame.returns_ref = defn.result_type.kind == self.ci.TypeKind.LVALUEREFERENCE
+        if "this" in env and this is None:  # a lambda's copy of its maker's object
+            frame.this = "this"
         if this == "same" and self.frame is not None:
             this = self.frame.this if isinstance(self.frame.this, Place) else \
                 VarRef("this") if self.frame.this == "this" else None
@@ -1390,6 +1541,11 @@ class Interpreter:
         self.frame = frame
         try:
             body = [ch for ch in self.children(defn) if ch.kind == self.K.COMPOUND_STMT][0]
+            if defn.kind == self.K.CONSTRUCTOR and frame.this == "this":  # its member initializers first
+                kids = self.children(defn)
+                for m, e in zip(kids, kids[1:]):
+                    if m.kind == self.K.MEMBER_REF and e.kind.is_expression() and m.spelling in env["this"]:
+                        self.assign_var("this." + m.spelling, self.value(e, live), live)
             self.run_body(body, live)
         finally:
             self.frame = saved
@@ -1397,7 +1553,18 @@ class Interpreter:
             self.tenv, self._types, self._cursor_types = saved_t
         for param, local in refs.items():  # what the helper did to a reference parameter, the caller's local sees
             self.assign_var(local, frame.env.get(param, Unknown(f"{param} not known")), live)
+        if lam_refs:  # what a lambda did to the variables it captured by reference, its maker's frame sees
+            self._write_captures(closure.frame, {n: frame.env[n] for n in lam_refs
+                                                 if frame.env.get(n) is not closure.frame.env.get(n)}, live)
         return frame.ret if frame.ret is not None else Unknown(f"result of {name}")
+
+    def _write_captures(self, fr, changed: dict, live) -> None:
+        saved, self.frame = self.frame, fr
+        try:
+            for n, v in changed.items():
+                self.assign_var(n, v, live)
+        finally:
+            self.frame = saved
 
     def note(self, c, text):
         msg = f"{c.location.line}:{c.location.column}: {text}"
@@ -1450,9 +1617,15 @@ class Interpreter:
             toks = self.tokens(s)  # each operand is "constraint"(expression); outputs' constraints start = or +
             constraints = [t for t, nxt in zip(toks, toks[1:]) if t.startswith('"') and nxt == "("]
             operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
-            for con, ch in zip(constraints, operands):
+            special = self._ptx_special(s)
+            for i, (con, ch) in enumerate(zip(constraints, operands)):
                 if con[1:2] not in ("=", "+"):
                     continue
+                if special is not None and special[0] == i:  # mov.u32 %0, %laneid: the register's value
+                    lv = self.lvalue(ch, live)
+                    if isinstance(lv, VarRef):
+                        self.assign_var(lv.name, special[1], live)
+                        continue
                 for d in ch.walk_preorder():
                     if d.kind == K.DECL_REF_EXPR and self.frame and d.spelling in self.frame.env:
                         self.frame.env[d.spelling] = Unknown(f"{d.spelling} written by inline PTX")
@@ -1489,46 +1662,87 @@ class Interpreter:
     _PTX_WIDTH_TYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "uint2", 16: "uint4"}
 
     def _asm_accesses(self, s, live):
-        """Inline PTX that loads or stores through a pointer operand. A statement with one ``ld``/``st`` whose
-        address is an operand (``st.global.v4.f32 [%0], {...}``) is that access, its width from the vector and type
-        qualifiers; any other pointer operand of a memory instruction is an access, unknown with the instruction
-        named. True when the statement's memory access was modeled."""
-        template = "".join(t[1:-1] for t in self.tokens(s) if t.startswith('"'))
-        ops = self._PTX_MEMORY.findall(template)
-        if not ops:
-            return False
-        op, quals = ops[0]
-        kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
+        """Inline PTX that loads or stores through a pointer operand. Each ``ld``/``st`` whose address is an operand
+        (``st.global.v4.f32 [%0], {...}``, ``ld.global.nc.f32 %0, [%1+8]``) is that access, its width from the vector
+        and type qualifiers, however many instructions the statement holds; any other pointer operand of a memory
+        instruction is an access, unknown with the instruction named (and why). True when every memory instruction
+        of the statement was modeled."""
+        template = "".join(self._c_string(t) for t in self.tokens(s) if t.startswith('"'))
+        pieces = (re.sub(r"^@!?%?\w+\s+", "", i.strip(" \t{}")) for i in re.split(r"[;\n]", template))
+        instructions = [(m.group(1), m.group(2), m.string) for m in map(self._PTX_MEMORY.match, pieces) if m]
         operands = [ch for ch in self.children(s) if ch.kind.is_expression()]
-        modeled = self._ptx_access(template, ops, operands, live) if len(ops) == 1 and op in ("ld", "st") else None
-        for i, ch in enumerate(operands):
-            v = self.value(ch, live, probe=True)
-            if modeled is not None and i == modeled[0]:
-                place = Place(v.buf, v.off + modeled[1], modeled[2])
-                self.record(ch, kind, place, live)
-            elif isinstance(v, PtrV):
-                self.record(ch, kind, None, live, unknown=f"inline PTX `{op}{quals}`: lint does not model memory "
-                                                          f"accesses written in PTX", buf=v.buf)
-        return modeled is not None
+        values = [self.value(ch, live, probe=True) for ch in operands]
+        if not instructions:  # no memory instruction lint knows: nothing to analyze unless a pointer goes in
+            return not any(isinstance(v, PtrV) for v in values)
+        done, all_modeled = set(), True
+        for op, quals, text in instructions:
+            kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load")
+            addrs = [(int(n), int(off or 0)) for n, off in re.findall(r"\[\s*%(\d+)\s*(?:\+\s*(-?\d+)\s*)?\]", text)]
+            addrs = [(n, off) for n, off in addrs if n < len(operands)]
+            if not addrs:  # the address is a PTX register: computed in the asm from the operands
+                all_modeled = False
+                continue
+            for n, off in addrs:
+                done.add(n)
+                v, why = values[n], None
+                t = self._ptx_width(op, quals) if op in ("ld", "st") and len(addrs) == 1 else None
+                space = next((w.split("::")[0] for w in quals.strip(".").split(".")
+                              if w.split("::")[0] in ("global", "shared", "local", "const")), None)
+                if not isinstance(v, PtrV):
+                    all_modeled = False
+                    continue
+                if t is None:
+                    why = "lint does not model memory accesses written in PTX"
+                elif space is not None and space != v.buf.space:
+                    why = f"its state space is not the pointer's ({v.buf.space}); lint does not model memory " \
+                          f"accesses written in PTX"
+                if why is None:
+                    self.record(operands[n], kind, Place(v.buf, v.off + off, t), live)
+                else:
+                    all_modeled = False
+                    self.record(operands[n], kind, None, live, unknown=f"inline PTX `{op}{quals}`: {why}", buf=v.buf)
+        op, quals, _ = next((i for i in instructions if not re.search(r"\[\s*%\d", i[2])), instructions[0])
+        for n, (ch, v) in enumerate(zip(operands, values)):  # a pointer the PTX may turn into an address itself
+            if n not in done and isinstance(v, PtrV) and not all_modeled:
+                self.record(ch, {"st": "store", "atom": "atomic", "red": "atomic"}.get(op, "load"), None, live,
+                            unknown=f"inline PTX `{op}{quals}`: its address is computed in the PTX (not modeled)",
+                            buf=v.buf)
+        return all_modeled
 
-    def _ptx_access(self, template, ops, operands, live):
-        """(operand index, byte offset, lint type of the width) of a PTX ``ld``/``st`` through ``[%N]`` or
-        ``[%N+imm]`` of a pointer in the state space it names; None where lint cannot tell."""
-        op, quals = ops[0]
-        addr = re.search(r"\[\s*%(\d+)\s*(?:\+\s*(-?\d+)\s*)?\]", template)
+    _PTX_SPECIAL = re.compile(r"\s*mov\.[bu]32\s+%(\d+)\s*,\s*%%(laneid|tid|ntid|ctaid|nctaid|lanemask_(?:lt|le|eq|ge|gt))"
+                              r"(?:\.([xyz]))?\s*;?\s*$")
+
+    def _ptx_special(self, s):
+        """(output operand, value) of ``asm("mov.u32 %0, %%laneid;" : "=r"(lane))`` and the other special registers
+        whose value lint knows (tid, ntid, ctaid, nctaid, the lane masks); None for any other asm."""
+        template = "".join(self._c_string(t) for t in self.tokens(s) if t.startswith('"') and "%" in t)
+        m = self._PTX_SPECIAL.match(template)
+        if m is None:
+            return None
+        reg, axis = m.group(2), m.group(3) or "x"
+        name = {"tid": "threadIdx", "ntid": "blockDim", "ctaid": "blockIdx", "nctaid": "gridDim"}.get(reg)
+        if name is not None:
+            v = self.env0.get(name, {}).get(axis) if isinstance(self.env0.get(name), dict) else None
+            return (int(m.group(1)), v) if isinstance(v, expr.Value) else None
+        lane = np.arange(self.n, dtype=np.int64) % 32
+        bits = {"laneid": lane, "lanemask_eq": 1 << lane, "lanemask_lt": (1 << lane) - 1,
+                "lanemask_le": (2 << lane) - 1, "lanemask_gt": 0xFFFFFFFF ^ ((2 << lane) - 1),
+                "lanemask_ge": 0xFFFFFFFF ^ ((1 << lane) - 1)}[reg]
+        return int(m.group(1)), expr.Value(_objs([int(b) for b in bits]), expr.UINT)
+
+    @staticmethod
+    def _c_string(tok: str) -> str:
+        """A C string literal token's characters (``"a\\n\\t"`` -> a, newline, tab; other escapes kept)."""
+        return tok[1:-1].replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"')
+
+    def _ptx_width(self, op, quals):
+        """The lint type of the bytes one ``ld``/``st`` moves, from its vector and type qualifiers (None: not one)."""
         words = quals.strip(".").split(".")
         sizes = [self._PTX_TYPE_BYTES.get(w[1:]) for w in words if w[:1] in "bsuf" and w[1:].isdigit()]
         vec = next((int(w[1:]) for w in words if w in ("v2", "v4", "v8")), 1)
-        if addr is None or len(sizes) != 1 or sizes[0] is None or int(addr.group(1)) >= len(operands):
+        if len(sizes) != 1 or sizes[0] is None:
             return None
-        width = vec * sizes[0]
-        t = by_name(self._PTX_WIDTH_TYPE.get(width, ""))
-        p = self.value(operands[int(addr.group(1))], live, probe=True)
-        space = next((w.split("::")[0] for w in words if w.split("::")[0] in ("global", "shared", "local", "const")),
-                     None)
-        if t is None or not isinstance(p, PtrV) or (space is not None and space != p.buf.space):
-            return None
-        return int(addr.group(1)), int(addr.group(2) or 0), t
+        return by_name(self._PTX_WIDTH_TYPE.get(vec * sizes[0], ""))
 
     def declare(self, d, live):
         K = self.K
@@ -1842,9 +2056,12 @@ class Interpreter:
                 pushed.pop()
         stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
         body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
-        if stepped and inc_c is not None and cond_c is not None and not loop.complete and \
-                (self._assigned_names(inc_c) or set()) & (set(env_before) - declared):  # outlives the loop
-            body_only = self._fast_forward(s, cond_c, inc_c, body, cur)
+        cond_c = cond_c if cond_c is not None else post_cond  # a do-while loop: its condition after the body
+        steps = self._body_steps(body) if stepped and cond_c is not None and not loop.complete else None
+        step_names = set() if steps is None else \
+            steps[1] | ((self._assigned_names(inc_c) or set()) if inc_c is not None else set())
+        if step_names & (set(env_before) - declared):  # the stepped variables outlive the loop
+            body_only = self._fast_forward(s, cond_c, inc_c, body, cur, steps, post_cond is not None)
         changed = {k for k, v in self.frame.env.items() if env_before.get(k) is not v}
         for k in changed:
             if k in env_before and not loop.complete and (body_only is None or k in body_only):
@@ -1855,28 +2072,82 @@ class Interpreter:
             self.frame.env.pop(var, None)
         return entry & ~self.frame.returned
 
-    def _fast_forward(self, s, cond_c, inc_c, body, cur) -> set | None:
+    def _fast_forward(self, s, cond_c, inc_c, body, cur, steps, post=False) -> set | None:
         """A loop stopped early (too long to run its body): run only its condition and step on to its end, so that
-        the variables the step alone changes (``j += 4 * RB, p += 4 * step``) are known after it. Returns the names
-        the body assigns (unknown after the loop), or None where the body may change the step's variables or leave
-        the loop early, or the end is not reached within FAST_FORWARD iterations."""
-        assigned = self._assigned_names(body)
-        if assigned is None:
-            return None
+        the variables the step alone changes (``j += 4 * RB, p += 4 * step``) are known after it. ``steps``: the
+        body's own step statements and the names they alone assign (a while loop's ``i += stride``, a double
+        buffer's ``buf ^= 1``), run with the step. Returns the names the rest of the body assigns (unknown after the
+        loop), or None where the body may change the step's variables or leave the loop early, or the end is not
+        reached within FAST_FORWARD iterations. ``post``: a do-while loop (its steps, then its condition)."""
+        body_steps, stepped = steps
+        assigned = self._assigned_names(body) - stepped
         env = self.frame.env
         for k in assigned & set(env):
             env[k] = Unknown(f"{k} after the loop at line {s.location.line}")
-        if self._closed_form(cond_c, inc_c, cur):
+        if not body_steps and not post and self._closed_form(cond_c, inc_c, cur):
             return assigned
         for _ in range(FAST_FORWARD):
+            if post:
+                for st in body_steps:
+                    self.value(st, cur, probe=True)
             cv = self.value(cond_c, cur, probe=True)
             if not isinstance(cv, expr.Value):
                 return None
             cur = cur & self._truth(cv)
             if not cur.any():
                 return assigned
-            self.value(inc_c, cur, probe=True)
+            for st in body_steps if not post else ():
+                self.value(st, cur, probe=True)
+            if inc_c is not None:
+                self.value(inc_c, cur, probe=True)
         return None
+
+    STEP_OPS = ("=", "+=", "-=", "*=", "<<=", ">>=", "&=", "^=", "|=")
+    STEP_LEAVES = ("DECL_REF_EXPR", "INTEGER_LITERAL", "UNEXPOSED_EXPR", "PAREN_EXPR", "BINARY_OPERATOR",
+                   "UNARY_OPERATOR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CONDITIONAL_OPERATOR")
+
+    def _body_steps(self, body) -> tuple[list, set] | None:
+        """The statements of a loop body that step a local scalar on its own: top-level assignments (``i +=
+        stride;``, ``buf ^= 1;``, ``k = k + 2;``) of a variable nothing else in the body assigns, from integer
+        arithmetic on variables the rest of the body neither assigns nor declares. ([statements], their names);
+        None where the body may leave the loop early or write through a reference."""
+        assigned = self._assigned_names(body)
+        if assigned is None:
+            return None
+        if any(d.kind == self.K.CONTINUE_STMT for d in body.walk_preorder()):
+            return [], set()  # an iteration may skip them: only the loop's own step is run on
+        top = self.children(body) if body.kind == self.K.COMPOUND_STMT else [body]
+        while any(self.strip(st).kind == self.K.BINARY_OPERATOR and fe.binary_op(self.strip(st)) == "," for st in top):
+            top = [p for st in top for p in (self.children(self.strip(st)) if self.strip(st).kind ==
+                                             self.K.BINARY_OPERATOR and fe.binary_op(self.strip(st)) == "," else [st])]
+        declared = {d.spelling for d in body.walk_preorder() if d.kind == self.K.VAR_DECL}
+        cands = {}
+        for st in top:
+            c = self.strip(st)
+            op = fe.binary_op(c) if c.kind in (self.K.BINARY_OPERATOR, self.K.COMPOUND_ASSIGNMENT_OPERATOR) else \
+                fe.unary_op(c) if c.kind == self.K.UNARY_OPERATOR else None
+            kids = self.children(c)
+            target = self.strip(kids[0]) if kids else None
+            if op not in self.STEP_OPS + ("pre++", "pre--", "post++", "post--") or target is None or \
+                    target.kind != self.K.DECL_REF_EXPR or target.spelling in declared or \
+                    not isinstance(self.ltype(target.type), Int):
+                continue
+            reads = [d for k in kids[1:] for d in k.walk_preorder()]
+            if all(d.kind.name in self.STEP_LEAVES for d in reads) and \
+                    all(d.kind != self.K.UNARY_OPERATOR or fe.unary_op(d) in ("-", "~", "!", "+") for d in reads):
+                cands[st] = (target.spelling, {d.spelling for d in reads if d.kind == self.K.DECL_REF_EXPR})
+        while True:  # a candidate whose variable another statement assigns, or that reads one, is not a step
+            others = set()
+            for st in top:
+                if st not in cands:
+                    others |= self._assigned_names(st) or set()
+            drop = [st for st, (name, reads) in cands.items() if name in others or (reads - {name}) & (others | declared)
+                    or sum(n == name for n, _ in cands.values()) > 1]
+            if not drop:
+                break
+            for st in drop:
+                cands.pop(st)
+        return [st for st in top if st in cands], {name for name, _ in cands.values()}
 
     def _closed_form(self, cond_c, inc_c, cur) -> bool:
         """``for (...; i < bound; i += d, p += e)`` with a loop-invariant bound and constant steps: every variable the
@@ -1950,6 +2221,12 @@ class Interpreter:
                 target = self.children(d)[0]
             elif k == K.UNARY_OPERATOR and fe.unary_op(d) in ("pre++", "pre--", "post++", "post--", "&"):
                 target = self.children(d)[0]
+            elif k == K.CALL_EXPR and d.spelling == "operator()" and d.referenced is not None and \
+                    self._lambda_class(d.referenced):  # a lambda assigns what it captured by reference
+                inner = self._assigned_names(d.referenced) if self._has_body(d.referenced) else None
+                if inner is None:
+                    break
+                names |= inner
             elif k == K.CALL_EXPR and d.referenced is not None and any(
                     p.kind == K.PARM_DECL and p.type.kind == self.ci.TypeKind.LVALUEREFERENCE and
                     not p.type.get_pointee().is_const_qualified() for p in self.children(d.referenced)):
@@ -1965,6 +2242,11 @@ class Interpreter:
             out = names
         self._nodes[key] = out
         return out
+
+    def _lambda_class(self, method) -> bool:
+        """``operator()`` of a lambda's closure type (clang names the class ``(lambda at FILE:L:C)`` or not at all)."""
+        parent = method.semantic_parent
+        return parent is not None and (not parent.spelling or parent.spelling.startswith("(lambda"))
 
     def _arrow(self, member) -> bool:
         kids = self.children(member)
