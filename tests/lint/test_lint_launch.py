@@ -26,6 +26,15 @@ __global__ void upper(float *out) {
 __global__ void scan(float *a, const float *b) {
     for (int k = 0; k < 40; ++k) a[threadIdx.x] += b[threadIdx.x + k];
 }
+__global__ void pick(float *out, const float *in, int n) {
+    __shared__ float s[8];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? in[i] : 0.0f;
+    if (threadIdx.x < 8) s[threadIdx.x] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) v = threadIdx.x < 8 ? s[threadIdx.x] : 0.0f;
+    if (i < n && in[i] > 0.0f) out[i] = v;
+}
 """
 
 
@@ -56,6 +65,22 @@ def test_predicated_instruction_issues_in_every_warp_reaching_the_if(tmp_path):
     assert store.launch["requests"] == 8 and store.launch["wavefronts_per_request"] == 0.25
     assert store.launch["predicated"] is True
     assert f[(10, "load", "s[threadIdx.x]")].launch["requests"] == 8
+
+
+def test_predicated_loads_in_a_conditional_expression_issue_where_the_expression_is_reached(tmp_path):
+    # n = 256 over 4 blocks of 256: blocks 1..3 have no lane with i < n, yet `@P LDG` issues in their 8 warps too
+    r, f = _lint(tmp_path, "pick", block=(256,), grid=(4,), lets={"n": 256})
+    sass = [(18, "global", "load", 4, "LDG", True), (21, "shared", "load", 4, "LDS", True),
+            (22, "global", "load", 4, "LDG", True)]
+    launch.attach(r, sass, (9, 0))
+    load = f[(18, "load", "in[i]")]
+    assert (load.launch["requests"], load.launch["total"], load.launch["sectors_per_request"]) == (32, 32, 1.0)
+    # `threadIdx.x < 8 ? s[..] : 0` under `if (threadIdx.x < 32)`: only warp 0 reaches the `?:`, 1 wavefront
+    sh = f[(21, "load", "s[threadIdx.x]")]
+    assert (sh.launch["requests"], sh.launch["total"], sh.launch["wavefronts_per_request"]) == (4, 4, 1.0)
+    # the right operand of `&&`: issued in every warp that evaluates `i < n && ...`
+    rhs = f[(22, "load", "in[i]")]
+    assert (rhs.launch["requests"], rhs.launch["total"]) == (32, 32)
 
 
 def test_long_loops_run_to_their_end_for_the_launch(tmp_path):

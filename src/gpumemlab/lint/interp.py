@@ -631,7 +631,11 @@ class Interpreter:
                 return a
             at = np.asarray(a.v != 0, dtype=bool)
             reach = live & (at if op == "&&" else ~at)
-            b = self.value(kids[1], reach)
+            self.regions.append(live)  # as for `?:`: the right operand's predicated loads issue where `&&` is reached
+            try:
+                b = self.value(kids[1], reach)
+            finally:
+                self.regions.pop()
             if isinstance(b, Unknown):
                 if not reach.any():
                     return expr.Value(_objs(at.astype(int).tolist()), expr.INT)
@@ -731,8 +735,12 @@ class Interpreter:
             self.value(kids[2], live)
             return t
         tt = np.asarray(t.v != 0, dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
-        a = self.value(kids[1], live & tt)
-        b = self.value(kids[2], live & ~tt)
+        self.regions.append(live)  # a predicated load in an arm issues in every warp that reaches the `?:`
+        try:
+            a = self.value(kids[1], live & tt)
+            b = self.value(kids[2], live & ~tt)
+        finally:
+            self.regions.pop()
         return self.merge(tt, a, b, live)
 
     def merge(self, cond, a, b, live):
