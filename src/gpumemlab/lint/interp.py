@@ -1830,7 +1830,8 @@ class Interpreter:
                 if post_cond is not None and not cur.any() and loop.stopped is None:
                     loop.complete = True
                     break
-                if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not self._unrolled(s)):
+                if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not (
+                        self._unrolled(s) or self._constant_trips(s))):
                     loop.stopped = loop.too_long
                 if loop.stopped is None and it > MAX_ITERATIONS * self.scale:
                     loop.stopped = f"more than {MAX_ITERATIONS * self.scale} iterations"
@@ -1989,6 +1990,27 @@ class Interpreter:
             lines = self._source_lines = self.parsed.text.splitlines()
         prev = lines[loc.line - 2].strip() if loc.line - 2 < len(lines) else ""
         return prev.startswith("#pragma unroll") and prev.split()[2:3] != ["1"]
+
+    def _constant_trips(self, s) -> bool:
+        """A ``for`` loop whose header reads only literals, macros, template and enum constants and its own
+        variables: its trip count is known when compiled, and the compiler unrolls it without a pragma."""
+        K = self.K
+        if s.kind != K.FOR_STMT:
+            return False
+        parts = self.children(s)[:-1]
+        own = {d.spelling for p in parts for d in p.walk_preorder() if d.kind == K.VAR_DECL}
+        for p in parts:
+            for d in p.walk_preorder():
+                if d.kind in (K.MEMBER_REF_EXPR, K.CALL_EXPR):
+                    return False
+                if d.kind != K.DECL_REF_EXPR or d.spelling in own:
+                    continue
+                ref = d.referenced
+                if ref is None or not (ref.kind in (K.TEMPLATE_NON_TYPE_PARAMETER, K.ENUM_CONSTANT_DECL) or
+                                       (ref.kind == K.VAR_DECL and ref.type.is_const_qualified()
+                                        and ref.semantic_parent.kind == K.TRANSLATION_UNIT)):
+                    return False
+        return bool(parts)
 
     def _body_step(self, loop, cond_c, var, start, live) -> None:
         """Uniformity, additivity (the same shift for every lane) and the trip count of a while loop's variable."""
