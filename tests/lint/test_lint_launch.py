@@ -130,3 +130,49 @@ def test_tree_reductions_as_ncu_averages_them(reduction):
     # reduce3: `if (tid < s)`, s = 128 .. 1: warps with lanes 4, 2, then 1 for six steps -> 12 / 64
     f = reduction["reduce3"][(30, "store", "sdata[tid]")]
     assert (f.launch["requests"], f.launch["total"], f.launch["wavefronts_per_request"]) == (16 * 64, 16 * 12, 0.188)
+
+
+ACCUMULATE = """
+__global__ void row_sums(float *acc, const float *a, const float *x, int unused) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int j = 0; j < 64; j++)
+        acc[i] += a[i * 64 + j] * x[j];
+}
+__global__ void zeroed(float *acc, const float *a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    acc[i] = 0.0f;
+    for (int j = 0; j < 64; j++)
+        acc[i] += a[j * 1024 + i];
+    __syncthreads();
+    acc[i] *= 2.0f;
+}
+"""
+
+
+def _accumulate(tmp_path, kernel):
+    src = tmp_path / "acc.cu"
+    src.write_text(ACCUMULATE)
+    (r,) = lint_file(str(src), Options(kernel=kernel, block=(32,), grid=(1,), launch_average=True), resources=False)
+    return r, {(f.line, f.access, f.text): f for f in r.findings}
+
+
+def test_a_load_of_the_threads_last_store_is_kept_in_a_register(tmp_path):
+    from gpumemlab.ncu import source
+
+    # acc[i] += ...: loaded in the first of 64 iterations, then the value of the thread's own store is reused
+    r, f = _accumulate(tmp_path, "row_sums")
+    acc = f[(5, "load", "acc[i]")]
+    assert acc.in_register["issued"] == round(1 / 64, 6) and acc.sectors_per_request == 4.0
+    assert acc.launch["requests"] == 1  # one warp, the first iteration only
+    # the line as ncu averages it: a[i * 64 + j] 32 sectors and x[j] 1, each 64 times; acc[i] 4 sectors once
+    p = source.predicted_lines(r)[(5, "global", "load")]
+    assert p["sum"]["sectors_per_request"] == 1 * 4 + 64 * 32 + 64 * 1 and p["weight"] == 1 + 64 + 64
+
+
+def test_a_barrier_forgets_the_stored_value(tmp_path):
+    r, f = _accumulate(tmp_path, "zeroed")
+    # after `acc[i] = 0.0f` no execution loads acc[i]: no instruction on the loop's line for it
+    assert f[(11, "load", "acc[i]")].in_register["issued"] == 0.0
+    assert f[(11, "load", "acc[i]")].launch["requests"] == 0
+    assert f[(11, "load", "a[j * 1024 + i]")].in_register is None
+    assert f[(13, "load", "acc[i]")].in_register is None  # __syncthreads() in between: loaded again

@@ -29,6 +29,8 @@ REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are n
 LAUNCH_SCALE = 16  # the launch average needs every iteration: its runs allow this many times more iterations
 LAUNCH_STEPS = 300_000  # steps of all of one launch's block runs together (its runs' own limit as well)
 FAST_FORWARD = 1024  # iterations of a long loop's condition and step run on (no body) to know its variables after it
+# calls after which a value stored earlier must be loaded again (barriers, fences, atomics, async copies, waits)
+_ORDERS_MEMORY = re.compile(r"sync|fence|atomic|barrier|arrive|wait|memcpy|pipeline")
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -109,6 +111,7 @@ class Loop:
     complete: bool = False  # every lane left the loop within them
     stopped: str | None = None  # why later iterations were not evaluated
     too_long: str | None = None  # the trip count is over MAX_ITERATIONS: stop after PEEK_ITERATIONS
+    trips: int | None = None  # iterations of the first entry, where known (counted, or run to the end)
 
 
 @dataclass
@@ -137,6 +140,10 @@ class Access:
     # that has one of them (the first iteration; later_reach: each later one)
     reach: np.ndarray | None = None
     later_reach: list = field(default_factory=list)
+    # a load of the address this thread stored last, nothing stored or synchronized since: the compiler keeps the
+    # value in a register and issues no instruction (the first execution; later_held: each later one)
+    held: bool = False
+    later_held: list = field(default_factory=list)
 
 
 class Frame:
@@ -206,6 +213,7 @@ class Interpreter:
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
         self.regions: list[np.ndarray] = []  # lanes entering each enclosing if and loop iteration
+        self.stored: tuple | None = None  # (buffer, offsets, lanes, type) of the last store: its value is in a register
         self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
         self.max_steps = MAX_STEPS
         self.assume_data = False  # guards on loaded data: assume the lanes their known part selects (else unknown)
@@ -977,6 +985,21 @@ class Interpreter:
                 return True
         return False
 
+    def _forwarded(self, c, kind, place, live) -> bool:
+        """Whether a load reads, in every live lane, the address this thread's last store wrote (the compiler
+        forwards the stored value: `acc[i] += ...` in a loop loads acc[i] once, or never after `acc[i] = 0`);
+        a store becomes the one held, anything else that writes or orders memory forgets it."""
+        if place is None or kind not in ("load", "store") or c.type.is_volatile_qualified():
+            if kind != "load" or place is not None or c.type.is_volatile_qualified():
+                self.stored = None
+            return False
+        if kind == "store":
+            self.stored = (place.buf, place.off.copy(), live.copy(), place.type)
+            return False
+        st = self.stored
+        return (st is not None and st[0] is place.buf and st[3] == place.type and bool(live.any())
+                and not (live & ~st[2]).any() and bool(np.all(place.off[live] == st[1][live])))
+
     def record(self, c, kind, place, live, unknown=None, buf=None):
         if getattr(self, "_probe", False):
             return
@@ -989,10 +1012,12 @@ class Interpreter:
         if place is not None and place.buf.space == "local":
             return
         reach = self.regions[-1] if self.regions else live
+        held = self._forwarded(c, kind, place, live)
         if self.repeat and key in self.accesses:  # a later iteration of a loop: kept beside the first
             if place is not None and unknown is None and not self.uncertain:
                 self.accesses[key].later.append((tuple(self.iter_path), place.off.copy(), live.copy()))
                 self.accesses[key].later_reach.append(reach.copy())
+                self.accesses[key].later_held.append(held)
             return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
@@ -1002,6 +1027,7 @@ class Interpreter:
                    live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
         a.assumption = assumption
         a.reach = reach.copy()
+        a.held = held
         if place is not None:
             a.member = getattr(place, "member", None)
             a.record_type = getattr(place, "record", None)
@@ -1093,6 +1119,8 @@ class Interpreter:
         name = c.spelling
         args = [a for a in kids if a.kind.is_expression()]
         callee = c.referenced
+        if _ORDERS_MEMORY.search(name):  # barriers, fences, atomics, async copies: memory may have changed
+            self.stored = None
         # the first child is the callee expression for ordinary calls
         if args and self.strip(args[0]).kind in (self.K.DECL_REF_EXPR, self.K.OVERLOADED_DECL_REF,
                                                   self.K.MEMBER_REF_EXPR) and self.strip(args[0]).spelling == name \
@@ -1796,6 +1824,7 @@ class Interpreter:
                         cur = cur & self._truth(cv)
                 if it and not cur.any():
                     loop.complete = True
+                    loop.trips = it
                     break
                 self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
                 self.regions.append(cur)
@@ -1818,6 +1847,7 @@ class Interpreter:
                     if it == 0:
                         loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
                         trips = self._trips_left(cond_c, var, before, nxt) if loop.additive else None
+                        loop.trips = trips + 1 if trips is not None else None
                         if trips is not None and trips > MAX_ITERATIONS * self.scale:  # not worth the body runs
                             loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS * self.scale + 1}"
                 elif inc_c is not None:
@@ -1999,6 +2029,7 @@ class Interpreter:
             return False
         parts = self.children(s)[:-1]
         own = {d.spelling for p in parts for d in p.walk_preorder() if d.kind == K.VAR_DECL}
+        own |= {d.spelling for d in parts[-1].walk_preorder() if d.kind == K.DECL_REF_EXPR} if parts else set()
         for p in parts:
             for d in p.walk_preorder():
                 if d.kind in (K.MEMBER_REF_EXPR, K.CALL_EXPR):
