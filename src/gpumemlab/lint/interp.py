@@ -679,6 +679,11 @@ class Interpreter:
                              self.K.CXX_FUNCTIONAL_CAST_EXPR) or not isinstance(self.ltype(cast.type), Int):
             return None
         operand = [ch for ch in self.children(cast) if ch.kind.is_expression()]
+        casts = (self.K.CSTYLE_CAST_EXPR, self.K.CXX_REINTERPRET_CAST_EXPR, self.K.CXX_STATIC_CAST_EXPR,
+                 self.K.CXX_FUNCTIONAL_CAST_EXPR)
+        while operand and self.strip(operand[-1]).kind in casts and isinstance(self.ltype(operand[-1].type), Int):
+            # (unsigned)(uintptr_t)p: a narrower integer keeps the low bits the mask reads
+            operand = [ch for ch in self.children(self.strip(operand[-1])) if ch.kind.is_expression()]
         m = self.const_int(kids[1])
         if not operand or m is None or m <= 0 or (op == "&" and m >= self.ALIGNMENT) or \
                 (op == "%" and self.ALIGNMENT % m):
