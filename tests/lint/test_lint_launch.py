@@ -176,3 +176,30 @@ def test_a_barrier_forgets_the_stored_value(tmp_path):
     assert f[(11, "load", "acc[i]")].launch["requests"] == 0
     assert f[(11, "load", "a[j * 1024 + i]")].in_register is None
     assert f[(13, "load", "acc[i]")].in_register is None  # __syncthreads() in between: loaded again
+
+
+TICKET = """
+__global__ void one_pass(float *out, float *partial, unsigned *ticket) {
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = 1.0f;
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    out[threadIdx.x] = partial[threadIdx.x];
+}
+"""
+
+
+def test_the_last_block_ticket_under_its_named_assumption(tmp_path):
+    src = tmp_path / "t.cu"
+    src.write_text(TICKET)
+    (r,) = lint_file(str(src), Options(block=(32,), grid=(4,), launch_average=True), resources=False)
+    f = {(x.line, x.access, x.text): x for x in r.findings}
+    assert any("a ticket, assumed to start at 0 and be taken in blockIdx order" in n for n in r.notes)
+    # block 0 (the analyzed one) draws ticket 0 of 4: not the last; the launch's block 3 runs the tail once
+    tail = f[(11, "load", "partial[threadIdx.x]")]
+    assert (tail.verdict, tail.unknown_reason) == ("not executed", None)
+    assert (tail.launch["blocks"], tail.launch["requests"], tail.launch["sectors_per_request"]) == (1, 1, 4.0)

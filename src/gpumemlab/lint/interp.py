@@ -213,6 +213,7 @@ class Interpreter:
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
         self.regions: list[np.ndarray] = []  # lanes entering each enclosing if and loop iteration
+        self.shared_scalars: dict = {}  # id(buffer) -> (buffer, value, C type) of a __shared__ scalar one value stored
         self.stored: tuple | None = None  # (buffer, offsets, lanes, type) of the last store: its value is in a register
         self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
         self.max_steps = MAX_STEPS
@@ -922,6 +923,9 @@ class Interpreter:
             self.record(c, "load", lv, live)
             if lv.buf.space == "constant":
                 return self._constant_value(lv, live)
+            shared = self.shared_scalars.get(id(lv.buf))
+            if shared is not None and shared[0] is lv.buf and isinstance(lv.type, Int):
+                return expr.Value(_objs([shared[1]] * self.n), shared[2])
             return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
         if isinstance(lv, Unknown) and self._touches_memory(c):
             self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)
@@ -990,6 +994,22 @@ class Interpreter:
                 return True
         return False
 
+    def _ticket(self, c, name, vals, live):
+        """``atomicAdd(counter, k)`` by one thread of the block (the last-block ticket of a one-pass reduction):
+        under the named assumption that the counter starts at 0 and the blocks take it in blockIdx order, block b
+        draws k * b, so the block with the last index runs the tail."""
+        t = self.ltype(c.type)
+        if name != "atomicAdd" or len(vals) < 2 or int(live.sum()) != 1 or not isinstance(t, Int):
+            return None
+        k = vals[1]
+        if not isinstance(k, expr.Value) or len({int(v) for v in np.asarray(k.v)[live]}) != 1:
+            return None
+        b, g = self.env0["blockIdx"], self.env0["gridDim"]
+        idx = int(b["x"].v[0]) + int(g["x"].v[0]) * (int(b["y"].v[0]) + int(g["y"].v[0]) * int(b["z"].v[0]))
+        self.note(c, f"{name} by one thread per block: a ticket, assumed to start at 0 and be taken in blockIdx "
+                     f"order (block b draws b * step; the last block runs what follows `== gridDim.x - 1`)")
+        return expr.Value(_objs([idx * int(np.asarray(k.v)[live][0])] * self.n), t.ctype)
+
     def _forwarded(self, c, kind, place, live) -> bool:
         """Whether a load reads, in every live lane, the address this thread's last store wrote (the compiler
         forwards the stored value: `acc[i] += ...` in a loop loads acc[i] once, or never after `acc[i] = 0`);
@@ -1043,8 +1063,20 @@ class Interpreter:
             self.assign_var(lv.name, value, live)
         elif isinstance(lv, Place):
             self.record(lhs_c, "store", lv, live)
+            if lv.buf.space == "shared":
+                self._share_scalar(lv, value, live)
         elif isinstance(lv, Unknown) and self._touches_memory(lhs_c):
             self.record(lhs_c, "store", None, live, unknown=lv.reason, buf=lv.buf)
+
+    def _share_scalar(self, place, value, live) -> None:
+        """A __shared__ integer or bool (not an array) given one value by the lanes that store it: the block reads
+        that value back (a flag or count one thread publishes for the block after a barrier)."""
+        self.shared_scalars.pop(id(place.buf), None)
+        if not isinstance(place.buf.type, Int) or not isinstance(value, expr.Value) or not live.any():
+            return
+        vals = {int(v) for v in np.asarray(value.v)[live]}
+        if len(vals) == 1:
+            self.shared_scalars[id(place.buf)] = (place.buf, vals.pop(), place.type.ctype)
 
     def assign_var(self, name, value, live):
         env = self.frame.env
@@ -1166,7 +1198,7 @@ class Interpreter:
             target = vals[0] if vals else None
             if isinstance(target, PtrV):  # a known address: the model's sectors or wavefronts, as for a store
                 self.record(c, "atomic", Place(target.buf, target.off, target.to), live)
-                return Unknown(f"result of {name}")
+                return self._ticket(c, name, vals, live) or Unknown(f"result of {name}")
             buf = target.buf if isinstance(target, Unknown) else None
             if buf is not None or self._touches_memory(c):
                 why = target.reason if isinstance(target, Unknown) else "not a pointer lint follows"
