@@ -146,6 +146,10 @@ __global__ void zeroed(float *acc, const float *a) {
     __syncthreads();
     acc[i] *= 2.0f;
 }
+__global__ void branches(float *acc, const float *a) {
+    if (threadIdx.x < 1) acc[threadIdx.x] = a[threadIdx.x];
+    if (threadIdx.x == 0) acc[1] = acc[threadIdx.x];
+}
 """
 
 
@@ -203,3 +207,9 @@ def test_the_last_block_ticket_under_its_named_assumption(tmp_path):
     tail = f[(11, "load", "partial[threadIdx.x]")]
     assert (tail.verdict, tail.unknown_reason) == ("not executed", None)
     assert (tail.launch["blocks"], tail.launch["requests"], tail.launch["sectors_per_request"]) == (1, 1, 4.0)
+
+
+def test_a_store_in_another_branch_is_not_forwarded(tmp_path):
+    # lane 0 stored acc[0] under `tid < 1`, but the compiler sees two branches: the load under `tid == 0` issues
+    r, f = _accumulate(tmp_path, "branches")
+    assert f[(17, "load", "acc[threadIdx.x]")].in_register is None

@@ -213,6 +213,7 @@ class Interpreter:
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
         self.regions: list[np.ndarray] = []  # lanes entering each enclosing if and loop iteration
+        self.region_keys: list = []  # each region's identity: a fresh object per if, the Loop for its iterations
         self.shared_scalars: dict = {}  # id(buffer) -> (buffer, value, C type) of a __shared__ scalar one value stored
         self.stored: tuple | None = None  # (buffer, offsets, lanes, type) of the last store: its value is in a register
         self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
@@ -641,10 +642,12 @@ class Interpreter:
             at = np.asarray(a.v != 0, dtype=bool)
             reach = live & (at if op == "&&" else ~at)
             self.regions.append(live)  # as for `?:`: the right operand's predicated loads issue where `&&` is reached
+            self.region_keys.append(object())
             try:
                 b = self.value(kids[1], reach)
             finally:
                 self.regions.pop()
+                self.region_keys.pop()
             if isinstance(b, Unknown):
                 if not reach.any():
                     return expr.Value(_objs(at.astype(int).tolist()), expr.INT)
@@ -750,11 +753,13 @@ class Interpreter:
             return t
         tt = np.asarray(t.v != 0, dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
         self.regions.append(live)  # a predicated load in an arm issues in every warp that reaches the `?:`
+        self.region_keys.append(object())
         try:
             a = self.value(kids[1], live & tt)
             b = self.value(kids[2], live & ~tt)
         finally:
             self.regions.pop()
+            self.region_keys.pop()
         return self.merge(tt, a, b, live)
 
     def merge(self, cond, a, b, live):
@@ -1019,10 +1024,14 @@ class Interpreter:
                 self.stored = None
             return False
         if kind == "store":
-            self.stored = (place.buf, place.off.copy(), live.copy(), place.type)
+            self.stored = (place.buf, place.off.copy(), live.copy(), place.type, tuple(self.region_keys))
             return False
         st = self.stored
-        return (st is not None and st[0] is place.buf and st[3] == place.type and bool(live.any())
+        keys = st[4] if st is not None else ()
+        # the store must be on every path to the load (the compiler sees branches, not lanes): made where the load
+        # is, or in a region around it (a loop's earlier iteration counts as the same region)
+        dominates = len(keys) <= len(self.region_keys) and all(a is b for a, b in zip(keys, self.region_keys))
+        return (st is not None and dominates and st[0] is place.buf and st[3] == place.type and bool(live.any())
                 and not (live & ~st[2]).any() and bool(np.all(place.off[live] == st[1][live])))
 
     def record(self, c, kind, place, live, unknown=None, buf=None):
@@ -1706,6 +1715,7 @@ class Interpreter:
             stack.append(why + self._data_hint(reason))
             env0 = dict(self.frame.env)
             self.regions.append(live)
+            self.region_keys.append(object())
             try:
                 taken = live & self._known_conjuncts(cond_c, live)
                 after_t = self.stmt(then_s, taken) if then_s is not None else taken
@@ -1715,6 +1725,7 @@ class Interpreter:
             finally:
                 stack.pop()
                 self.regions.pop()
+                self.region_keys.pop()
             env_e = self.frame.env
             self.frame.env = {k: (env_t.get(k) if env_t.get(k) is env_e.get(k) else
                                   Unknown(f"{k} assigned under an unknown guard")) for k in set(env_t) | set(env_e)}
@@ -1726,6 +1737,7 @@ class Interpreter:
         self.frame.env = dict(env0)
         if not const_if:
             self.regions.append(live)
+            self.region_keys.append(object())
         try:
             after_t = self.stmt(then_s, live & c) if (then_s is not None and
                                                       not (const_if and not (live & c).any())) else live & c
@@ -1736,6 +1748,7 @@ class Interpreter:
         finally:
             if not const_if:
                 self.regions.pop()
+                self.region_keys.pop()
         env_e = self.frame.env
         merged = {}
         for k in set(env_t) | set(env_e):
@@ -1865,12 +1878,14 @@ class Interpreter:
                     break
                 self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
                 self.regions.append(cur)
+                self.region_keys.append(loop)  # every iteration of the loop: one region
                 start = self.frame.env.get(var) if var is not None else None
                 try:
                     out = self.stmt(body, cur)
                 finally:
                     _, cont = self.exits.pop()
                     self.regions.pop()
+                    self.region_keys.pop()
                 nxt = (out | cont) & ~self.frame.returned
                 if post_cond is not None:
                     cv = self.value(post_cond, nxt)
