@@ -150,6 +150,13 @@ __global__ void branches(float *acc, const float *a) {
     if (threadIdx.x < 1) acc[threadIdx.x] = a[threadIdx.x];
     if (threadIdx.x == 0) acc[1] = acc[threadIdx.x];
 }
+__global__ void mean(float *acc, const float *a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    acc[i] = 0.0f;
+    for (int j = 0; j < n; j++)
+        acc[i] += a[j * 1024 + i];
+    acc[i] /= n;
+}
 """
 
 
@@ -213,3 +220,10 @@ def test_a_store_in_another_branch_is_not_forwarded(tmp_path):
     # lane 0 stored acc[0] under `tid < 1`, but the compiler sees two branches: the load under `tid == 0` issues
     r, f = _accumulate(tmp_path, "branches")
     assert f[(17, "load", "acc[threadIdx.x]")].in_register is None
+
+
+def test_the_value_stored_before_and_in_a_loop_reaches_its_exit(tmp_path):
+    # acc[i] = 0 before the loop and acc[i] += in its body: after it, either value is in the register (any n)
+    r, f = _accumulate(tmp_path, "mean")
+    assert f[(23, "load", "acc[i]")].in_register["issued"] == 0.0
+    assert f[(24, "load", "acc[i]")].in_register["issued"] == 0.0 and f[(24, "load", "acc[i]")].launch["requests"] == 0

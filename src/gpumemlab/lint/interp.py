@@ -1015,6 +1015,18 @@ class Interpreter:
                      f"order (block b draws b * step; the last block runs what follows `== gridDim.x - 1`)")
         return expr.Value(_objs([idx * int(np.asarray(k.v)[live][0])] * self.n), t.ctype)
 
+    def _stored_after_loop(self, loop, before) -> None:
+        """After a loop whose body (at its top level) stored the address a store before the loop wrote, the value is
+        in a register on every path out of it (the loop's or the earlier store's): the store now stands around the
+        loop."""
+        st, keys = self.stored, tuple(self.region_keys)
+        if st is None or before is None or st[4] != keys + (loop,) or before[4] != keys or st[0] is not before[0] \
+                or st[3] != before[3]:
+            return
+        lanes = st[2] & before[2]
+        if np.array_equal(lanes, before[2]) and bool(np.all(st[1][lanes] == before[1][lanes])):
+            self.stored = (st[0], st[1], before[2], st[3], keys)
+
     def _forwarded(self, c, kind, place, live) -> bool:
         """Whether a load reads, in every live lane, the address this thread's last store wrote (the compiler
         forwards the stored value: `acc[i] += ...` in a loop loads acc[i] once, or never after `acc[i] = 0`);
@@ -1850,6 +1862,7 @@ class Interpreter:
         if isinstance(start, expr.Value):
             loop.lane_start = self._uniform_step(self.const(0), start, live) is False
         seen0 = dict(self.seen)
+        stored_before = self.stored
         self.loops.append(loop)
         self.iter_path.append(0)
         cur, it, pushed, repeating = live, 0, False, False
@@ -1931,6 +1944,7 @@ class Interpreter:
             self.iter_path.pop()
             if pushed:
                 pushed.pop()
+        self._stored_after_loop(loop, stored_before)
         stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
         body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
         if stepped and inc_c is not None and cond_c is not None and not loop.complete and \

@@ -245,8 +245,6 @@ def predicted_lines(report) -> dict[tuple, dict]:
         c = getattr(f, "compiled", None)
         line = f.line
         issued = (getattr(f, "in_register", None) or {}).get("issued", 1.0)
-        if not issued:
-            continue  # served from a register: no instruction at the line
         if c is not None:  # as compiled: ncu counts the instruction ptxas made, at the line it gave it
             group = (c["line"], c["instruction"], f.array, f.access, tuple(c["accesses_lines"]))
             if c["how"] == "merged" and group in merged:
@@ -270,7 +268,7 @@ def predicted_lines(report) -> dict[tuple, dict]:
             d["lweight"] = d.get("lweight", 0.0) + la["requests"]
             for k in keys:
                 d.setdefault("lsum", {})[k] = d.get("lsum", {}).get(k, 0.0) + la["requests"] * la[k]
-        if f.verdict == "not executed":
+        if f.verdict == "not executed" or not issued:  # (or served from a register: no instruction either)
             d["not_executed"] += 1
             continue
         if f.verdict == "unknown" or not f.requests:
