@@ -97,10 +97,30 @@ def shipped_jobs() -> list[tuple[str, str, list[str]]]:
             names = [p[0] for p in (template_params(c, ci) if is_global else [])]  # (or TILE x TILE)
             if "TILE" in names and (path.name, c.spelling) in first and "<" in first[(path.name, c.spelling)]:
                 values = dict(zip(names, _split_args(first[(path.name, c.spelling)].split("<", 1)[1][:-1])))
-                block = [int(values["TILE"]), int(values.get("BLOCK_ROWS", values["TILE"]))]
+                block = tile_block(_kernel_text(c), values)
+                if block is None:
+                    continue
                 args = _option_args(dict(kernel=c.spelling, block=block, templates={**templates, **values}, lets=lets))
                 jobs.append((f"kernels-{path.stem}-{c.spelling}", str(path), args))
     return jobs
+
+
+def _kernel_text(c) -> str:
+    ext = c.extent
+    with open(ext.start.file.name, "rb") as fh:
+        return fh.read()[ext.start.offset:ext.end.offset].decode(errors="replace")
+
+
+def tile_block(text: str, values: dict) -> list[int] | None:
+    """The block of a 2-D tile kernel, TILE x BLOCK_ROWS (TILE x TILE without BLOCK_ROWS), or None where the kernel
+    is not one: it does not read threadIdx.y (a 1-D kernel with a TILE, which the file's job runs), or the block
+    would pass CUDA's 1024 threads or the kernel's literal __launch_bounds__."""
+    if "threadIdx.y" not in text:
+        return None
+    block = [int(values["TILE"]), int(values.get("BLOCK_ROWS", values["TILE"]))]
+    bound = re.search(r"__launch_bounds__\(\s*(\d+)\s*[,)]", text)
+    limit = min(1024, int(bound.group(1)) if bound else 1024)
+    return block if block[0] * block[1] <= limit else None
 
 
 JOB_SECONDS = 60

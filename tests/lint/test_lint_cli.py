@@ -18,7 +18,7 @@ ACCESS_KEYS = {"kernel", "file", "line", "column", "text", "access", "space", "a
                "ideal_wavefronts_per_request", "conflict_ways", "reads_per_request", "ideal_reads_per_request",
                "verdict", "block", "warp", "active_lanes", "fix", "fix_predicted", "unknown_reason", "not_modelled",
                "call_lines", "loops", "explanation", "rule", "iterations", "assumption", "compiled", "over_iterations",
-               "launch"}
+               "launch", "in_register"}
 
 
 def test_finding_line_is_clang_tidy_style(capsys):

@@ -95,3 +95,45 @@ def test_an_unrolled_loops_iterations_compiled_as_one_lds128():
     # the line as ncu counts it: one LDS.128 (2 wavefronts) and four LDS of BS(k, tx) (1 each) per 4 iterations
     p = source.predicted_lines(r)[(26, "shared", "load")]
     assert round(p["sum"]["wavefronts_per_request"] / p["weight"], 3) == 1.2
+
+
+ROW_TIMES_COLUMN = """
+#define TILE 32
+template <int W> __global__ void row_times_column(float *c, const float *b, int n, int m) {
+    __shared__ float row[32][TILE];
+    row[threadIdx.y][threadIdx.x] = b[threadIdx.y * TILE + threadIdx.x];
+    __syncwarp();
+    float sum = 0.0f;
+    for (int i = 0; i < TILE; i++) sum += row[threadIdx.y][i] * b[i * n + threadIdx.x];
+    for (int i = 0; i < W; i += 2) sum += row[threadIdx.y][i];
+    for (int i = 0; i < m; i++) sum += row[threadIdx.y][i];
+    c[threadIdx.y * n + threadIdx.x] = sum;
+}
+"""
+
+
+def test_a_loop_of_constant_trip_count_is_unrolled_without_a_pragma(tmp_path):
+    from gpumemlab.lint.interp import PEEK_ITERATIONS
+
+    src = tmp_path / "k.cu"
+    src.write_text(ROW_TIMES_COLUMN)
+    (r,) = lint_file(str(src), Options(block=(32, 8), templates={"W": "64"}, lets={"n": 1024, "m": 64}),
+                     resources=False)
+    loads = {f.line: f for f in r.findings if f.space == "shared" and f.access == "load"}
+    # a macro's and a template parameter's bound: the first iterations are kept (what a vectorized unroll spans)
+    assert [loads[k].loops[0]["iterations_evaluated"] for k in (8, 9, 10)] == [PEEK_ITERATIONS, PEEK_ITERATIONS, 1]
+    assert loads[8].loops[0]["stopped"] == "about 32 iterations, more than 17"  # a run-time bound (line 10): 1
+
+
+def test_ptxas_vectorizes_a_constant_trip_loop_without_a_pragma(tmp_path):
+    pytest.importorskip("cuda.core", reason="NVRTC (the cuda extra) compiles the kernel")
+    if find_nvdisasm() is None:
+        pytest.skip("needs nvdisasm (the test extra)")
+    src = tmp_path / "k.cu"
+    src.write_text(ROW_TIMES_COLUMN.replace("template <int W> ", "").replace(
+        "    for (int i = 0; i < W; i += 2) sum += row[threadIdx.y][i];\n", ""))
+    (r,) = lint_file(str(src), Options(block=(32, 8), lets={"n": 1024, "m": 64}))
+    (f,) = [f for f in r.findings if f.compiled]
+    # row[ty][i] .. row[ty][i + 3]: one LDS.128 broadcast, 2 wavefronts for 4 iterations
+    assert (f.line, f.compiled["instruction"], f.compiled["how"], f.compiled["wavefronts_per_request"]) == \
+        (8, "LDS.128", "merged iterations", 2.0)

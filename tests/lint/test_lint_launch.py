@@ -26,6 +26,15 @@ __global__ void upper(float *out) {
 __global__ void scan(float *a, const float *b) {
     for (int k = 0; k < 40; ++k) a[threadIdx.x] += b[threadIdx.x + k];
 }
+__global__ void pick(float *out, const float *in, int n) {
+    __shared__ float s[8];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? in[i] : 0.0f;
+    if (threadIdx.x < 8) s[threadIdx.x] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) v = threadIdx.x < 8 ? s[threadIdx.x] : 0.0f;
+    if (i < n && in[i] > 0.0f) out[i] = v;
+}
 """
 
 
@@ -56,6 +65,22 @@ def test_predicated_instruction_issues_in_every_warp_reaching_the_if(tmp_path):
     assert store.launch["requests"] == 8 and store.launch["wavefronts_per_request"] == 0.25
     assert store.launch["predicated"] is True
     assert f[(10, "load", "s[threadIdx.x]")].launch["requests"] == 8
+
+
+def test_predicated_loads_in_a_conditional_expression_issue_where_the_expression_is_reached(tmp_path):
+    # n = 256 over 4 blocks of 256: blocks 1..3 have no lane with i < n, yet `@P LDG` issues in their 8 warps too
+    r, f = _lint(tmp_path, "pick", block=(256,), grid=(4,), lets={"n": 256})
+    sass = [(18, "global", "load", 4, "LDG", True), (21, "shared", "load", 4, "LDS", True),
+            (22, "global", "load", 4, "LDG", True)]
+    launch.attach(r, sass, (9, 0))
+    load = f[(18, "load", "in[i]")]
+    assert (load.launch["requests"], load.launch["total"], load.launch["sectors_per_request"]) == (32, 32, 1.0)
+    # `threadIdx.x < 8 ? s[..] : 0` under `if (threadIdx.x < 32)`: only warp 0 reaches the `?:`, 1 wavefront
+    sh = f[(21, "load", "s[threadIdx.x]")]
+    assert (sh.launch["requests"], sh.launch["total"], sh.launch["wavefronts_per_request"]) == (4, 4, 1.0)
+    # the right operand of `&&`: issued in every warp that evaluates `i < n && ...`
+    rhs = f[(22, "load", "in[i]")]
+    assert (rhs.launch["requests"], rhs.launch["total"]) == (32, 32)
 
 
 def test_long_loops_run_to_their_end_for_the_launch(tmp_path):
@@ -105,3 +130,100 @@ def test_tree_reductions_as_ncu_averages_them(reduction):
     # reduce3: `if (tid < s)`, s = 128 .. 1: warps with lanes 4, 2, then 1 for six steps -> 12 / 64
     f = reduction["reduce3"][(30, "store", "sdata[tid]")]
     assert (f.launch["requests"], f.launch["total"], f.launch["wavefronts_per_request"]) == (16 * 64, 16 * 12, 0.188)
+
+
+ACCUMULATE = """
+__global__ void row_sums(float *acc, const float *a, const float *x, int unused) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int j = 0; j < 64; j++)
+        acc[i] += a[i * 64 + j] * x[j];
+}
+__global__ void zeroed(float *acc, const float *a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    acc[i] = 0.0f;
+    for (int j = 0; j < 64; j++)
+        acc[i] += a[j * 1024 + i];
+    __syncthreads();
+    acc[i] *= 2.0f;
+}
+__global__ void branches(float *acc, const float *a) {
+    if (threadIdx.x < 1) acc[threadIdx.x] = a[threadIdx.x];
+    if (threadIdx.x == 0) acc[1] = acc[threadIdx.x];
+}
+__global__ void mean(float *acc, const float *a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    acc[i] = 0.0f;
+    for (int j = 0; j < n; j++)
+        acc[i] += a[j * 1024 + i];
+    acc[i] /= n;
+}
+"""
+
+
+def _accumulate(tmp_path, kernel):
+    src = tmp_path / "acc.cu"
+    src.write_text(ACCUMULATE)
+    (r,) = lint_file(str(src), Options(kernel=kernel, block=(32,), grid=(1,), launch_average=True), resources=False)
+    return r, {(f.line, f.access, f.text): f for f in r.findings}
+
+
+def test_a_load_of_the_threads_last_store_is_kept_in_a_register(tmp_path):
+    from gpumemlab.ncu import source
+
+    # acc[i] += ...: loaded in the first of 64 iterations, then the value of the thread's own store is reused
+    r, f = _accumulate(tmp_path, "row_sums")
+    acc = f[(5, "load", "acc[i]")]
+    assert acc.in_register["issued"] == round(1 / 64, 6) and acc.sectors_per_request == 4.0
+    assert acc.launch["requests"] == 1  # one warp, the first iteration only
+    # the line as ncu averages it: a[i * 64 + j] 32 sectors and x[j] 1, each 64 times; acc[i] 4 sectors once
+    p = source.predicted_lines(r)[(5, "global", "load")]
+    assert p["sum"]["sectors_per_request"] == 1 * 4 + 64 * 32 + 64 * 1 and p["weight"] == 1 + 64 + 64
+
+
+def test_a_barrier_forgets_the_stored_value(tmp_path):
+    r, f = _accumulate(tmp_path, "zeroed")
+    # after `acc[i] = 0.0f` no execution loads acc[i]: no instruction on the loop's line for it
+    assert f[(11, "load", "acc[i]")].in_register["issued"] == 0.0
+    assert f[(11, "load", "acc[i]")].launch["requests"] == 0
+    assert f[(11, "load", "a[j * 1024 + i]")].in_register is None
+    assert f[(13, "load", "acc[i]")].in_register is None  # __syncthreads() in between: loaded again
+
+
+TICKET = """
+__global__ void one_pass(float *out, float *partial, unsigned *ticket) {
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = 1.0f;
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    out[threadIdx.x] = partial[threadIdx.x];
+}
+"""
+
+
+def test_the_last_block_ticket_under_its_named_assumption(tmp_path):
+    src = tmp_path / "t.cu"
+    src.write_text(TICKET)
+    (r,) = lint_file(str(src), Options(block=(32,), grid=(4,), launch_average=True), resources=False)
+    f = {(x.line, x.access, x.text): x for x in r.findings}
+    assert any("a ticket, assumed to start at 0 and be taken in blockIdx order" in n for n in r.notes)
+    # block 0 (the analyzed one) draws ticket 0 of 4: not the last; the launch's block 3 runs the tail once
+    tail = f[(11, "load", "partial[threadIdx.x]")]
+    assert (tail.verdict, tail.unknown_reason) == ("not executed", None)
+    assert (tail.launch["blocks"], tail.launch["requests"], tail.launch["sectors_per_request"]) == (1, 1, 4.0)
+
+
+def test_a_store_in_another_branch_is_not_forwarded(tmp_path):
+    # lane 0 stored acc[0] under `tid < 1`, but the compiler sees two branches: the load under `tid == 0` issues
+    r, f = _accumulate(tmp_path, "branches")
+    assert f[(17, "load", "acc[threadIdx.x]")].in_register is None
+
+
+def test_the_value_stored_before_and_in_a_loop_reaches_its_exit(tmp_path):
+    # acc[i] = 0 before the loop and acc[i] += in its body: after it, either value is in the register (any n)
+    r, f = _accumulate(tmp_path, "mean")
+    assert f[(23, "load", "acc[i]")].in_register["issued"] == 0.0
+    assert f[(24, "load", "acc[i]")].in_register["issued"] == 0.0 and f[(24, "load", "acc[i]")].launch["requests"] == 0

@@ -780,6 +780,23 @@ def test_low_bits_of_a_pointer_come_from_the_allocations_alignment(tmp_path, off
     assert f.verdict == "unknown" and "pointer cast to an integer" in f.unknown_reason
 
 
+HEAD = """
+__global__ void k(float* out, const float* in, long long n) {
+    long long head = (long long)(((16u - ((unsigned)(unsigned long long)(in + 1) & 15u)) & 15u) / sizeof(float));
+    if (head > n) head = n;
+    if (threadIdx.x < head) out[threadIdx.x] = in[threadIdx.x];
+}
+"""
+
+
+def test_low_bits_through_a_narrowing_cast(tmp_path):
+    # (unsigned)(unsigned long long)p & 15: the narrower integer keeps the low bits; in + 1 is 4 bytes past a
+    # 256-byte boundary, so the head before the first 16-byte boundary is 3 floats (lanes 0..2: 12 bytes, 1 sector)
+    got = _lint(tmp_path, HEAD, block=(32,), lets={"n": 1024})
+    f = got[(5, "load")]
+    assert (f.active_lanes, f.sectors_per_request, f.unknown_reason) == (3, 1.0, None)
+
+
 PTX = """
 __global__ void k(const float* in, float* out) {
     float a, b;

@@ -91,6 +91,21 @@ def test_the_child_compiles_with_the_files_folder_on_the_include_path():
     assert _options(p) == (("include_path", p["include_path"]),) and _options(source.plan("t", reports, NAIVE)) == ()
 
 
+def test_the_c_headers_kernels_include_compile_with_nvrtc(tmp_path):
+    # NVRTC has no system headers: lint's include path ends with its own math.h, float.h, stdint.h, limits.h
+    pytest.importorskip("cuda.core", reason="NVRTC (the cuda extra) compiles the kernel")
+    from gpumemlab.lint.resources import NVRTC_INCLUDE, include_dirs
+
+    src = tmp_path / "k.cu"
+    src.write_text("#include <math.h>\n#include <float.h>\n#include <stdint.h>\n#include <limits.h>\n"
+                   "__global__ void k(float *o, const uint8_t *b, int64_t n) {\n"
+                   "    float m = -FLT_MAX + INFINITY * 0.0f + (float)M_PI + (float)INT_MAX + (float)UINT_MAX;\n"
+                   "    if (threadIdx.x < n) o[threadIdx.x] = fmaxf(m, sqrtf((float)b[threadIdx.x]));\n}\n")
+    assert include_dirs(str(src))[-1] == NVRTC_INCLUDE
+    (r,) = lint_file(str(src), Options(block=(32,), lets={"n": 32}))
+    assert r.resources is not None and not [n for n in r.notes if "NVRTC" in n]
+
+
 @pytest.mark.skipif(shutil.which("ncu") is not None, reason="this machine has Nsight Compute")
 def test_validate_without_ncu_is_one_line(monkeypatch, capsys):
     monkeypatch.delenv("GPUMEMLAB_NCU", raising=False)

@@ -80,6 +80,9 @@ class Finding:
     compiled: dict | None = None  # the SASS instruction when it is wider/narrower than written (lint/compiled.py)
     over_iterations: dict | None = None  # per request over every iteration of its loops, when all were evaluated
     launch: dict | None = None  # per request over every warp of the launch (lint/launch.py), when asked for
+    # a load of the address the thread stored last: {issued: the share of its executions that issue an instruction,
+    # why}; the numbers stay the access's as written
+    in_register: dict | None = None
 
     @property
     def rule(self) -> str:
@@ -589,7 +592,25 @@ def evaluate(a: Access, kernel: str, launch, cc, unknown: str | None, neighbours
         f.iterations = _iteration_classes(a, w, launch, cc)
         if all(lp.complete for lp in a.loops):
             f.over_iterations = _over_iterations(f.iterations)
+    f.in_register = _in_register(a)
     return f
+
+
+def _in_register(a: Access) -> dict | None:
+    """The share of a load's executions the compiler serves from the register of the thread's last store to the
+    same address (nothing stored or synchronized in between), or None where every execution issues."""
+    held = [a.held] + list(a.later_held)
+    if not any(held):
+        return None
+    trips = a.loops[-1].trips if a.loops else None
+    if not a.held and all(a.later_held) and trips and len(held) < trips:  # loaded once, then held: 1 of trips
+        return dict(issued=round(1 / trips, 6), why=f"loaded in the first of {trips} iterations, then kept in a "
+                                                     f"register (the thread's own store of it)")
+    issued = held.count(False) / len(held)
+    why = ("the thread stored this address last: the compiler keeps the value in a register, no instruction"
+           if not issued else f"{held.count(True)} of {len(held)} executions evaluated read the thread's own last "
+                              f"store: kept in a register")
+    return dict(issued=round(issued, 6), why=why)
 
 
 def _constant_numbers(lanes: LaneAccesses) -> dict:

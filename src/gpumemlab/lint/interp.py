@@ -29,6 +29,8 @@ REPEAT_STEPS = 40_000  # steps per kernel run after which later iterations are n
 LAUNCH_SCALE = 16  # the launch average needs every iteration: its runs allow this many times more iterations
 LAUNCH_STEPS = 300_000  # steps of all of one launch's block runs together (its runs' own limit as well)
 FAST_FORWARD = 1024  # iterations of a long loop's condition and step run on (no body) to know its variables after it
+# calls after which a value stored earlier must be loaded again (barriers, fences, atomics, async copies, waits)
+_ORDERS_MEMORY = re.compile(r"sync|fence|atomic|barrier|arrive|wait|memcpy|pipeline")
 MAX_DEPTH = 600  # expressions nested in each other (stays below Python's recursion limit set by lint_file)
 
 
@@ -121,6 +123,7 @@ class Loop:
     complete: bool = False  # every lane left the loop within them
     stopped: str | None = None  # why later iterations were not evaluated
     too_long: str | None = None  # the trip count is over MAX_ITERATIONS: stop after PEEK_ITERATIONS
+    trips: int | None = None  # iterations of the first entry, where known (counted, or run to the end)
 
 
 @dataclass
@@ -149,6 +152,10 @@ class Access:
     # that has one of them (the first iteration; later_reach: each later one)
     reach: np.ndarray | None = None
     later_reach: list = field(default_factory=list)
+    # a load of the address this thread stored last, nothing stored or synchronized since: the compiler keeps the
+    # value in a register and issues no instruction (the first execution; later_held: each later one)
+    held: bool = False
+    later_held: list = field(default_factory=list)
 
 
 class Frame:
@@ -218,6 +225,9 @@ class Interpreter:
         self.iter_path: list[int] = []  # the iteration of each enclosing loop
         self.exits: list[tuple[np.ndarray, np.ndarray]] = []  # (break lanes, continue lanes) per enclosing loop
         self.regions: list[np.ndarray] = []  # lanes entering each enclosing if and loop iteration
+        self.region_keys: list = []  # each region's identity: a fresh object per if, the Loop for its iterations
+        self.shared_scalars: dict = {}  # id(buffer) -> (buffer, value, C type) of a __shared__ scalar one value stored
+        self.stored: tuple | None = None  # (buffer, offsets, lanes, type) of the last store: its value is in a register
         self.scale = 1  # the launch average's runs: loops run to LAUNCH_SCALE times the iterations and steps
         self.max_steps = MAX_STEPS
         self.assume_data = False  # guards on loaded data: assume the lanes their known part selects (else unknown)
@@ -710,7 +720,13 @@ class Interpreter:
                 return a
             at = np.asarray(a.v != 0, dtype=bool)
             reach = live & (at if op == "&&" else ~at)
-            b = self.value(kids[1], reach)
+            self.regions.append(live)  # as for `?:`: the right operand's predicated loads issue where `&&` is reached
+            self.region_keys.append(object())
+            try:
+                b = self.value(kids[1], reach)
+            finally:
+                self.regions.pop()
+                self.region_keys.pop()
             if isinstance(b, Unknown):
                 if not reach.any():
                     return expr.Value(_objs(at.astype(int).tolist()), expr.INT)
@@ -746,6 +762,11 @@ class Interpreter:
                              self.K.CXX_FUNCTIONAL_CAST_EXPR) or not isinstance(self.ltype(cast.type), Int):
             return None
         operand = [ch for ch in self.children(cast) if ch.kind.is_expression()]
+        casts = (self.K.CSTYLE_CAST_EXPR, self.K.CXX_REINTERPRET_CAST_EXPR, self.K.CXX_STATIC_CAST_EXPR,
+                 self.K.CXX_FUNCTIONAL_CAST_EXPR)
+        while operand and self.strip(operand[-1]).kind in casts and isinstance(self.ltype(operand[-1].type), Int):
+            # (unsigned)(uintptr_t)p: a narrower integer keeps the low bits the mask reads
+            operand = [ch for ch in self.children(self.strip(operand[-1])) if ch.kind.is_expression()]
         m = self.const_int(kids[1])
         if not operand or m is None or m <= 0 or (op == "&" and m >= self.ALIGNMENT) or \
                 (op == "%" and self.ALIGNMENT % m):
@@ -810,8 +831,14 @@ class Interpreter:
             self.value(kids[2], live)
             return t
         tt = np.asarray(t.v != 0, dtype=bool) if isinstance(t, expr.Value) else np.ones(self.n, bool)
-        a = self.value(kids[1], live & tt)
-        b = self.value(kids[2], live & ~tt)
+        self.regions.append(live)  # a predicated load in an arm issues in every warp that reaches the `?:`
+        self.region_keys.append(object())
+        try:
+            a = self.value(kids[1], live & tt)
+            b = self.value(kids[2], live & ~tt)
+        finally:
+            self.regions.pop()
+            self.region_keys.pop()
         return self.merge(tt, a, b, live)
 
     def merge(self, cond, a, b, live):
@@ -980,6 +1007,9 @@ class Interpreter:
             self.record(c, "load", lv, live)
             if lv.buf.space == "constant":
                 return self._constant_value(lv, live)
+            shared = self.shared_scalars.get(id(lv.buf))
+            if shared is not None and shared[0] is lv.buf and isinstance(lv.type, Int):
+                return expr.Value(_objs([shared[1]] * self.n), shared[2])
             return Unknown(f"value loaded from memory ({self.text(c)[:40]})")
         if isinstance(lv, Unknown) and self._touches_memory(c) and not self._is_array_var(c):
             self.record(c, "load", None, live, unknown=lv.reason, buf=lv.buf)  # a row (a[i] of a[i][j]) is no access
@@ -1048,6 +1078,53 @@ class Interpreter:
                 return True
         return False
 
+    def _ticket(self, c, name, vals, live):
+        """``atomicAdd(counter, k)`` by one thread of the block (the last-block ticket of a one-pass reduction):
+        under the named assumption that the counter starts at 0 and the blocks take it in blockIdx order, block b
+        draws k * b, so the block with the last index runs the tail."""
+        t = self.ltype(c.type)
+        if name != "atomicAdd" or len(vals) < 2 or int(live.sum()) != 1 or not isinstance(t, Int):
+            return None
+        k = vals[1]
+        if not isinstance(k, expr.Value) or len({int(v) for v in np.asarray(k.v)[live]}) != 1:
+            return None
+        b, g = self.env0["blockIdx"], self.env0["gridDim"]
+        idx = int(b["x"].v[0]) + int(g["x"].v[0]) * (int(b["y"].v[0]) + int(g["y"].v[0]) * int(b["z"].v[0]))
+        self.note(c, f"{name} by one thread per block: a ticket, assumed to start at 0 and be taken in blockIdx "
+                     f"order (block b draws b * step; the last block runs what follows `== gridDim.x - 1`)")
+        return expr.Value(_objs([idx * int(np.asarray(k.v)[live][0])] * self.n), t.ctype)
+
+    def _stored_after_loop(self, loop, before) -> None:
+        """After a loop whose body (at its top level) stored the address a store before the loop wrote, the value is
+        in a register on every path out of it (the loop's or the earlier store's): the store now stands around the
+        loop."""
+        st, keys = self.stored, tuple(self.region_keys)
+        if st is None or before is None or st[4] != keys + (loop,) or before[4] != keys or st[0] is not before[0] \
+                or st[3] != before[3]:
+            return
+        lanes = st[2] & before[2]
+        if np.array_equal(lanes, before[2]) and bool(np.all(st[1][lanes] == before[1][lanes])):
+            self.stored = (st[0], st[1], before[2], st[3], keys)
+
+    def _forwarded(self, c, kind, place, live) -> bool:
+        """Whether a load reads, in every live lane, the address this thread's last store wrote (the compiler
+        forwards the stored value: `acc[i] += ...` in a loop loads acc[i] once, or never after `acc[i] = 0`);
+        a store becomes the one held, anything else that writes or orders memory forgets it."""
+        if place is None or kind not in ("load", "store") or c.type.is_volatile_qualified():
+            if kind != "load" or place is not None or c.type.is_volatile_qualified():
+                self.stored = None
+            return False
+        if kind == "store":
+            self.stored = (place.buf, place.off.copy(), live.copy(), place.type, tuple(self.region_keys))
+            return False
+        st = self.stored
+        keys = st[4] if st is not None else ()
+        # the store must be on every path to the load (the compiler sees branches, not lanes): made where the load
+        # is, or in a region around it (a loop's earlier iteration counts as the same region)
+        dominates = len(keys) <= len(self.region_keys) and all(a is b for a, b in zip(keys, self.region_keys))
+        return (st is not None and dominates and st[0] is place.buf and st[3] == place.type and bool(live.any())
+                and not (live & ~st[2]).any() and bool(np.all(place.off[live] == st[1][live])))
+
     def record(self, c, kind, place, live, unknown=None, buf=None):
         if getattr(self, "_probe", False):
             return
@@ -1060,10 +1137,12 @@ class Interpreter:
         if place is not None and place.buf.space == "local":
             return
         reach = self.regions[-1] if self.regions else live
+        held = self._forwarded(c, kind, place, live)
         if self.repeat and key in self.accesses:  # a later iteration of a loop: kept beside the first
             if place is not None and unknown is None and not self.uncertain:
                 self.accesses[key].later.append((tuple(self.iter_path), place.off.copy(), live.copy()))
                 self.accesses[key].later_reach.append(reach.copy())
+                self.accesses[key].later_held.append(held)
             return
         if unknown is None and self.uncertain:
             unknown = self.uncertain[-1]
@@ -1073,6 +1152,7 @@ class Interpreter:
                    live.copy(), unknown, tuple(line for _, line in self.calls), tuple(self.loops))
         a.assumption = assumption
         a.reach = reach.copy()
+        a.held = held
         if place is not None:
             a.member = getattr(place, "member", None)
             a.record_type = getattr(place, "record", None)
@@ -1083,8 +1163,20 @@ class Interpreter:
             self.assign_var(lv.name, value, live)
         elif isinstance(lv, Place):
             self.record(lhs_c, "store", lv, live)
+            if lv.buf.space == "shared":
+                self._share_scalar(lv, value, live)
         elif isinstance(lv, Unknown) and self._touches_memory(lhs_c):
             self.record(lhs_c, "store", None, live, unknown=lv.reason, buf=lv.buf)
+
+    def _share_scalar(self, place, value, live) -> None:
+        """A __shared__ integer or bool (not an array) given one value by the lanes that store it: the block reads
+        that value back (a flag or count one thread publishes for the block after a barrier)."""
+        self.shared_scalars.pop(id(place.buf), None)
+        if not isinstance(place.buf.type, Int) or not isinstance(value, expr.Value) or not live.any():
+            return
+        vals = {int(v) for v in np.asarray(value.v)[live]}
+        if len(vals) == 1:
+            self.shared_scalars[id(place.buf)] = (place.buf, vals.pop(), place.type.ctype)
 
     def assign_var(self, name, value, live):
         env = self.frame.env
@@ -1165,6 +1257,8 @@ class Interpreter:
         name = c.spelling
         args = [a for a in kids if a.kind.is_expression()]
         callee = c.referenced
+        if _ORDERS_MEMORY.search(name):  # barriers, fences, atomics, async copies: memory may have changed
+            self.stored = None
         # the first child is the callee expression for ordinary calls
         if args and self.strip(args[0]).kind in (self.K.DECL_REF_EXPR, self.K.OVERLOADED_DECL_REF,
                                                   self.K.MEMBER_REF_EXPR) and self.strip(args[0]).spelling == name \
@@ -1208,7 +1302,7 @@ class Interpreter:
             target = vals[0] if vals else None
             if isinstance(target, PtrV):  # a known address: the model's sectors or wavefronts, as for a store
                 self.record(c, "atomic", Place(target.buf, target.off, target.to), live)
-                return Unknown(f"result of {name}")
+                return self._ticket(c, name, vals, live) or Unknown(f"result of {name}")
             buf = target.buf if isinstance(target, Unknown) else None
             if buf is not None or self._touches_memory(c):
                 why = target.reason if isinstance(target, Unknown) else "not a pointer lint follows"
@@ -1847,6 +1941,7 @@ class Interpreter:
             stack.append(why + self._data_hint(reason))
             env0 = dict(self.frame.env)
             self.regions.append(live)
+            self.region_keys.append(object())
             try:
                 taken = live & self._known_conjuncts(cond_c, live)
                 after_t = self.stmt(then_s, taken) if then_s is not None else taken
@@ -1856,6 +1951,7 @@ class Interpreter:
             finally:
                 stack.pop()
                 self.regions.pop()
+                self.region_keys.pop()
             env_e = self.frame.env
             self.frame.env = {k: (env_t.get(k) if env_t.get(k) is env_e.get(k) else
                                   Unknown(f"{k} assigned under an unknown guard")) for k in set(env_t) | set(env_e)}
@@ -1867,6 +1963,7 @@ class Interpreter:
         self.frame.env = dict(env0)
         if not const_if:
             self.regions.append(live)
+            self.region_keys.append(object())
         try:
             after_t = self.stmt(then_s, live & c) if (then_s is not None and
                                                       not (const_if and not (live & c).any())) else live & c
@@ -1877,6 +1974,7 @@ class Interpreter:
         finally:
             if not const_if:
                 self.regions.pop()
+                self.region_keys.pop()
         env_e = self.frame.env
         merged = {}
         for k in set(env_t) | set(env_e):
@@ -1978,6 +2076,7 @@ class Interpreter:
         if isinstance(start, expr.Value):
             loop.lane_start = self._uniform_step(self.const(0), start, live) is False
         seen0 = dict(self.seen)
+        stored_before = self.stored
         self.loops.append(loop)
         self.iter_path.append(0)
         cur, it, pushed, repeating = live, 0, False, False
@@ -2002,15 +2101,18 @@ class Interpreter:
                         cur = cur & self._truth(cv)
                 if it and not cur.any():
                     loop.complete = True
+                    loop.trips = it
                     break
                 self.exits.append((np.zeros(self.n, bool), np.zeros(self.n, bool)))
                 self.regions.append(cur)
+                self.region_keys.append(loop)  # every iteration of the loop: one region
                 start = self.frame.env.get(var) if var is not None else None
                 try:
                     out = self.stmt(body, cur)
                 finally:
                     _, cont = self.exits.pop()
                     self.regions.pop()
+                    self.region_keys.pop()
                 nxt = (out | cont) & ~self.frame.returned
                 if post_cond is not None:
                     cv = self.value(post_cond, nxt)
@@ -2024,6 +2126,7 @@ class Interpreter:
                     if it == 0:
                         loop.uniform = self._uniform_step(before, self.frame.env.get(var), nxt)
                         trips = self._trips_left(cond_c, var, before, nxt) if loop.additive else None
+                        loop.trips = trips + 1 if trips is not None else None
                         if trips is not None and trips > MAX_ITERATIONS * self.scale:  # not worth the body runs
                             loop.too_long = f"about {trips + 1} iterations, more than {MAX_ITERATIONS * self.scale + 1}"
                 elif inc_c is not None:
@@ -2036,7 +2139,8 @@ class Interpreter:
                 if post_cond is not None and not cur.any() and loop.stopped is None:
                     loop.complete = True
                     break
-                if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not self._unrolled(s)):
+                if loop.stopped is None and loop.too_long and (it >= PEEK_ITERATIONS or not (
+                        self._unrolled(s) or self._constant_trips(s))):
                     loop.stopped = loop.too_long
                 if loop.stopped is None and it > MAX_ITERATIONS * self.scale:
                     loop.stopped = f"more than {MAX_ITERATIONS * self.scale} iterations"
@@ -2054,6 +2158,7 @@ class Interpreter:
             self.iter_path.pop()
             if pushed:
                 pushed.pop()
+        self._stored_after_loop(loop, stored_before)
         stepped = loop.stopped is not None and not loop.stopped.startswith("its condition")
         body_only = None  # the loop's step variables were run to its end: only what its body assigns is unknown
         cond_c = cond_c if cond_c is not None else post_cond  # a do-while loop: its condition after the body
@@ -2263,6 +2368,28 @@ class Interpreter:
             lines = self._source_lines = self.parsed.text.splitlines()
         prev = lines[loc.line - 2].strip() if loc.line - 2 < len(lines) else ""
         return prev.startswith("#pragma unroll") and prev.split()[2:3] != ["1"]
+
+    def _constant_trips(self, s) -> bool:
+        """A ``for`` loop whose header reads only literals, macros, template and enum constants and its own
+        variables: its trip count is known when compiled, and the compiler unrolls it without a pragma."""
+        K = self.K
+        if s.kind != K.FOR_STMT:
+            return False
+        parts = self.children(s)[:-1]
+        own = {d.spelling for p in parts for d in p.walk_preorder() if d.kind == K.VAR_DECL}
+        own |= {d.spelling for d in parts[-1].walk_preorder() if d.kind == K.DECL_REF_EXPR} if parts else set()
+        for p in parts:
+            for d in p.walk_preorder():
+                if d.kind in (K.MEMBER_REF_EXPR, K.CALL_EXPR):
+                    return False
+                if d.kind != K.DECL_REF_EXPR or d.spelling in own:
+                    continue
+                ref = d.referenced
+                if ref is None or not (ref.kind in (K.TEMPLATE_NON_TYPE_PARAMETER, K.ENUM_CONSTANT_DECL) or
+                                       (ref.kind == K.VAR_DECL and ref.type.is_const_qualified()
+                                        and ref.semantic_parent.kind == K.TRANSLATION_UNIT)):
+                    return False
+        return bool(parts)
 
     def _body_step(self, loop, cond_c, var, start, live) -> None:
         """Uniformity, additivity (the same shift for every lane) and the trip count of a while loop's variable."""

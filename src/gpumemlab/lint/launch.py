@@ -76,9 +76,10 @@ def collect(make_run, launch, keys, same=(False, False)) -> dict:
                     if why:
                         inst.reason = f"block ({x}, {y}, {z}): {why}"
                         continue
-                    inst.rows.append((blk, weight, 0, a.offsets, a.active, a.reach))
-                    inst.rows += [(blk, weight, i + 1, off, act, r) for i, ((_, off, act), r) in
-                                  enumerate(zip(a.later, a.later_reach))]
+                    if not a.held:  # an execution the compiler serves from a register issues nothing
+                        inst.rows.append((blk, weight, 0, a.offsets, a.active, a.reach))
+                    inst.rows += [(blk, weight, i + 1, off, act, r) for i, ((_, off, act), r, held) in
+                                  enumerate(zip(a.later, a.later_reach, a.later_held)) if not held]
     return out
 
 

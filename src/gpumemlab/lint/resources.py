@@ -9,6 +9,7 @@ import subprocess
 from ..errors import GpumemlabError
 from ..model.cc import parse_cc
 
+NVRTC_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvrtc_include")
 _occupancy = importlib.import_module("gpumemlab.model.occupancy")  # the package exports a function of that name
 
 
@@ -20,14 +21,15 @@ def _name_expression(r) -> str:
 
 def include_dirs(path: str) -> list[str]:
     """The file's own folder (its local headers), then the CUDA toolkit's headers where one is installed
-    (cooperative_groups.h and the like, which NVRTC does not carry)."""
+    (cooperative_groups.h and the like, which NVRTC does not carry), then lint's own math.h, float.h, stdint.h and
+    limits.h (NVRTC has no system headers; kernels include them for FLT_MAX, INFINITY, uint8_t)."""
     dirs = [os.path.dirname(os.path.abspath(path))]
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root and os.path.isfile(os.path.join(root, "include", "cooperative_groups.h")):
             inc = os.path.join(root, "include")
             dirs += [inc] + ([os.path.join(inc, "cccl")] if os.path.isdir(os.path.join(inc, "cccl")) else [])
             break
-    return dirs
+    return dirs + [NVRTC_INCLUDE]
 
 
 def attach(parsed, reports, opts) -> None:

@@ -244,6 +244,7 @@ def predicted_lines(report) -> dict[tuple, dict]:
             continue
         c = getattr(f, "compiled", None)
         line = f.line
+        issued = (getattr(f, "in_register", None) or {}).get("issued", 1.0)
         if c is not None:  # as compiled: ncu counts the instruction ptxas made, at the line it gave it
             group = (c["line"], c["instruction"], f.array, f.access, tuple(c["accesses_lines"]))
             if c["how"] == "merged" and group in merged:
@@ -267,14 +268,14 @@ def predicted_lines(report) -> dict[tuple, dict]:
             d["lweight"] = d.get("lweight", 0.0) + la["requests"]
             for k in keys:
                 d.setdefault("lsum", {})[k] = d.get("lsum", {}).get(k, 0.0) + la["requests"] * la[k]
-        if f.verdict == "not executed":
+        if f.verdict == "not executed" or not issued:  # (or served from a register: no instruction either)
             d["not_executed"] += 1
             continue
         if f.verdict == "unknown" or not f.requests:
             d["unknown"].append(f.unknown_reason or f.verdict)
             continue
         # ncu divides by instructions executed: weigh each access by its instructions per execution
-        weight = c["requests_per_execution"] if c is not None else f.requests
+        weight = (c["requests_per_execution"] if c is not None else f.requests) * issued
         if c is None and f.over_iterations is not None:  # every iteration evaluated: what ncu averages
             f = replace(f, **{k: v for k, v in f.over_iterations.items() if k not in ("requests", "iterations")})
         elif c is None and (len(f.iterations) > 1 or any(not lp["pattern_kept"] for lp in f.loops)):

@@ -1,0 +1,12 @@
+// The C header's limits for NVRTC (no system headers, nor the compiler's __FLT_MAX__ and the like): IEEE binary32/64.
+#pragma once
+#define FLT_MAX 3.40282346638528859812e+38F
+#define FLT_MIN 1.17549435082228750797e-38F
+#define FLT_EPSILON 1.19209289550781250000e-7F
+#define FLT_DIG 6
+#define FLT_MANT_DIG 24
+#define DBL_MAX 1.79769313486231570815e+308
+#define DBL_MIN 2.22507385850720138309e-308
+#define DBL_EPSILON 2.22044604925031308085e-16
+#define DBL_DIG 15
+#define DBL_MANT_DIG 53
