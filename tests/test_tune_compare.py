@@ -21,7 +21,8 @@ def entries():
     """(the installed H200 entry, a re-tuned one that chose the small tiles at 2 splits at 384^3 and 768^3)."""
     old = table.load(C.TUNED_PATH)["devices"]["NVIDIA H200"]
     new = copy.deepcopy(old)
-    new.pop("converted")
+    new.pop("converted", None)  # as a fresh re-tune: no conversion, nothing kept yet
+    new.pop("kept", None)
     for shape in ("384x384x384", "768x768x768"):
         p = dict(new["points"][0], name=f"config={SMALL},splits=2", label=SMALL, params=dict(config=SMALL, splits=2),
                  shape=shape, round="final")

@@ -94,7 +94,8 @@ def test_every_installed_matmul_winner_is_a_point_of_the_space_a_retune_screens(
                 continue
             occ = {p["params"]["config"]: p["derived"]["blocks_per_sm"] for p in e["points"]
                    if p["derived"].get("blocks_per_sm")}
-            ctx = M.MATMUL.context(shape, dict(sm_count=e["device"]["sm_count"], occupancy=lambda n: occ[n]))
+            # a re-tune over some configurations measured only theirs; the others' occupancy decides only their points
+            ctx = M.MATMUL.context(shape, dict(sm_count=e["device"]["sm_count"], occupancy=lambda n: occ.get(n, 1)))
             assert c["name"] in {p.name for p in M.MATMUL.space.points(ctx)}, (dev, shape)
 
 
