@@ -71,7 +71,7 @@ def test_the_installed_choice_is_kept_where_the_new_one_is_slower_and_compared_a
     kept = res["entry"]
     assert kept["chosen"]["384x384x384"] == old["chosen"]["384x384x384"]
     assert kept["chosen"]["768x768x768"] == new["chosen"]["768x768x768"]
-    assert kept["kept"] == {"384x384x384": "installed choice kept: the new one made zoo 384x384x384 (old/new 0.833) "
+    assert kept["kept"] == {"384x384x384": "installed choice kept: the new one made 384x384x384 (old/new 0.833) "
                                            "slower in the same run"}
     assert table.problems(dict(format=1, family="matmul", about="a", metric="gflops",
                                devices={kept["device"]["name"]: kept})) == []
@@ -104,8 +104,10 @@ def test_a_compared_shape_s_record_in_full_and_the_flop_limit_inclusive(entries,
         old=stat(1e-4), new=stat(0.8e-4), cuBLAS=stat(1e-4)))
     monkeypatch.setattr(runtime, "work_stream", contextlib.nullcontext)
     records, same = tables.compare(old, new, old["device"], max_flops=2 * 384 ** 3)  # 384^3 is at the limit
-    assert same == 2
-    assert records == [dict(
+    # 128^3 and 256^3 of the zoo; of the held-out shapes 1000x13x1000, 129x257x4099, 197x64x197 ... under the limit
+    small = [s for s in tables.compared_shapes() if not C.is_gemv(*s[1:3]) and 2 * s[1] * s[2] * s[3] <= 2 * 384 ** 3]
+    assert same + len(records) == len(small) and ("square", 128, 128, 128) in small and ("thin", 1000, 13, 1000) in small
+    assert [r for r in records if r["shape"] == "384x384x384"] == [dict(
         group="square", shape="384x384x384", kind="float4", old="32x128x16/3", new="64x64x8/2",
         old_config="32x128x16_w32x32_i1_t4x4_s3_a0_b4_o2_p1", new_config=SMALL,
         median_s=dict(old=1e-4, new=0.8e-4, cuBLAS=1e-4), old_over_new=1e-4 / 0.8e-4,
@@ -138,3 +140,16 @@ def test_the_comparison_table_in_full():
         "| g | 1x2x3 | a | b | 500000.0 | 1000000.0 | 0.500 | 0.500 | 0.250 |\n"
         "| g | 1x2x3 | a | b | 500000.0 | 1000000.0 | 2.000 | 0.500 | 0.250 |\n"
         "\n1 shapes with the same choice; 2 compared; geometric mean old/new 1.000, worst 0.500")
+
+
+def test_the_compared_shapes_are_the_zoo_then_the_held_out_2d_products_once_each():
+    from gpumemlab.experiments.matmul_shapes import HELD_OUT
+    from gpumemlab.tune.matmul import ZOO
+
+    shapes = tables.compared_shapes()
+    assert shapes[:len(ZOO)] == ZOO
+    rest = shapes[len(ZOO):]
+    assert ("thin", 4096, 2, 4096) in rest and ("layout", 4096, 64, 4096) in rest and ("thin", 2048, 33, 8192) in rest
+    assert len({s[1:] for s in shapes}) == len(shapes)  # 4096^3 of the zoo is not compared again as a layout
+    assert not any((s.m, s.n, s.k) == (7, 9, 11) for s in HELD_OUT if (s.group, s.m, s.n, s.k) in rest)  # batched
+    assert ("batched", 7, 9, 11) not in rest and all(g not in ("batched", "matvec") for g, *_ in rest)

@@ -1,10 +1,10 @@
 """A re-tuned matmul table against the installed one, in the same run, before it is installed.
 
-On every zoo shape whose tiles the two entries choose differently, ``gpumemlab.matmul`` with each entry's choice
-and cuBLAS (``cupy.matmul``) are timed interleaved (A B C, C B A, ...) with the suite's timer as users call them
-(CUDA events around the Python call, warm operands, as the matmul_shapes experiment times the GEMMs), every output
-checked against float64 first. :func:`keep` then keeps the installed choice at the tuned shape nearest to each zoo
-shape the new choice made slower, compares that entry again in the same run and returns it only when no shape is
+On every zoo shape and 2-D held-out shape of the matmul_shapes experiment whose tiles the two entries choose
+differently, ``gpumemlab.matmul`` with each entry's choice and cuBLAS (``cupy.matmul``) are timed interleaved (A B C,
+C B A, ...) with the suite's timer as users call them (CUDA events around the Python call, warm operands, as the
+matmul_shapes experiment times the GEMMs), every output checked against float64 first. :func:`keep` then keeps the
+installed choice at the tuned shape nearest to each compared shape the new choice made slower, compares that entry again in the same run and returns it only when no shape is
 slower (docs/notes/tuning.md).
 """
 
@@ -50,16 +50,29 @@ def time_choices(m: int, n: int, k: int, choices: dict, timer: TimerConfig = TIM
     return time_interleaved(fns, cfg=timer)
 
 
+def compared_shapes() -> list[tuple[str, int, int, int]]:
+    """(group, M, N, K) of the zoo, then of the matmul_shapes experiment's held-out 2-D products not in it: a tuned
+    shape's choice also routes the untuned shapes nearest to it, which a comparison of the zoo alone misses."""
+    from ..experiments.matmul_shapes import HELD_OUT
+    from ..tune.matmul import ZOO
+
+    shapes = {(m, n, k): (group, m, n, k) for group, m, n, k in ZOO}
+    for s in HELD_OUT:
+        if not (s.batch_a or s.batch_b or s.vector):
+            shapes.setdefault((s.m, s.n, s.k), (s.group, s.m, s.n, s.k))
+    return list(shapes.values())
+
+
 def compare(old: dict, new: dict, device: dict, max_flops: float = MAX_FLOPS) -> tuple[list[dict], int]:
-    """(one record per zoo shape whose route differs between the two entries, the number of shapes routed alike)."""
+    """(one record per compared shape (:func:`compared_shapes`) whose route differs between the two entries, the
+    number of shapes routed alike)."""
     from ..gpu import runtime
     from ..ops.matmul import choice as C
-    from ..tune.matmul import ZOO
 
     sms = int(device["sm_count"])
     records, same = [], 0
     with runtime.work_stream():
-        for group, m, n, k in ZOO:
+        for group, m, n, k in compared_shapes():
             if C.is_gemv(m, n) or 2.0 * m * n * k > max_flops:
                 continue
             ro, rn = (C.route(m, n, k, True, e, sms) for e in (old, new))
@@ -99,8 +112,8 @@ def nearest_tuned(shape: str, chosen: dict) -> str:
 
 
 def keep(old: dict, new: dict, device: dict, metric: str, log=print, slower: float = SLOWER) -> dict:
-    """The re-tuned ``new`` entry, kept where it is not slower than the installed ``old`` on the zoo (both compared
-    in this run, :func:`compare`): {"entry": the entry to install or None, "compared": the first comparison's
+    """The re-tuned ``new`` entry, kept where it is not slower than the installed ``old`` on the compared shapes (both
+    timed in this run, :func:`compare`): {"entry": the entry to install or None, "compared": the first comparison's
     records, "kept_compared": the second's}. ``log`` gets each comparison as markdown."""
     records, same = compare(old, new, device)
     log(f"{device['name']}: installed vs re-tuned\n\n{markdown(records, same)}")
@@ -111,7 +124,7 @@ def keep(old: dict, new: dict, device: dict, metric: str, log=print, slower: flo
                 f"{r['shape']} (old/new {r['old_over_new']:.3f})")
     kept = new
     for shape, why in sorted(revert.items()):
-        kept = table.keep_choices(kept, old, [shape], f"the new one made zoo {', '.join(why)} slower in the same "
+        kept = table.keep_choices(kept, old, [shape], f"the new one made {', '.join(why)} slower in the same "
                                   "run", metric)
     again = records
     if revert:
