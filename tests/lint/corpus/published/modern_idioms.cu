@@ -7,7 +7,7 @@
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <float.h>
-#include <math.h>
+#include <cooperative_groups/reduce.h>
 
 template <typename T, int N>
 struct alignas(sizeof(T) * N) aligned_vector {
