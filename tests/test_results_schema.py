@@ -89,3 +89,18 @@ def test_zero_where_zero_is_possible_and_an_optional_field_left_out():
     d = a_doc()
     d["results"] = ["x"]
     assert validate(d) == "record 0: expected an object, got string"
+
+
+@pytest.mark.parametrize("change, problem", [
+    (dict(schema=99), "schema version 99, this gpumemlab reads versions 1, 2 (written by a newer gpumemlab)"),
+    (dict(schema=0), "schema version 0, this gpumemlab reads versions 1, 2"),
+    (dict(schema="2"), "results.json: field 'schema' is string '2', expected integer"),
+    (dict(schema=1), None),
+])
+def test_the_schema_versions_read(change, problem):
+    assert validate({**a_doc(), **change}) == problem
+
+
+@pytest.mark.parametrize("doc", [["results", "device"], {"results": []}, {"device": {}}, None])
+def test_a_document_without_results_and_device_is_no_results_file(doc):
+    assert validate(doc) == "not a gpumemlab results.json (no 'results' and 'device')"
