@@ -3,6 +3,7 @@ drawn inside, or a bar per record; and which experiments get no picture (figures
 
 from __future__ import annotations
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_rgba
@@ -112,7 +113,8 @@ def test_line_plot_style_and_a_long_title_wrapped_at_80_columns(drawn, tmp_path)
                      results=[rec("copy", "vec4", 1024, 40.0), rec("copy", "vec4", 2048, 60.0)],
                      experiments={"copy": dict(title="Copy", plot=dict(x="n", y="gbps", series="variant",
                                                                           title=long_title))})
-    plots.write_plots(res, tmp_path)
+    with matplotlib.rc_context({"font.size": 8}):  # the report's sizes, not the user's matplotlibrc default
+        plots.write_plots(res, tmp_path)
     fig = drawn["copy.png"]
     ax, = fig.axes
     vec4, ceiling = ax.get_lines()
@@ -128,7 +130,8 @@ def test_bar_chart_style_and_an_untitled_line_plot_named_by_its_experiment(drawn
                      results=[rec("mm", "tiled", 64, gflops=50.0, tile=16), rec("scan", "warp", 1, 10.0)],
                      experiments={"mm": dict(title=bar_title),
                                   "scan": dict(plot=dict(x="n", y="gbps", series="variant"))})
-    assert plots.write_plots(res, tmp_path) == {"mm": "mm.png", "scan": "scan.png"}
+    with matplotlib.rc_context({"font.size": 8}):
+        assert plots.write_plots(res, tmp_path) == {"mm": "mm.png", "scan": "scan.png"}
     ax, = drawn["mm.png"].axes
     assert ax.get_title() == "b" * 75 + "\ncdefg"
     assert _style(ax) == (10, None, {0.3})

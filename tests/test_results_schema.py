@@ -104,3 +104,26 @@ def test_the_schema_versions_read(change, problem):
 @pytest.mark.parametrize("doc", [["results", "device"], {"results": []}, {"device": {}}, None])
 def test_a_document_without_results_and_device_is_no_results_file(doc):
     assert validate(doc) == "not a gpumemlab results.json (no 'results' and 'device')"
+
+
+def test_a_ceiling_an_error_entry_and_an_unnamed_record_are_named_in_the_problem():
+    assert validate({**a_doc(), "ceilings": {"copy_gbps": {"value": 0, "unit": "GB/s"}}}) == \
+        "ceiling 'copy_gbps': field 'value' is 0: expected a number > 0"
+    assert validate({**a_doc(), "ceilings": {"copy_gbps": {"value": 1.0}}}) == "ceiling 'copy_gbps': missing field 'unit'"
+    assert validate({**a_doc(), "errors": [{"experiment": "x"}]}) == "errors[0]: missing field 'error'"
+    d = a_doc()
+    del d["results"][0]["experiment"], d["results"][0]["variant"]
+    assert validate(d) == "record 0 (? / ?): missing field 'experiment'"
+    assert validate(a_doc(params=(1,))) == "record 0 (copy / vec4): field 'params' is tuple (1,), expected object"
+
+
+def test_a_document_nested_exactly_to_the_limit_is_read():
+    def nested(depth):
+        v = []
+        for _ in range(depth - 1):
+            v = [v]
+        return v
+
+    # the document, its results list, the record and its extra are 4 levels
+    assert validate(a_doc(extra={"x": nested(MAX_NESTING - 4)})) is None
+    assert validate(a_doc(extra={"x": nested(MAX_NESTING - 3)})).endswith(f"nested more than {MAX_NESTING} deep)")
