@@ -127,3 +127,10 @@ def test_a_document_nested_exactly_to_the_limit_is_read():
     # the document, its results list, the record and its extra are 4 levels
     assert validate(a_doc(extra={"x": nested(MAX_NESTING - 4)})) is None
     assert validate(a_doc(extra={"x": nested(MAX_NESTING - 3)})).endswith(f"nested more than {MAX_NESTING} deep)")
+
+
+def test_a_baseline_is_an_object_with_positive_numbers():
+    assert validate(a_doc(baselines={"cuBLAS": {"ratio": 0}})) == \
+        "record 0 (copy / vec4) baseline 'cuBLAS': field 'ratio' is 0: expected a number > 0"
+    assert validate(a_doc(baselines={"cuBLAS": 3})) == "record 0 (copy / vec4) baseline 'cuBLAS': expected an object, got integer"
+    assert validate(a_doc(baselines={"cuBLAS": {"ratio": 1.5, "median_s": 1e-3}})) is None
