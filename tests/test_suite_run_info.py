@@ -26,3 +26,35 @@ def test_params_reach_the_cases_and_each_declaration_is_kept(monkeypatch):
     assert res.experiments["ok1"]["title"] == "fake ok1" and res.experiments["ok1"]["wall_s"] >= 0
     assert res.experiments["ok2"] == dict(skipped.describe(), skipped="needs a newer GPU")
     assert res.experiments["ok2"]["title"] == "fake ok2"
+
+
+def test_the_run_s_meta_names_the_command_device_timer_and_versions(monkeypatch):
+    import importlib.metadata as md
+    from datetime import datetime
+
+    from gpumemlab.gpu import compile as gpu_compile
+    from gpumemlab.suite import run
+
+    fake_suite.install(monkeypatch.setattr)
+    monkeypatch.setattr(gpu_compile, "nvrtc_version", lambda: (12, 8))
+    installed = {"numpy": "2.1.0", "cuda-core": "0.3.0"}
+
+    def version(pkg):
+        if pkg not in installed:
+            raise md.PackageNotFoundError(pkg)
+        return installed[pkg]
+
+    monkeypatch.setattr(md, "version", version)
+    res = run.run_suite([fake_suite.EXPERIMENTS["ok1"]], lambda exp: {}, quick=True, command="gpumemlab bench --quick")
+    meta = res.meta
+    assert datetime.fromisoformat(meta.pop("date")).utcoffset().total_seconds() == 0  # UTC, stated
+    assert 0 <= meta.pop("wall_s") < 60
+    from gpumemlab import __version__
+
+    assert meta == dict(command="gpumemlab bench --quick", version=__version__, quick=True, complete=True,
+                        versions={"cuda-core": "0.3.0", "cuda-bindings": None, "cupy-cuda13x": None, "numpy": "2.1.0",
+                                  "nvrtc": "12.8"},
+                        timer={"warmup": 1}, device={"ordinal": None, "name": "FakeGPU", "pci_bus_id": None})
+    assert res.experiments["ok1"]["title"] == "fake ok1"
+    monkeypatch.setattr(gpu_compile, "nvrtc_version", lambda: 1 / 0)  # no NVRTC: no version, the run goes on
+    assert run._versions()["nvrtc"] is None
