@@ -58,3 +58,42 @@ def test_the_run_s_meta_names_the_command_device_timer_and_versions(monkeypatch)
     assert res.experiments["ok1"]["title"] == "fake ok1"
     monkeypatch.setattr(gpu_compile, "nvrtc_version", lambda: 1 / 0)  # no NVRTC: no version, the run goes on
     assert run._versions()["nvrtc"] is None
+
+
+def test_a_resumed_run_on_a_chosen_gpu_adds_the_date_it_resumed(monkeypatch):
+    import gpumemlab.bench.session as session_module
+    from gpumemlab.bench.records import RunResults
+    from gpumemlab.gpu import runtime
+    from gpumemlab.suite import run
+
+    fake_suite.install(monkeypatch.setattr)
+    used, sessions = [], []
+    monkeypatch.setattr(runtime, "use_device", used.append)
+    monkeypatch.setattr(session_module, "Session", lambda quick: sessions.append(quick) or fake_suite.FakeSession(quick))
+    prev = RunResults(meta=dict(quick=True, date="2026-01-02T00:00:00+00:00", resumed=["2026-01-01T00:00:00+00:00"]),
+                      device=dict(fake_suite.DEVICE), ceilings={}, results=[])
+    res = run.run_suite([fake_suite.EXPERIMENTS["ok1"]], lambda exp: {}, quick=True, command="gpumemlab bench",
+                        resume=prev, device=1)
+    assert res.meta["resumed"] == ["2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"]
+    assert (used, sessions) == ([1], [True])
+
+
+def test_signals_are_left_to_their_owner_outside_the_main_thread():
+    import signal
+    import threading
+
+    from gpumemlab.suite import run
+
+    before, errors = signal.getsignal(signal.SIGTERM), []
+
+    def body():
+        try:
+            with run.StopOnSignals() as stop:
+                assert stop.old == {}
+        except Exception as exc:  # noqa: BLE001 - reported to the main thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    assert errors == [] and signal.getsignal(signal.SIGTERM) == before
