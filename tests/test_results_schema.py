@@ -134,3 +134,12 @@ def test_a_baseline_is_an_object_with_positive_numbers():
         "record 0 (copy / vec4) baseline 'cuBLAS': field 'ratio' is 0: expected a number > 0"
     assert validate(a_doc(baselines={"cuBLAS": 3})) == "record 0 (copy / vec4) baseline 'cuBLAS': expected an object, got integer"
     assert validate(a_doc(baselines={"cuBLAS": {"ratio": 1.5, "median_s": 1e-3}})) is None
+
+
+def test_save_makes_the_folders_and_writes_indented_json_with_no_temporary_file_left(tmp_path):
+    import os
+
+    path = tmp_path / "a" / "b" / "results.json"
+    RunResults(meta={}, device={}, ceilings={}, results=[]).save(path)
+    assert path.read_text().startswith('{\n "schema": 2,\n "meta": {},\n "device": {},')  # one space per level
+    assert os.listdir(path.parent) == ["results.json"]
