@@ -134,6 +134,7 @@ def test_recorded_command_names_no_machine_directories(tmp_path, monkeypatch):
     inside, outside = tmp_path / "runs" / "report", "/elsewhere/out/report/"
     assert command_line(["bench", "--out", str(inside)]) == "gpumemlab bench --out runs/report"
     assert command_line(["bench", "--out", outside, "--quick"]) == "gpumemlab bench --out report --quick"
+    assert command_line(["bench", "--out", "/elsewhere/runX/"]) == "gpumemlab bench --out runX"  # only "/" stripped
     assert command_line(["run", "vector_copy", "--out", "rel/dir"]) == "gpumemlab run vector_copy --out rel/dir"
 
 

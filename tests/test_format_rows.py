@@ -60,6 +60,8 @@ def test_seed_hardware_sits_next_to_this_run_s_own_values():
     assert fmt.seed_hardware_line("offset_copy", dict(name="H200"), {}, []).endswith(" - this run: H200")
     assert fmt.seed_hardware_line("offset_copy", dict(sm_count=132), {}, []).endswith(" - this run: ? (SMs 132)")
     assert fmt.seed_hardware_line("no_such_experiment", dev, {}, []) is None
+    assert ("(page-locked host-device copy 3.2 GB/s on Gen1, 5.2 GB/s on Gen2: seed 001, slide"  # two figures, one label
+            in fmt.seed_hardware_line("transfer_bandwidth", {}, {}, []))
 
 
 def test_merged_runs_each_in_one_sentence():

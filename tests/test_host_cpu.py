@@ -175,6 +175,16 @@ def test_timeline_title_falls_back_to_the_experiment_s_title(monkeypatch):
     assert fig.axes[0].get_title() == "Overlap\ncopy + kernel (cost=1)"
 
 
+def test_timeline_style(monkeypatch):
+    fig = _drawn_timeline(monkeypatch, {}, [_seg(0, "H2D", 0.0, 1.0), _seg(1, "kernel", 0.5, 2.0)])
+    ax, = fig.axes
+    legend = ax.get_legend()
+    assert tuple(fig.get_size_inches()) == pytest.approx((8, 1.2 + 2 * 0.45))  # 8 inches wide, a row per stream
+    assert ax.title.get_fontsize() == 9 and {t.get_fontsize() for t in legend.get_texts()} == {7}
+    assert legend._loc == 4  # matplotlib's code of "lower right", where no bar starts
+    assert {g.get_alpha() for g in ax.xaxis.get_gridlines()} == {0.3}
+
+
 def test_timeline_hook_in_write_plots(tmp_path):
     from gpumemlab.bench.records import Record, RunResults
     from gpumemlab.report.plots import write_plots

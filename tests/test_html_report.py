@@ -144,3 +144,16 @@ def test_report_html_names_each_claim_with_its_source_as_report_md_does():
     assert ("<li>The seed reported (seed 003, Best Practices 9.2.1.3): offset 1 halves bandwidth</li>"
             "<li>Outside reference (Jia et al., Dissecting Volta): L2 absorbs it</li>") in page
     assert "<li>Seed: " not in page.split('id="exp-offset_copy"')[1].split("</section>")[0]
+
+
+def test_report_html_is_utf_8_under_a_c_locale(tmp_path):
+    import locale
+
+    res = a_run()
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # a locale whose default encoding is ASCII
+    try:
+        path = html.write_html(res, tmp_path, plots={})
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert "2.000 ms \u00b12%".encode() in path.read_bytes()  # not the locale's encoding

@@ -3,6 +3,7 @@ drawn inside, or a bar per record; and which experiments get no picture (figures
 
 from __future__ import annotations
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_rgba
@@ -97,3 +98,65 @@ def test_no_picture_for_nothing_to_draw(drawn, tmp_path):
     assert plots.write_plots(res, tmp_path, steps) == {"drawn": "drawn.png"} and list(drawn) == ["drawn.png"]
     assert steps.steps == ["plot of none", "plot of old", "plot of rate", "plot of drawn"]
     assert drawn["drawn.png"].axes[0].get_title() == "drawn"  # no title: the experiment's name
+
+
+def _style(ax):
+    """What a reader of the PNG sees of an axes' styling: title size, legend text size, grid opacity."""
+    legend = ax.get_legend()
+    return (ax.title.get_fontsize(), legend and {t.get_fontsize() for t in legend.get_texts()},
+            {g.get_alpha() for g in ax.xaxis.get_gridlines() + ax.yaxis.get_gridlines()})
+
+
+def test_line_plot_style_and_a_long_title_wrapped_at_80_columns(drawn, tmp_path):
+    long_title = "a" * 75 + " bcdef"  # 81 columns: one line at 81, two at 80, the first broken at 70
+    res = RunResults(meta={}, device={}, ceilings={"copy_gbps": dict(value=100.0, unit="GB/s")},
+                     results=[rec("copy", "vec4", 1024, 40.0), rec("copy", "vec4", 2048, 60.0)],
+                     experiments={"copy": dict(title="Copy", plot=dict(x="n", y="gbps", series="variant",
+                                                                          title=long_title))})
+    with matplotlib.rc_context({"font.size": 8}):  # the report's sizes, not the user's matplotlibrc default
+        plots.write_plots(res, tmp_path)
+    fig = drawn["copy.png"]
+    ax, = fig.axes
+    vec4, ceiling = ax.get_lines()
+    assert tuple(fig.get_size_inches()) == (7, 4)
+    assert ax.get_title() == "a" * 75 + "\nbcdef"
+    assert _style(ax) == (10, {7}, {0.3})
+    assert (vec4.get_markersize(), ceiling.get_linewidth()) == (3, 1)
+
+
+def test_bar_chart_style_and_an_untitled_line_plot_named_by_its_experiment(drawn, tmp_path):
+    bar_title = "b" * 75 + " cdefg"
+    res = RunResults(meta={}, device={}, ceilings={},
+                     results=[rec("mm", "tiled", 64, gflops=50.0, tile=16), rec("scan", "warp", 1, 10.0)],
+                     experiments={"mm": dict(title=bar_title),
+                                  "scan": dict(plot=dict(x="n", y="gbps", series="variant"))})
+    with matplotlib.rc_context({"font.size": 8}):
+        assert plots.write_plots(res, tmp_path) == {"mm": "mm.png", "scan": "scan.png"}
+    ax, = drawn["mm.png"].axes
+    assert ax.get_title() == "b" * 75 + "\ncdefg"
+    assert _style(ax) == (10, None, {0.3})
+    assert {t.get_fontsize() for t in ax.get_yticklabels()} == {6}
+    assert drawn["scan.png"].axes[0].get_title() == "scan"  # no title anywhere: the experiment's name
+
+
+def test_a_timeline_named_by_its_experiment_then_the_next_experiment_s_plot(drawn, monkeypatch, tmp_path):
+    from gpumemlab.report import timeline
+
+    monkeypatch.setattr(timeline, "save_png", lambda fig, path: drawn.__setitem__(path.name, fig))
+    traced = rec("overlap", "copy + kernel", 1)
+    traced.extra["timeline"] = [dict(stream=0, op="H2D", start_ms=0.0, end_ms=1.0)]
+    res = RunResults(meta={}, device={}, ceilings={}, results=[traced, rec("copy", "vec4", 1024, 40.0)],
+                     experiments={"overlap": dict(plot=dict(kind="timeline")),
+                                  "copy": dict(title="Copy", plot=dict(x="n", y="gbps", series="variant"))})
+    assert plots.write_plots(res, tmp_path) == {"overlap": "overlap.png", "copy": "copy.png"}
+    assert drawn["overlap.png"].axes[0].get_title() == "overlap\ncopy + kernel ()"
+
+
+def test_the_ceiling_drawn_is_the_one_most_records_name():
+    recs = [rec("copy", v, 1, 10.0) for v in ("a", "b", "c")]
+    for r, ceiling in zip(recs, ("copy_gbps", "read_gbps", "copy_gbps")):
+        r.ceiling = ceiling
+    res = RunResults(meta={}, device={}, ceilings={"copy_gbps": dict(value=100.0, unit="GB/s"),
+                                                   "read_gbps": dict(value=50.0, unit="GB/s")}, results=recs,
+                     experiments={})
+    assert plots.plot_ceiling(res, recs, dict(y="gbps")) == ("copy_gbps", 100.0)

@@ -91,3 +91,13 @@ def test_outside_the_repository_root_is_one_line_and_exit_2(tmp_path, monkeypatc
     assert readme.main([]) == 2
     assert capsys.readouterr().err == "gpumemlab.report.readme: README.md: not found (run from the repository root)\n"
     assert readme.main(["a", "b"]) == 2
+
+
+def test_the_mutation_paragraph_states_the_notes_scores():
+    import importlib.util
+
+    path = ROOT / "tools" / "mutation" / "readme.py"
+    spec = importlib.util.spec_from_file_location("mutation_readme", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.main(["--check"]) == 0, "run tools/mutation/readme.py after a note's score changes"

@@ -24,11 +24,16 @@ def entries():
     new.pop("converted", None)  # as a fresh re-tune: no conversion, nothing kept yet
     new.pop("kept", None)
     for shape in ("384x384x384", "768x768x768"):
-        p = dict(new["points"][0], name=f"config={SMALL},splits=2", label=SMALL, params=dict(config=SMALL, splits=2),
-                 shape=shape, round="final")
-        new["points"].append(p)
-        new["chosen"][shape] = {k: p[k] for k in ("name", "label", "params", "gflops", "ratio_to_baseline", "round")}
+        choose_small(new, shape)
     return old, new
+
+
+def choose_small(entry: dict, shape: str) -> None:
+    """Make ``entry`` choose the small tiles at 2 splits at ``shape``."""
+    p = dict(entry["points"][0], name=f"config={SMALL},splits=2", label=SMALL, params=dict(config=SMALL, splits=2),
+             shape=shape, round="final")
+    entry["points"].append(p)
+    entry["chosen"][shape] = {k: p[k] for k in ("name", "label", "params", "gflops", "ratio_to_baseline", "round")}
 
 
 @pytest.fixture
@@ -153,3 +158,38 @@ def test_the_compared_shapes_are_the_zoo_then_the_held_out_2d_products_once_each
     assert len({s[1:] for s in shapes}) == len(shapes)  # 4096^3 of the zoo is not compared again as a layout
     assert not any((s.m, s.n, s.k) == (7, 9, 11) for s in HELD_OUT if (s.group, s.m, s.n, s.k) in rest)  # batched
     assert ("batched", 7, 9, 11) not in rest and all(g not in ("batched", "matvec") for g, *_ in rest)
+
+
+def test_shapes_after_one_beyond_the_flop_limit_are_compared_too(entries, timed):
+    old, new = entries
+    choose_small(new, "1000x1000x1000")  # an "odd" zoo shape, after the square ones beyond the limit
+    records, _ = tables.compare(old, new, old["device"])
+    assert "1000x1000x1000" in [r["shape"] for r in records]
+
+
+def test_the_logs_and_reasons_name_every_shape(entries, timed, monkeypatch):
+    old, new = entries
+    _, slow = timed
+    slow.update(("384x384x384", "768x768x768"))
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append)
+    _, same_all = tables.compare(old, old, old["device"])
+    assert logged[1].startswith(f"{old['device']['name']}: installed vs re-tuned with the installed choice kept at "
+                                "384x384x384, 768x768x768\n\n")
+    assert logged[1].endswith(f"\n{same_all} shapes with the same choice; 0 compared; geometric mean old/new nan, "
+                              "worst nan")  # both kept as installed: routed alike everywhere
+    monkeypatch.setattr(tables, "nearest_tuned", lambda shape, chosen: "768x768x768")
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append)
+    assert logged[-1] == "not installable: still slower at 384x384x384"
+    slow.add("1000x1000x1000")
+    choose_small(new, "1000x1000x1000")
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=logged.append)
+    assert res["entry"] is None  # only 768^3 is kept as installed
+    assert logged[-1] == "not installable: still slower at 384x384x384, 1000x1000x1000"
+    logged = []
+    res = tables.keep(old, new, old["device"], "gflops", log=lambda text: (logged.append(text), slow.clear()))
+    assert res["entry"]["kept"] == {"768x768x768": "installed choice kept: the new one made 384x384x384 (old/new "
+                                    "0.833), 768x768x768 (old/new 0.833), 1000x1000x1000 (old/new 0.833) slower in "
+                                    "the same run"}

@@ -3,6 +3,7 @@ progress line it shows, and the one-line messages for a file that cannot be read
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -125,3 +126,26 @@ def test_a_plot_is_saved_as_a_palette_png_at_110_dpi(tmp_path):
     plt.close(fig)
     with Image.open(tmp_path / "p.png") as img:
         assert (img.format, img.mode, img.size) == ("PNG", "P", (770, 440))
+        unoptimized = io.BytesIO()
+        img.save(unoptimized, format="PNG")
+    assert (tmp_path / "p.png").stat().st_size < len(unoptimized.getvalue())  # written with the encoder's optimize
+
+
+def test_a_plot_is_a_png_whatever_the_user_s_matplotlibrc_saves(tmp_path):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from gpumemlab.report.png import save_png
+
+    fig = plt.figure(figsize=(1, 1))
+    with matplotlib.rc_context({"savefig.format": "svg"}):
+        save_png(fig, tmp_path / "p.png")
+    plt.close(fig)
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_output_folder_is_probed_where_it_is_not_in_the_temporary_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no such folder"))  # a TMPDIR that is gone
+    assert write.prepare_out(tmp_path / "run") == tmp_path / "run" and os.listdir(tmp_path) == ["run"]
