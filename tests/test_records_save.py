@@ -77,3 +77,40 @@ def test_to_dict_copies_leaves_that_are_not_json_and_shares_none_of_the_mutable_
     assert d["extra"]["array"].tolist() == [0.0, 1.0, 2.0] and d["extra"]["pair"] == (1, [2])
     assert d["params"] == {"a": [1, {"b": 2}]} and d["time_s"] == {"median": 1.0, "samples": [1.0]}
     assert d["extra"]["array"] is not arr
+
+
+def test_numpy_values_are_written_as_numbers_and_lists(tmp_path):
+    run = _run("np")
+    run.meta.update(count=np.int64(3), rate=np.float32(0.5), samples=np.arange(3.0))
+    run.save(tmp_path / "results.json")
+    assert RunResults.load(tmp_path / "results.json").meta == {"tag": "np", "count": 3, "rate": 0.5,
+                                                               "samples": [0.0, 1.0, 2.0]}
+
+
+def test_a_name_ending_in_xz_is_written_at_xz_preset_9_and_any_other_as_plain_json(tmp_path):
+    import json
+    import lzma
+
+    run = _run("xz")
+    run.save(tmp_path / "results.json.xz")
+    run.save(tmp_path / "results.XZ.json")
+    plain = (tmp_path / "results.XZ.json").read_bytes()
+    assert json.loads(plain)["meta"] == {"tag": "xz"}
+    # preset 9: the smallest committed runs (docs/developing.md, "Large files")
+    assert (tmp_path / "results.json.xz").read_bytes() == lzma.compress(plain, preset=9)
+
+
+def test_a_failed_clean_up_does_not_hide_the_error_that_stopped_the_write(tmp_path, monkeypatch):
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    def gone(path):
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    real_unlink = os.unlink
+    monkeypatch.setattr(records.os, "fsync", full)
+    monkeypatch.setattr(records.os, "unlink", gone)
+    with pytest.raises(OSError, match="No space left on device"):
+        _run("a").save(tmp_path / "results.json")
+    for p in tmp_path.iterdir():  # the temporary file the failed clean-up left
+        real_unlink(p)
