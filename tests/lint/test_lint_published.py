@@ -1,7 +1,8 @@
 """lint on tests/lint/corpus/published/*.cu - kernels in the styles published in textbooks and public repositories
 that the other corpora do not cover (halo stencils, im2col, CSR SpMV, n-body, block scans with conflict-free padding,
 row softmax/layernorm, structs by value, templates with value parameters, helpers templated on a value, lambdas with
-captures, double buffers, while loops with tails, cooperative groups) - against
+captures, double buffers, while loops with tails, cooperative groups, tile iterators advanced in a loop, batched
+GEMVs with a batch stride, int4 copies of halves) - against
 per-access values derived by hand (the arithmetic is in each kernel's comment)."""
 
 from pathlib import Path
@@ -146,6 +147,16 @@ RUNS = [
     ("modern_idioms.cu", "cg_block_reduce", dict(block=(256,), lets={"n": 1 << 20})),
     ("modern_idioms.cu", "half2_add", dict(block=(256,), lets={"n": 1 << 20})),
     ("modern_idioms.cu", "ballot_compact", dict(block=(256,), lets={"n": 1 << 20})),
+    ("iterators_batched.cu", "tile_iterator_sum", dict(block=(128,), lets={"it.stride": 1024, "rows": 8})),
+    ("iterators_batched.cu", "softmax_backward_rows", dict(block=(32, 4), lets={"cols": 1024})),
+    ("iterators_batched.cu", "block_permute", dict(block=(256,), lets={"nblocks": 64})),
+    (
+        "iterators_batched.cu",
+        "batched_gemv",
+        dict(block=(256,), grid=(16, 8, 1), lets={"M": 4096, "K": 512, "batch_stride": 4096 * 512}),
+    ),
+    ("iterators_batched.cu", "box_blur_padded", dict(block=(32, 8), lets={"width": 1024})),
+    ("iterators_batched.cu", "copy_half_int4", dict(block=(256,), lets={"n": 1 << 20})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -720,6 +731,24 @@ EXPECTED = [
         ("unknown", "index 'base + __popc(mask & ((1u << lane) - 1))': result of atomicAdd"),
     ),
     (68, "ballot_compact", "300:57", "in[i]", "load", (), ("unknown", "guard `keep` (line 299) not known: value loaded")),
+    (69, "tile_iterator_sum", "9:51", "ptr[col]", "load", (19,), (4.0, 4.0, "coalesced")),
+    (69, "tile_iterator_sum", "22:5", "out[c]", "store", (), (4.0, 4.0, "coalesced")),
+    (70, "softmax_backward_rows", "33:50", "dy_row[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (70, "softmax_backward_rows", "33:62", "y_row[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (70, "softmax_backward_rows", "35:43", "dx[(size_t)row * cols + c]", "store", (), (4.0, 4.0, "coalesced")),
+    (70, "softmax_backward_rows", "35:72", "y_row[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (70, "softmax_backward_rows", "35:84", "dy_row[c]", "load", (), (4.0, 4.0, "coalesced")),
+    (71, "block_permute", "42:5", "dst[blockIdx.x * blockDim.x + threadIdx.x]", "store", (), (4.0, 4.0, "coalesced")),
+    (71, "block_permute", "42:50", "src[from * blockDim.x + threadIdx.x]", "load", (), (4.0, 4.0, "coalesced")),
+    (72, "batched_gemv", "53:40", "Ab[(size_t)row * K + k]", "load", (), (32.0, 4.0, "column-major")),
+    (72, "batched_gemv", "53:66", "x[(size_t)b * K + k]", "load", (), (1.0, 1.0, "broadcast")),
+    (72, "batched_gemv", "54:5", "y[(size_t)b * M + row]", "store", (), (4.0, 4.0, "coalesced")),
+    (73, "box_blur_padded", "67:5", "tile[ty + 1][tx + 1]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (73, "box_blur_padded", "67:28", "in[gy * width + gx]", "load", (), (4.0, 4.0, "coalesced")),
+    (73, "box_blur_padded", "71:47", "tile[ty + 1 + dy][tx + 1 + dx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (73, "box_blur_padded", "72:5", "out[gy * width + gx]", "store", (), (4.0, 4.0, "coalesced")),
+    (74, "copy_half_int4", "78:20", "reinterpret_cast<int4 *>(out)[i]", "store", (), (16.0, 16.0, "coalesced")),
+    (74, "copy_half_int4", "78:55", "reinterpret_cast<const int4 *>(in)[i]", "load", (), (16.0, 16.0, "coalesced")),
 ]
 
 
