@@ -157,6 +157,12 @@ RUNS = [
     ),
     ("iterators_batched.cu", "box_blur_padded", dict(block=(32, 8), lets={"width": 1024})),
     ("iterators_batched.cu", "copy_half_int4", dict(block=(256,), lets={"n": 1 << 20})),
+    (
+        "iterators_batched.cu",
+        "predicated_iterator_sum",
+        dict(block=(128,), lets={"it.stride": 1000, "it.extent": 1000, "rows": 8}),
+    ),
+    ("iterators_batched.cu", "halo_row", dict(block=(32,), lets={"width": 1024})),
 ]
 
 # run, kernel, line:column, access as written, load/store, call lines, expected (see lint_tables)
@@ -749,6 +755,18 @@ EXPECTED = [
     (73, "box_blur_padded", "72:5", "out[gy * width + gx]", "store", (), (4.0, 4.0, "coalesced")),
     (74, "copy_half_int4", "78:20", "reinterpret_cast<int4 *>(out)[i]", "store", (), (16.0, 16.0, "coalesced")),
     (74, "copy_half_int4", "78:55", "reinterpret_cast<const int4 *>(in)[i]", "load", (), (16.0, 16.0, "coalesced")),
+    (75, "predicated_iterator_sum", "88:54", "ptr[col]", "load", (100,), (4.0, 4.0, "coalesced")),
+    (75, "predicated_iterator_sum", "101:21", "out[it.col]", "store", (), (4.0, 4.0, "coalesced")),
+    (76, "halo_row", "110:5", "t[tx + 1]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (76, "halo_row", "110:17", "in[gx]", "load", (), (4.0, 4.0, "coalesced")),
+    (76, "halo_row", "111:18", "t[0]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (76, "halo_row", "111:25", "in[max(gx - 1, 0)]", "load", (), (1.0, 1.0, "coalesced")),
+    (76, "halo_row", "112:19", "t[33]", "store", (), (1.0, 1.0, 1, "conflict-free")),
+    (76, "halo_row", "112:27", "in[min(gx + 1, width - 1)]", "load", (), (1.0, 1.0, "coalesced")),
+    (76, "halo_row", "114:5", "out[gx]", "store", (), (4.0, 4.0, "coalesced")),
+    (76, "halo_row", "114:15", "t[tx]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (76, "halo_row", "114:23", "t[tx + 1]", "load", (), (1.0, 1.0, 1, "conflict-free")),
+    (76, "halo_row", "114:35", "t[tx + 2]", "load", (), (1.0, 1.0, 1, "conflict-free")),
 ]
 
 

@@ -1,6 +1,6 @@
 // Styles of library and application code: a tile iterator struct advanced in a loop, a warp-per-row softmax
 // backward with xor shuffles on a 2-D grid, a gather by an index made from blockIdx, a batched GEMV with a batch
-// stride, a shared-memory box blur with a padded tile, a vectorized copy of halves through int4.
+// stride, a padded shared box blur, a copy of halves through int4, a predicated iterator, one-lane halo loads.
 #include <cuda_fp16.h>
 
 struct TileIterator {
@@ -76,4 +76,40 @@ __global__ void box_blur_padded(const float *__restrict__ in, float *__restrict_
 __global__ void copy_half_int4(const __half *in, __half *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n / 8) reinterpret_cast<int4 *>(out)[i] = reinterpret_cast<const int4 *>(in)[i];
+}
+
+// A predicated iterator: loads guarded by col < extent, advanced by its operator++ in the loop's step.
+struct PredicatedIterator {
+    const float *ptr;
+    int stride;
+    int extent;
+    int col;
+    __device__ bool valid() const { return col < extent; }
+    __device__ float load() const { return valid() ? ptr[col] : 0.0f; }
+    __device__ PredicatedIterator &operator++() {
+        ptr += stride;
+        return *this;
+    }
+};
+
+// Block 128, it.stride = it.extent = 1000, rows = 8: warp 0 has columns 0..31, all valid. Row r starts 4000 r
+// bytes in, a multiple of 32, so the 128 bytes of each step are 4 whole sectors (ideal 4); out[it.col]: 4 sectors.
+__global__ void predicated_iterator_sum(PredicatedIterator it, float *out, int rows) {
+    it.col = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int r = 0; r < rows; ++r, ++it) acc += it.load();
+    if (it.valid()) out[it.col] = acc;
+}
+
+// Block 32, width = 1024: in[gx] and out[gx] -> 4 sectors; the halo loads have one active lane -> 1 sector (ideal
+// 1). t[...]: 32 consecutive words or one word -> 1 wavefront, conflict-free.
+__global__ void halo_row(const float *__restrict__ in, float *out, int width) {
+    __shared__ float t[34];
+    int tx = threadIdx.x;
+    int gx = blockIdx.x * 32 + tx;
+    t[tx + 1] = in[gx];
+    if (tx == 0) t[0] = in[max(gx - 1, 0)];
+    if (tx == 31) t[33] = in[min(gx + 1, width - 1)];
+    __syncthreads();
+    out[gx] = t[tx] + t[tx + 1] + t[tx + 2];
 }
